@@ -1,0 +1,37 @@
+# receipts — run `make help` for the targets.
+PY ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+WAREHOUSE ?= receipts.duckdb
+
+.DEFAULT_GOAL := help
+
+.PHONY: help install test lint demo bench clean
+
+help: ## Show this help.
+	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-10s %s\n", $$1, $$2}'
+
+$(BIN)/receipts: pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	@touch $(BIN)/receipts
+
+install: $(BIN)/receipts ## Create .venv and install receipts with its dev tools.
+
+test: install ## Run the test suite.
+	$(BIN)/pytest -q
+
+lint: install ## Run ruff and mypy on the packages.
+	$(BIN)/ruff check pipelines sources warehouse tests bench
+	$(BIN)/ruff format --check pipelines sources warehouse tests bench
+	$(BIN)/mypy pipelines sources warehouse
+
+demo: install ## Run the main job on the embedded defaults, offline (local DuckDB + NDJSON).
+	$(BIN)/python -m pipelines.demo --warehouse $(WAREHOUSE)
+
+bench: install ## Run the benchmarks; writes bench/results.json.
+	$(BIN)/python -m bench.run --out bench/results.json
+
+clean: ## Remove the venv, caches and demo outputs.
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache $(WAREHOUSE) $(WAREHOUSE).wal out

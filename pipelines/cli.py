@@ -1,0 +1,267 @@
+"""The ``receipts`` command line: a thin layer over the library.
+
+Exit codes: 0 ok; 1 failure (an entry failed, a check found a mismatch); 2 bad usage or
+manifest; 3 drift found (only with --fail-on-drift); 4 the unrelated-document guard tripped.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from pipelines import __version__
+from pipelines.clikit import emit_json, handle_errors, json_option, warehouse_option
+from pipelines.errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
+from pipelines.ingest import IngestOptions, run_ingest
+from pipelines.manifest import load_manifest
+from pipelines.progress import reporter_for
+from sources.http import HttpFactory
+from warehouse import audit
+from warehouse.store import Warehouse
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="receipts")
+def main() -> None:
+    """receipts: evidence corpora with provable provenance.
+
+    Pull public records into a DuckDB warehouse where every snapshot is hashed at import and
+    every revision is kept, then publish curated documents without touching anything else.
+
+    \b
+    Exit codes:
+      0  ok
+      1  failure (an entry failed, a verification found a mismatch)
+      2  bad usage or an invalid manifest
+      3  drift found (only with --fail-on-drift)
+      4  the unrelated-document guard tripped during a push
+    """
+
+
+# -- manifest ------------------------------------------------------------------------------
+@main.group()
+def manifest() -> None:
+    """Work with manifests (closed-world corpus declarations)."""
+
+
+@manifest.command("check")
+@click.argument("file", type=click.Path(path_type=Path))
+@json_option
+@handle_errors
+def manifest_check(file: Path, as_json: bool) -> None:
+    """Validate FILE; on error print one message naming the entry and field (exit 2)."""
+    loaded = load_manifest(file)
+    counts = {source: len(items) for source, items in loaded.entries.items() if items}
+    if as_json:
+        emit_json(
+            {
+                "file": str(file),
+                "valid": True,
+                "corpus": loaded.corpus.name,
+                "namespace": loaded.corpus.namespace,
+                "entries": counts,
+                "manifest_hash": loaded.content_hash,
+            }
+        )
+        return
+    listed = ", ".join(f"{n} {s}" for s, n in counts.items())
+    click.echo(
+        f"{file}: ok — corpus {loaded.corpus.name!r}, namespace {loaded.corpus.namespace!r}, "
+        f"{listed}"
+    )
+
+
+# -- ingest --------------------------------------------------------------------------------
+@main.command()
+@click.argument("manifest_file", metavar="MANIFEST", type=click.Path(path_type=Path))
+@warehouse_option
+@click.option(
+    "--only",
+    multiple=True,
+    metavar="SOURCE",
+    help="Ingest only this source (repeatable), e.g. --only nhtsa.",
+)
+@click.option(
+    "--allow-mass-retire",
+    is_flag=True,
+    help="Allow a complete listing to tombstone more than half of its scope in one run.",
+)
+@click.option(
+    "--record",
+    "record_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Save every HTTP exchange under DIR as evidence of the fetch.",
+)
+@click.option(
+    "--replay",
+    "replay_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Serve HTTP from a recorded session in DIR, offline; unrecorded requests fail.",
+)
+@click.option("--batch-size", default=5_000, show_default=True, help="Records per transaction.")
+@json_option
+@handle_errors
+def ingest(
+    manifest_file: Path,
+    warehouse: str,
+    only: tuple[str, ...],
+    allow_mass_retire: bool,
+    record_dir: Path | None,
+    replay_dir: Path | None,
+    batch_size: int,
+    as_json: bool,
+) -> None:
+    """Fetch every entry of MANIFEST into the warehouse and print the run summary.
+
+    Exit 0 when every entry succeeded, 1 when any failed (the others still commit), 2 for a
+    bad manifest or usage.
+    """
+    loaded = load_manifest(manifest_file)
+    unknown = [s for s in only if s not in loaded.entries]
+    if unknown:
+        raise click.BadParameter(
+            f"unknown source(s) {', '.join(unknown)}; valid: {', '.join(loaded.entries)}",
+            param_hint="--only",
+        )
+    http = HttpFactory(record_dir=record_dir, replay_dir=replay_dir)
+    options = IngestOptions(
+        only=list(only) or None, allow_mass_retire=allow_mass_retire, batch_size=batch_size
+    )
+    with Warehouse.open(warehouse) as wh:
+        try:
+            result = run_ingest(
+                loaded, wh, http=http, options=options, reporter=reporter_for(quiet=as_json)
+            )
+        finally:
+            http.close()
+    if as_json:
+        emit_json(result.as_json())
+    else:
+        click.echo(f"run {result.run_id}: {result.status}")
+        if result.resumes_run:
+            click.echo(f"  completes interrupted run {result.resumes_run}")
+        for source, counts in result.counts.items():
+            listed = ", ".join(f"{k} {v}" for k, v in counts.items())
+            click.echo(f"  {source}: {listed}")
+        for warning in result.warnings:
+            click.echo(f"  warning: {warning['source']}: {warning['entry']}: {warning['warning']}")
+        for failure in result.failures:
+            click.echo(f"  FAILED {failure['source']}: {failure['entry']}: {failure['reason']}")
+    sys.exit(EXIT_OK if result.status == "ok" else EXIT_FAILURE)
+
+
+# -- audit ---------------------------------------------------------------------------------
+@main.command()
+@warehouse_option
+@click.option("--limit", type=int, default=None, help="Show only the newest N runs.")
+@json_option
+@handle_errors
+def runs(warehouse: str, limit: int | None, as_json: bool) -> None:
+    """The run ledger, newest first: status (ok, failed, unfinished) and counts."""
+    with Warehouse.open(warehouse, read_only=True) as wh:
+        ledger = audit.runs(wh, limit)
+    if as_json:
+        emit_json(ledger)
+        return
+    if not ledger:
+        click.echo("no runs yet")
+    for run in ledger:
+        totals = {k: 0 for k in ("new", "changed", "unchanged", "gone", "restored", "failed")}
+        for counts in run["counts"].values():
+            for key in totals:
+                totals[key] += int(counts.get(key, 0))
+        status = run["status"]
+        if status == "unfinished":
+            status = "interrupted (or still running)"
+        resumed = f" (completes run {run['resumes_run']})" if run["resumes_run"] else ""
+        click.echo(
+            f"run {run['run_id']:>4}  {run['started_at']}  {run['command']:<8} "
+            f"{run['manifest'] or '-':<20} {status}{resumed}  "
+            + " ".join(f"{k}={v}" for k, v in totals.items())
+        )
+
+
+@main.command()
+@click.argument("doc_id")
+@warehouse_option
+@json_option
+@handle_errors
+def history(doc_id: str, warehouse: str, as_json: bool) -> None:
+    """Every revision of DOC_ID: number, content hash, run and time it became valid,
+    provenance, where its bytes were seen, and tombstones."""
+    with Warehouse.open(warehouse, read_only=True) as wh:
+        revisions = audit.history(wh, doc_id)
+    if as_json:
+        emit_json({"doc_id": doc_id, "revisions": revisions})
+        return
+    click.echo(doc_id)
+    for rev in revisions:
+        what = f"TOMBSTONE ({rev['tombstone_reason']})" if rev["tombstone"] else rev["content_hash"]
+        until = f"until run {rev['valid_until_run']}" if rev["valid_until_run"] else "current"
+        click.echo(
+            f"  revision {rev['revision']}: {what}\n"
+            f"    valid from run {rev['valid_from_run']} ({rev['valid_from']}), {until}"
+        )
+        prov = {k: v for k, v in rev["provenance"].items() if v}
+        if prov:
+            click.echo("    provenance: " + ", ".join(f"{k}={v}" for k, v in prov.items()))
+        for seen in rev["seen_at"]:
+            at = f" @ {seen['commit']}" if seen["commit"] else ""
+            click.echo(f"    seen in run {seen['run_id']}: {seen['url']}{at}")
+
+
+@main.command()
+@click.argument("doc_id")
+@warehouse_option
+@click.option("--revision", type=int, help="Show this revision number.")
+@click.option("--hash", "content_hash", help="Show the revision with this content hash (prefix).")
+@handle_errors
+def show(doc_id: str, warehouse: str, revision: int | None, content_hash: str | None) -> None:
+    """Write the verbatim stored bytes of DOC_ID (current revision by default) to stdout."""
+    if revision is not None and content_hash is not None:
+        raise click.UsageError("give --revision or --hash, not both")
+    with Warehouse.open(warehouse, read_only=True) as wh:
+        snap = audit.snapshot(wh, doc_id, revision=revision, content_hash=content_hash)
+    out = sys.stdout.buffer
+    out.write(snap.body)
+    out.flush()
+
+
+@main.command()
+@warehouse_option
+@json_option
+@handle_errors
+def verify(warehouse: str, as_json: bool) -> None:
+    """Recompute every stored snapshot's SHA-256 from its bytes; exit 1 on any mismatch."""
+    with Warehouse.open(warehouse, read_only=True) as wh:
+        result = audit.verify(wh)
+    if as_json:
+        emit_json({"checked": result.checked, "mismatches": result.mismatches})
+    else:
+        click.echo(f"checked {result.checked} snapshots: {len(result.mismatches)} mismatches")
+        for m in result.mismatches:
+            click.echo(f"  {m['content_hash']}: stored bytes hash to {m['actual']}")
+    sys.exit(EXIT_FAILURE if result.mismatches else EXIT_OK)
+
+
+# -- commands of other modules: one line each ---------------------------------------------
+COMMAND_MODULES: list[str] = []
+
+
+def _register_commands() -> None:
+    import importlib
+
+    for module_name in COMMAND_MODULES:
+        module = importlib.import_module(module_name)
+        for command in module.COMMANDS:
+            main.add_command(command)
+
+
+_register_commands()
+
+__all__ = ["EXIT_USAGE", "main"]
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,149 @@
+"""An ingest run: every entry of a manifest, fetched and written into the warehouse.
+
+One failing entry does not stop the others: its failure is recorded with its reason, what
+it had already committed stays, and the run ends ``failed``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pipelines.manifest import Manifest
+from pipelines.progress import Reporter
+from sources.base import FetchContext
+from sources.http import HttpError, HttpFactory
+from sources.registry import SOURCES
+from warehouse.ingest import COUNT_KEYS, Counts, Ingestor
+from warehouse.runs import finish_run, start_run
+from warehouse.store import Warehouse
+
+
+@dataclass
+class RunResult:
+    run_id: int
+    status: str
+    counts: dict[str, dict[str, int]]
+    failures: list[dict[str, Any]]
+    warnings: list[dict[str, Any]]
+    resumes_run: int | None = None
+    http_requests: int = 0
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "status": self.status,
+            "resumes_run": self.resumes_run,
+            "counts": self.counts,
+            "failures": self.failures,
+            "warnings": self.warnings,
+            "http_requests": self.http_requests,
+        }
+
+
+def _failure_reason(exc: BaseException) -> str:
+    if isinstance(exc, HttpError):
+        return str(exc)
+    text = str(exc)
+    known = type(exc).__module__.split(".")[0] in ("sources", "warehouse", "pipelines")
+    return text if known and text else f"{type(exc).__name__}: {text}"
+
+
+@dataclass
+class IngestOptions:
+    only: list[str] | None = None
+    allow_mass_retire: bool = False
+    batch_size: int = 5_000
+    command: str = "ingest"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _lookup(warehouse: Warehouse) -> Any:
+    def lookup(doc_id: str, url: str, commit: str | None) -> bytes | None:
+        row = warehouse.first_row(
+            "SELECT s.body FROM sightings g JOIN snapshots s USING (content_hash) "
+            "WHERE g.doc_id = $doc AND g.source_url = $url AND g.source_commit = $commit "
+            "ORDER BY g.run_id DESC LIMIT 1",
+            {"doc": doc_id, "url": url, "commit": commit or ""},
+        )
+        return None if row is None else bytes(row[0])
+
+    return lookup
+
+
+def run_ingest(
+    manifest: Manifest,
+    warehouse: Warehouse,
+    *,
+    http: HttpFactory | None = None,
+    options: IngestOptions | None = None,
+    reporter: Reporter | None = None,
+) -> RunResult:
+    options = options or IngestOptions()
+    http = http or HttpFactory()
+    reporter = reporter or Reporter()
+    info = start_run(warehouse, options.command, manifest.name, manifest.content_hash)
+    ingestor = Ingestor(
+        warehouse,
+        info.run_id,
+        batch_size=options.batch_size,
+        allow_mass_retire=options.allow_mass_retire,
+    )
+    per_source: dict[str, Counts] = {}
+    failures: list[dict[str, Any]] = []
+    warnings: list[dict[str, Any]] = []
+    try:
+        for source_name in manifest.sources():
+            if options.only and source_name not in options.only:
+                continue
+            source = SOURCES[source_name]
+            source_total = per_source.setdefault(source_name, Counts())
+            for entry in manifest.entries[source_name]:
+                label = source.label(entry)
+                ctx = FetchContext(http=http, lookup=_lookup(warehouse), options=options.extra)
+                entry_total = Counts()
+                live = Counts()
+                reporter.entry_started(source_name, label)
+
+                def on_batch(
+                    counts: Counts,
+                    _src: str = source_name,
+                    _label: str = label,
+                    _live: Counts = live,
+                ) -> None:
+                    _live.add(counts)
+                    reporter.batch_committed(_src, _label, _live)
+
+                ingestor.on_batch = on_batch
+                error: str | None = None
+                try:
+                    for listing in source.fetch(entry, ctx):
+                        entry_total.add(ingestor.ingest(source_name, listing))
+                except Exception as exc:  # one entry's failure must not stop the others
+                    error = _failure_reason(exc)
+                    failures.append({"source": source_name, "entry": label, "reason": error})
+                source_total.add(entry_total)
+                warnings.extend(
+                    {"source": source_name, "entry": label, "warning": w} for w in ctx.warnings
+                )
+                reporter.entry_finished(source_name, label, entry_total, error)
+    finally:
+        reporter.close()
+    counts = {
+        name: {**total.as_dict(), "failed": sum(1 for f in failures if f["source"] == name)}
+        for name, total in per_source.items()
+    }
+    status = "failed" if failures else "ok"
+    finish_run(warehouse, info.run_id, status, counts, failures, warnings)
+    return RunResult(
+        run_id=info.run_id,
+        status=status,
+        counts=counts,
+        failures=failures,
+        warnings=warnings,
+        resumes_run=info.resumes_run,
+        http_requests=http.requests_made,
+    )
+
+
+__all__ = ["COUNT_KEYS", "IngestOptions", "RunResult", "run_ingest"]

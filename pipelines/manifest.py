@@ -1,0 +1,132 @@
+"""Manifests: the closed-world declaration of one corpus (``manifests/*.toml``).
+
+A manifest has a ``[corpus]`` table (``name``, ``namespace``) and one array of tables per
+source (``[[nhtsa]]``, ``[[github]]``, ``[[forem]]``, ...), each entry validated by its
+source's strict model. Nothing outside the manifest is ingested or published.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, ValidationError, field_validator
+from pydantic_core import ErrorDetails
+
+from pipelines.errors import ManifestError
+from sources.base import StrictModel
+from sources.registry import SOURCES
+from warehouse.ids import namespace_problem
+
+
+class Corpus(StrictModel):
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]{0,62}$")
+    namespace: str
+    description: str | None = None
+
+    @field_validator("namespace")
+    @classmethod
+    def _namespace_is_a_sanity_prefix(cls, value: str) -> str:
+        problem = namespace_problem(value)
+        if problem:
+            raise ValueError(f"namespace {problem}")
+        return value
+
+
+@dataclass(frozen=True)
+class Manifest:
+    path: Path
+    corpus: Corpus
+    entries: dict[str, list[Any]]
+    content_hash: str
+
+    @property
+    def name(self) -> str:
+        return self.corpus.name
+
+    def sources(self) -> list[str]:
+        return [name for name, items in self.entries.items() if items]
+
+
+def _entry_label(source: str, index: int, raw: dict[str, Any]) -> str:
+    hint = next(
+        (str(raw[k]) for k in ("name", "repo", "url", "username", "make", "id") if k in raw),
+        None,
+    )
+    text = f"[[{source}]] entry {index + 1}"
+    return f"{text} ({hint})" if hint else text
+
+
+def _field_names(model: type[StrictModel]) -> list[str]:
+    return sorted(model.model_fields)
+
+
+def _explain(error: ErrorDetails, model: type[StrictModel]) -> str:
+    """``field 'x': message`` for the first validation error, with the valid choices."""
+    loc = ".".join(str(part) for part in error["loc"]) or "(entry)"
+    message = error["msg"]
+    if error["type"] == "extra_forbidden":
+        message = f"unknown field; valid fields: {', '.join(_field_names(model))}"
+    elif error["type"] == "missing":
+        message = "required field is missing"
+    return f"field '{loc}': {message}"
+
+
+def parse_manifest(text: str, path: Path) -> Manifest:
+    """Validate manifest text; raise :class:`ManifestError` naming file, entry and field."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ManifestError(f"{path}: not valid TOML: {exc}") from None
+
+    valid_tables = ["corpus", *SOURCES]
+    for key, value in data.items():
+        if key not in valid_tables:
+            raise ManifestError(
+                f"{path}: unknown table [{key}]; valid tables: {', '.join(valid_tables)}"
+            )
+        if key != "corpus" and not (
+            isinstance(value, list) and all(isinstance(v, dict) for v in value)
+        ):
+            raise ManifestError(f"{path}: [[{key}]] must be an array of tables")
+    if not isinstance(data.get("corpus"), dict):
+        raise ManifestError(f"{path}: missing [corpus] table with 'name' and 'namespace'")
+
+    try:
+        corpus = Corpus.model_validate(data["corpus"])
+    except ValidationError as exc:
+        raise ManifestError(f"{path}: [corpus], {_explain(exc.errors()[0], Corpus)}") from None
+
+    entries: dict[str, list[Any]] = {}
+    for source, spec in SOURCES.items():
+        parsed = []
+        for index, raw in enumerate(data.get(source, [])):
+            try:
+                parsed.append(spec.entry_model.model_validate(raw))
+            except ValidationError as exc:
+                explained = _explain(exc.errors()[0], spec.entry_model)
+                raise ManifestError(
+                    f"{path}: {_entry_label(source, index, raw)}, {explained}"
+                ) from None
+        entries[source] = parsed
+    if not any(entries.values()):
+        raise ManifestError(
+            f"{path}: declares no entries; add at least one of "
+            + ", ".join(f"[[{s}]]" for s in SOURCES)
+        )
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return Manifest(path=path, corpus=corpus, entries=entries, content_hash=digest)
+
+
+def load_manifest(path: str | Path) -> Manifest:
+    path = Path(path)
+    try:
+        text = path.read_text("utf-8")
+    except FileNotFoundError:
+        raise ManifestError(f"{path}: no such manifest") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ManifestError(f"{path}: cannot read: {exc}") from None
+    return parse_manifest(text, path)

@@ -1,0 +1,46 @@
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from pipelines.cli import main
+from warehouse.store import Warehouse
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def _isolated_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test reads the developer's real configuration or tokens."""
+    for name in list(os.environ):
+        if name.startswith(("RECEIPTS_", "SANITY_")) or name in ("GITHUB_TOKEN", "FOREM_API_KEY"):
+            monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def warehouse_path(tmp_path: Path) -> Path:
+    return tmp_path / "w.duckdb"
+
+
+@pytest.fixture
+def wh(warehouse_path: Path) -> Iterator[Warehouse]:
+    warehouse = Warehouse.open(str(warehouse_path))
+    yield warehouse
+    warehouse.close()
+
+
+def write_manifest(directory: Path, body: str, name: str = "m.toml") -> Path:
+    path = directory / name
+    path.write_text(body)
+    return path
+
+
+def cli(*args: Any, env: dict[str, str] | None = None) -> Result:
+    """Invoke the CLI as a user would (exit codes, stdout, stderr kept apart)."""
+    runner = CliRunner()
+    return runner.invoke(main, [str(a) for a in args], env=env, catch_exceptions=False)

@@ -1,0 +1,1 @@
+"""Stateful fakes of the upstreams, one per service, served through respx."""

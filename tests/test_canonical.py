@@ -1,0 +1,95 @@
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from warehouse.canonical import (
+    CanonicalFormError,
+    canonical_json,
+    content_hash,
+    git_blob_sha1,
+)
+
+# Fixed vectors: changing any of these is a new canonical-form version and a migration.
+VECTORS: list[tuple[Any, bytes]] = [
+    ({}, b"{}"),
+    ({"b": 1, "a": [1, 2.5, None, True, False]}, b'{"a":[1,2.5,null,true,false],"b":1}'),
+    ({"é": 'ü/\n\x01"\\'}, '{"é":"ü/\\n\\u0001\\"\\\\"}'.encode()),
+    ({"x": 1e-7}, b'{"x":1e-7}'),
+    ({"x": 1e300}, b'{"x":1e+300}'),
+    ({"x": -0.0}, b'{"x":-0.0}'),
+    ({"x": 2**64 - 1}, b'{"x":18446744073709551615}'),
+    ({"x": "a\u2028b"}, '{"x":"a\u2028b"}'.encode()),
+    ({"z": {"b": [], "a": {}}}, b'{"z":{"a":{},"b":[]}}'),
+]
+
+
+@pytest.mark.parametrize(("value", "expected"), VECTORS)
+def test_canonical_vectors(value: Any, expected: bytes) -> None:
+    assert canonical_json(value) == expected
+
+
+def test_content_hash_vectors() -> None:
+    # Pinned with coreutils: printf '%s' '<bytes>' | sha256sum
+    record = canonical_json({"b": 1, "a": [1, 2.5, None, True, False]})
+    assert (
+        content_hash(record) == "afbf2b5984a5e2c35f12dab6dc5e6b5cb8585a62c22028c6eaa1082c8f96b98b"
+    )
+    assert content_hash(b"{}") == "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"
+    assert content_hash(b"") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+
+def test_git_blob_sha1_vectors() -> None:
+    assert git_blob_sha1(b"what is up, doc?") == "bd9dbf5aae1a3862dd1526723246b20206e5fc37"
+    assert git_blob_sha1(b"") == "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
+
+
+@pytest.mark.parametrize(
+    "value",
+    [{"x": float("nan")}, {"x": float("inf")}, [float("-inf")], {"x": 2**64}, {1: 2}, "\ud800"],
+)
+def test_values_without_canonical_form_are_refused(value: Any) -> None:
+    with pytest.raises(CanonicalFormError):
+        canonical_json(value)
+
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**63), max_value=2**63 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(alphabet=st.characters(exclude_categories=("Cs",))),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(
+            st.text(alphabet=st.characters(exclude_categories=("Cs",))), children, max_size=4
+        )
+    ),
+    max_leaves=20,
+)
+
+
+@given(st.dictionaries(st.text(max_size=5), json_values, max_size=6))
+def test_canonical_form_is_stable_under_key_order(value: dict[str, Any]) -> None:
+    reordered = dict(reversed(list(value.items())))
+    assert canonical_json(reordered) == canonical_json(value)
+
+
+@given(json_values)
+def test_canonical_form_round_trips_and_is_a_fixed_point(value: Any) -> None:
+    encoded = canonical_json(value)
+    decoded = json.loads(encoded)
+    assert canonical_json(decoded) == encoded
+
+
+@given(st.dictionaries(st.text(max_size=5), st.integers() | st.text(), max_size=6))
+def test_matches_the_stdlib_reference_on_typical_records(value: dict[str, Any]) -> None:
+    ints_fit = all(not isinstance(v, int) or -(2**63) <= v < 2**64 for v in value.values())
+    if not ints_fit:
+        return
+    reference = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert canonical_json(value) == reference.encode("utf-8")

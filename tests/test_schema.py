@@ -1,0 +1,65 @@
+"""Golden test of the exact warehouse schema, and the migration ledger."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from warehouse.errors import SchemaError
+from warehouse.store import Warehouse, migrations
+
+GOLDEN = Path(__file__).parent / "golden" / "schema.txt"
+
+
+def describe_schema(wh: Warehouse) -> str:
+    lines = []
+    for table, ttype in wh.con.execute(
+        "SELECT table_name, table_type FROM information_schema.tables "
+        "WHERE table_schema = 'main' ORDER BY table_name"
+    ).fetchall():
+        lines.append(f"{'view' if ttype == 'VIEW' else 'table'} {table}")
+        for column, dtype, nullable in wh.con.execute(
+            "SELECT column_name, data_type, is_nullable FROM information_schema.columns "
+            "WHERE table_name = $t AND table_schema = 'main' ORDER BY ordinal_position",
+            {"t": table},
+        ).fetchall():
+            lines.append(f"  {column} {dtype}{'' if nullable == 'YES' else ' NOT NULL'}")
+    return "\n".join(lines) + "\n"
+
+
+def test_schema_matches_golden(wh: Warehouse) -> None:
+    actual = describe_schema(wh)
+    if os.environ.get("UPDATE_GOLDEN"):
+        GOLDEN.write_text(actual)
+    assert actual == GOLDEN.read_text()
+
+
+def test_migrations_are_recorded_with_checksums(wh: Warehouse) -> None:
+    applied = wh.applied_migrations()
+    assert applied == {m.version: m.checksum for m in migrations()}
+    assert wh.meta() == {"hash_algorithm": "sha256", "canonical_form_version": "1"}
+
+
+def test_reopening_applies_nothing_twice(warehouse_path: Path) -> None:
+    with Warehouse.open(str(warehouse_path)) as first:
+        assert first.applied_migrations()
+    with Warehouse.open(str(warehouse_path)) as second:
+        assert second.migrate() == []
+        rows = second.scalar("SELECT count(*) FROM schema_migrations")
+        assert rows == len(migrations())
+
+
+def test_a_changed_migration_is_refused(warehouse_path: Path) -> None:
+    with Warehouse.open(str(warehouse_path)) as wh:
+        wh.con.execute("UPDATE schema_migrations SET checksum = 'tampered'")  # test-only tamper
+    with pytest.raises(SchemaError, match="changed after it was applied"):
+        Warehouse.open(str(warehouse_path))
+
+
+def test_read_only_open_of_a_missing_warehouse_says_what_to_do(tmp_path: Path) -> None:
+    from warehouse.errors import WarehouseError
+
+    with pytest.raises(WarehouseError, match="run `receipts ingest MANIFEST` first"):
+        Warehouse.open(str(tmp_path / "none.duckdb"), read_only=True)

@@ -1,0 +1,1 @@
+"""DuckDB warehouse: schema and migrations, content-addressed snapshots, revisions, audits."""

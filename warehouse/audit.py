@@ -1,0 +1,190 @@
+"""Read-only questions about the warehouse: the run ledger, a document's history, its bytes,
+and whether every stored snapshot still hashes to its address."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from warehouse.errors import NotFound
+from warehouse.store import Warehouse
+
+
+def _json_or_none(value: Any) -> Any:
+    if value is None:
+        return None
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def runs(warehouse: Warehouse, limit: int | None = None) -> list[dict[str, Any]]:
+    """The run ledger, newest first."""
+    sql = (
+        "SELECT run_id, command, manifest_name, manifest_hash, status, started_at, finished_at, "
+        "pid, host, resumes_run, counts, failures, warnings FROM run_summary ORDER BY run_id DESC"
+    )
+    if limit is not None:
+        sql += f" LIMIT {int(limit)}"
+    rows = warehouse.con.execute(sql).fetchall()
+    out = []
+    for row in rows:
+        (run_id, command, name, mhash, status, started, finished, pid, host, resumes) = row[:10]
+        out.append(
+            {
+                "run_id": int(run_id),
+                "command": command,
+                "manifest": name,
+                "manifest_hash": mhash,
+                "status": status,
+                "started_at": _iso(started),
+                "finished_at": _iso(finished),
+                "pid": pid,
+                "host": host,
+                "resumes_run": resumes,
+                "counts": _json_or_none(row[10]) or {},
+                "failures": _json_or_none(row[11]) or [],
+                "warnings": _json_or_none(row[12]) or [],
+            }
+        )
+    return out
+
+
+def _iso(value: datetime | None) -> str | None:
+    return None if value is None else value.isoformat()
+
+
+def history(warehouse: Warehouse, doc_id: str) -> list[dict[str, Any]]:
+    """Every revision of a document, oldest first, with provenance and where it was seen."""
+    rows = warehouse.con.execute(
+        """
+        SELECT revision, content_hash, tombstone, tombstone_reason, valid_from_run, valid_from,
+               valid_until_run, valid_until, is_current, scope, source_url, source_commit,
+               source_format, fetched_at, etag, last_modified, attributes
+        FROM revision_validity WHERE doc_id = $doc ORDER BY revision
+        """,
+        {"doc": doc_id},
+    ).fetchall()
+    if not rows:
+        raise NotFound(f"no document {doc_id!r} in {warehouse.location}")
+    sightings: dict[str, list[dict[str, Any]]] = {}
+    for content_hash, url, commit, run_id, fetched_at in warehouse.con.execute(
+        "SELECT content_hash, source_url, source_commit, run_id, fetched_at FROM sightings "
+        "WHERE doc_id = $doc ORDER BY run_id, source_commit, source_url",
+        {"doc": doc_id},
+    ).fetchall():
+        sightings.setdefault(content_hash, []).append(
+            {"url": url, "commit": commit or None, "run_id": run_id, "fetched_at": _iso(fetched_at)}
+        )
+    out = []
+    for r in rows:
+        out.append(
+            {
+                "revision": r[0],
+                "content_hash": r[1],
+                "tombstone": r[2],
+                "tombstone_reason": r[3],
+                "valid_from_run": r[4],
+                "valid_from": _iso(r[5]),
+                "valid_until_run": r[6],
+                "valid_until": _iso(r[7]),
+                "current": r[8],
+                "scope": r[9],
+                "provenance": {
+                    "url": r[10],
+                    "commit": r[11],
+                    "source_format": r[12],
+                    "fetched_at": _iso(r[13]),
+                    "etag": r[14],
+                    "last_modified": r[15],
+                },
+                "attributes": _json_or_none(r[16]),
+                "seen_at": sightings.get(r[1], []) if r[1] else [],
+            }
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    doc_id: str
+    revision: int
+    content_hash: str
+    media_type: str
+    body: bytes
+
+
+def snapshot(
+    warehouse: Warehouse,
+    doc_id: str,
+    revision: int | None = None,
+    content_hash: str | None = None,
+) -> Snapshot:
+    """The stored bytes of one revision: the current one unless a revision or hash is named."""
+    revisions = history(warehouse, doc_id)
+    if revision is not None:
+        chosen = [r for r in revisions if r["revision"] == revision]
+        what = f"revision {revision}"
+    elif content_hash is not None:
+        chosen = [r for r in revisions if (r["content_hash"] or "").startswith(content_hash)]
+        what = f"hash {content_hash}"
+    else:
+        chosen = revisions[-1:]
+        what = "a current revision"
+    if not chosen:
+        raise NotFound(f"{doc_id} has no {what}; it has revisions 1..{len(revisions)}")
+    if len(chosen) > 1 and content_hash is not None:
+        distinct = {r["content_hash"] for r in chosen}
+        if len(distinct) > 1:
+            raise NotFound(f"hash prefix {content_hash!r} is ambiguous for {doc_id}")
+    picked = chosen[-1]
+    if picked["tombstone"]:
+        raise NotFound(
+            f"{doc_id} revision {picked['revision']} is a tombstone "
+            f"({picked['tombstone_reason']}); it has no bytes"
+        )
+    row = warehouse.first_row(
+        "SELECT media_type, body FROM snapshots WHERE content_hash = $h LIMIT 1",
+        {"h": picked["content_hash"]},
+    )
+    if row is None:
+        raise NotFound(f"snapshot {picked['content_hash']} of {doc_id} is missing")
+    return Snapshot(doc_id, picked["revision"], picked["content_hash"], row[0], bytes(row[1]))
+
+
+@dataclass(frozen=True)
+class VerifyResult:
+    checked: int
+    mismatches: list[dict[str, str]]
+
+
+def iter_snapshots(warehouse: Warehouse, chunk: int = 1000) -> Iterator[tuple[str, bytes]]:
+    cursor = warehouse.con.cursor()
+    cursor.execute("SELECT content_hash, body FROM snapshots")
+    while True:
+        rows = cursor.fetchmany(chunk)
+        if not rows:
+            cursor.close()
+            return
+        for content_hash, body in rows:
+            yield str(content_hash), bytes(body)
+
+
+def verify(warehouse: Warehouse) -> VerifyResult:
+    """Recompute every snapshot's SHA-256 from its stored bytes."""
+    checked = 0
+    mismatches = []
+    for content_hash, body in iter_snapshots(warehouse):
+        checked += 1
+        actual = hashlib.sha256(body).hexdigest()
+        if actual != content_hash:
+            mismatches.append({"content_hash": content_hash, "actual": actual})
+    dangling = warehouse.con.execute(
+        "SELECT DISTINCT r.content_hash FROM revisions r WHERE r.content_hash IS NOT NULL "
+        "AND NOT EXISTS (SELECT 1 FROM snapshots s WHERE s.content_hash = r.content_hash)"
+    ).fetchall()
+    for (content_hash,) in dangling:
+        mismatches.append({"content_hash": str(content_hash), "actual": "missing"})
+    return VerifyResult(checked, mismatches)

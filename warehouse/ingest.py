@@ -1,0 +1,303 @@
+"""The ingest engine: batches of records in, snapshots and revisions out.
+
+Each batch moves through Arrow and is compared with the current revisions in one bulk join;
+its new snapshots, revisions, sightings and the run's progress row commit in one
+transaction. Nothing is updated or deleted; de-duplication is by anti-join inside the
+writing transaction, never by a key constraint.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+import pyarrow as pa
+
+from warehouse.clock import now
+from warehouse.records import Listing, Record
+from warehouse.store import Warehouse
+
+DEFAULT_BATCH_SIZE = 5_000
+COUNT_KEYS = ("new", "changed", "unchanged", "gone", "restored")
+
+
+class MassRetireRefused(Exception):
+    """A complete listing would tombstone more than half of its scope in one run."""
+
+    def __init__(self, scope: str, gone: int, total: int) -> None:
+        super().__init__(
+            f"refusing to retire {gone} of {total} documents of scope {scope!r} in one run "
+            "(more than half); if the upstream really dropped them, re-run with "
+            "--allow-mass-retire"
+        )
+        self.scope = scope
+        self.gone = gone
+        self.total = total
+
+
+@dataclass
+class Counts:
+    records: int = 0
+    new: int = 0
+    changed: int = 0
+    unchanged: int = 0
+    gone: int = 0
+    restored: int = 0
+
+    def add(self, other: Counts) -> None:
+        for name in ("records", *COUNT_KEYS):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+    def as_dict(self) -> dict[str, int]:
+        return {name: getattr(self, name) for name in COUNT_KEYS}
+
+
+_BATCH_SCHEMA = pa.schema(
+    [
+        ("doc_id", pa.string()),
+        ("kind", pa.string()),
+        ("content_hash", pa.string()),
+        ("size", pa.int64()),
+        ("media_type", pa.string()),
+        ("body", pa.binary()),
+        ("source_url", pa.string()),
+        ("source_commit", pa.string()),
+        ("source_format", pa.string()),
+        ("fetched_at", pa.timestamp("us", tz="UTC")),
+        ("etag", pa.string()),
+        ("last_modified", pa.string()),
+        ("attributes", pa.string()),
+    ]
+)
+
+
+def _batch_table(records: list[Record]) -> pa.Table:
+    # A listing carries each document once: the first record for a doc_id wins (here within
+    # the batch; across batches the classification skips doc_ids the listing already had).
+    first: dict[str, Record] = {}
+    for record in records:
+        first.setdefault(record.doc_id, record)
+    rows = list(first.values())
+    columns: dict[str, list[Any]] = {name: [] for name in _BATCH_SCHEMA.names}
+    for r in rows:
+        p = r.provenance
+        columns["doc_id"].append(r.doc_id)
+        columns["kind"].append(r.kind)
+        columns["content_hash"].append(hashlib.sha256(r.body).hexdigest())
+        columns["size"].append(len(r.body))
+        columns["media_type"].append(r.media_type)
+        columns["body"].append(r.body)
+        columns["source_url"].append(p.url)
+        columns["source_commit"].append(p.commit)
+        columns["source_format"].append(p.source_format)
+        columns["fetched_at"].append(p.fetched_at)
+        columns["etag"].append(p.etag)
+        columns["last_modified"].append(p.last_modified)
+        columns["attributes"].append(
+            None
+            if r.attributes is None
+            else orjson.dumps(r.attributes, option=orjson.OPT_SORT_KEYS).decode()
+        )
+    return pa.table(columns, schema=_BATCH_SCHEMA)
+
+
+_CLASSIFY = """
+CREATE OR REPLACE TEMP TABLE _classified AS
+WITH latest AS (
+    SELECT doc_id, max(revision) AS revision
+    FROM revisions
+    WHERE doc_id IN (SELECT doc_id FROM _batch)
+    GROUP BY doc_id
+),
+cur AS (
+    SELECT r.doc_id, r.revision, r.content_hash, r.tombstone
+    FROM revisions r JOIN latest l ON r.doc_id = l.doc_id AND r.revision = l.revision
+)
+SELECT
+    b.*,
+    cur.revision AS current_revision,
+    CASE
+        WHEN cur.doc_id IS NULL THEN 'new'
+        WHEN cur.tombstone THEN 'restored'
+        WHEN cur.content_hash = b.content_hash THEN 'unchanged'
+        ELSE 'changed'
+    END AS outcome
+FROM _batch b LEFT JOIN cur ON cur.doc_id = b.doc_id
+WHERE b.doc_id NOT IN (SELECT doc_id FROM _seen)
+"""
+
+_INSERT_DOCUMENTS = """
+INSERT INTO documents
+SELECT c.doc_id, split_part(c.doc_id, '/', 1), c.kind, $run
+FROM _classified c
+WHERE c.outcome = 'new' AND NOT EXISTS (SELECT 1 FROM documents d WHERE d.doc_id = c.doc_id)
+"""
+
+_INSERT_SNAPSHOTS = """
+INSERT INTO snapshots
+SELECT content_hash, any_value(size), any_value(media_type), any_value(body), $run
+FROM _classified c
+WHERE c.outcome <> 'unchanged'
+  AND NOT EXISTS (SELECT 1 FROM snapshots s WHERE s.content_hash = c.content_hash)
+GROUP BY content_hash
+"""
+
+_INSERT_REVISIONS = """
+INSERT INTO revisions
+SELECT c.doc_id, coalesce(c.current_revision, 0) + 1, c.content_hash, false, NULL,
+       $run, $at, $scope, c.source_url, c.source_commit, c.source_format, c.fetched_at,
+       c.etag, c.last_modified, c.attributes
+FROM _classified c
+WHERE c.outcome <> 'unchanged'
+"""
+
+_INSERT_SIGHTINGS = """
+INSERT INTO sightings
+SELECT c.doc_id, c.content_hash, c.source_url, coalesce(c.source_commit, ''), $run, c.fetched_at
+FROM _classified c
+WHERE c.source_url IS NOT NULL AND NOT EXISTS (
+    SELECT 1 FROM sightings s
+    WHERE s.doc_id = c.doc_id AND s.content_hash = c.content_hash
+      AND s.source_url = c.source_url AND s.source_commit = coalesce(c.source_commit, '')
+)
+"""
+
+_COUNT_OUTCOMES = "SELECT outcome, count(*) FROM _classified GROUP BY outcome"
+
+_GONE = """
+SELECT c.doc_id, c.revision
+FROM current_revisions c
+WHERE c.scope = $scope AND NOT c.tombstone
+  AND c.doc_id NOT IN (SELECT doc_id FROM _seen)
+ORDER BY c.doc_id
+"""
+
+_LIVE_IN_SCOPE = "SELECT count(*) FROM current_revisions WHERE scope = $scope AND NOT tombstone"
+
+
+@dataclass
+class Ingestor:
+    """Writes the listings of one run into the warehouse."""
+
+    warehouse: Warehouse
+    run_id: int
+    batch_size: int = DEFAULT_BATCH_SIZE
+    allow_mass_retire: bool = False
+    on_batch: Callable[[Counts], None] | None = None
+    _batch_no: int = field(default=0, init=False)
+
+    def ingest(self, source: str, listing: Listing) -> Counts:
+        """Ingest one listing; tombstone what a complete listing no longer contains."""
+        con = self.warehouse.con
+        total = Counts()
+        con.execute("CREATE OR REPLACE TEMP TABLE _seen (doc_id VARCHAR)")
+        batch: list[Record] = []
+        for record in listing.records:
+            batch.append(record)
+            if len(batch) >= self.batch_size:
+                total.add(self._commit_batch(source, listing.scope, batch))
+                batch = []
+        if batch or total.records == 0:
+            total.add(self._commit_batch(source, listing.scope, batch))
+        if listing.complete:
+            total.add(self._retire_missing(source, listing.scope))
+        return total
+
+    def _commit_batch(self, source: str, scope: str, records: list[Record]) -> Counts:
+        con = self.warehouse.con
+        table = _batch_table(records)
+        counts = Counts(records=len(records))
+        params = {"run": self.run_id, "at": now(), "scope": scope}
+        checkpoint = next((r.checkpoint for r in reversed(records) if r.checkpoint), None)
+        con.register("_batch", table)
+        try:
+            with self.warehouse.transaction():
+                con.execute(_CLASSIFY)
+                for outcome, n in con.execute(_COUNT_OUTCOMES).fetchall():
+                    setattr(counts, outcome, int(n))
+                if counts.new or counts.changed or counts.restored:
+                    con.execute(_INSERT_DOCUMENTS, {"run": self.run_id})
+                    con.execute(_INSERT_SNAPSHOTS, {"run": self.run_id})
+                    con.execute(_INSERT_REVISIONS, params)
+                con.execute(_INSERT_SIGHTINGS, {"run": self.run_id})
+                con.execute("INSERT INTO _seen SELECT doc_id FROM _classified")
+                self._record_progress(source, scope, counts, checkpoint)
+        finally:
+            con.unregister("_batch")
+        if self.on_batch is not None:
+            self.on_batch(counts)
+        return counts
+
+    def _retire_missing(self, source: str, scope: str) -> Counts:
+        con = self.warehouse.con
+        counts = Counts()
+        with self.warehouse.transaction():
+            gone = con.execute(_GONE, {"scope": scope}).fetchall()
+            if not gone:
+                return counts
+            live = int(self.warehouse.scalar(_LIVE_IN_SCOPE, {"scope": scope}))
+            if len(gone) * 2 > live and not self.allow_mass_retire:
+                raise MassRetireRefused(scope, len(gone), live)
+            at = now()
+            table = pa.table(
+                {
+                    "doc_id": [d for d, _ in gone],
+                    "revision": [int(r) + 1 for _, r in gone],
+                }
+            )
+            con.register("_gone", table)
+            try:
+                con.execute(
+                    """
+                    INSERT INTO revisions
+                    SELECT g.doc_id, g.revision, NULL, true, 'gone upstream', $run, $at,
+                           $scope, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+                    FROM _gone g
+                    """,
+                    {"run": self.run_id, "at": at, "scope": scope},
+                )
+            finally:
+                con.unregister("_gone")
+            counts.gone = len(gone)
+            self._record_progress(source, scope, counts, None)
+        if self.on_batch is not None:
+            self.on_batch(counts)
+        return counts
+
+    def _record_progress(
+        self, source: str, scope: str, counts: Counts, checkpoint: str | None
+    ) -> None:
+        self._batch_no += 1
+        self.warehouse.con.execute(
+            "INSERT INTO run_progress VALUES "
+            "($run, $batch, $source, $scope, $at, $records, $new, $changed, $unchanged, "
+            "$gone, $restored, $checkpoint)",
+            {
+                "run": self.run_id,
+                "batch": self._batch_no,
+                "source": source,
+                "scope": scope,
+                "at": now(),
+                "records": counts.records,
+                "checkpoint": checkpoint,
+                **counts.as_dict(),
+            },
+        )
+
+
+def ingest_records(
+    warehouse: Warehouse,
+    run_id: int,
+    source: str,
+    scope: str,
+    records: Iterable[Record],
+    *,
+    complete: bool = False,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+) -> Counts:
+    """Convenience: ingest one listing in a run that already started."""
+    ingestor = Ingestor(warehouse, run_id, batch_size=batch_size)
+    return ingestor.ingest(source, Listing(scope=scope, records=records, complete=complete))

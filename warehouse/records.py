@@ -1,0 +1,55 @@
+"""What a source hands to the warehouse: records, grouped into listings."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    """Where and how a snapshot was obtained."""
+
+    url: str | None = None
+    commit: str | None = None
+    source_format: str | None = None
+    fetched_at: datetime | None = None
+    etag: str | None = None
+    last_modified: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One document's content as fetched: ``body`` is exactly the bytes to store and hash.
+
+    ``attributes`` is source metadata kept beside a new revision (it never affects the hash).
+    ``checkpoint`` marks how far a resumable source has read once this record is committed.
+    """
+
+    doc_id: str
+    kind: str
+    body: bytes
+    media_type: str = "application/json"
+    provenance: Provenance = field(default_factory=Provenance)
+    attributes: dict[str, Any] | None = None
+    checkpoint: str | None = None
+
+    @property
+    def source(self) -> str:
+        return self.doc_id.split("/", 1)[0]
+
+
+@dataclass(slots=True)
+class Listing:
+    """The records a source found for one scope.
+
+    ``complete`` declares the listing the whole truth for its scope: a document of the scope
+    that is missing from it becomes a tombstone (subject to the circuit breaker).
+    """
+
+    scope: str
+    records: Iterable[Record]
+    complete: bool = False
+    label: str | None = None

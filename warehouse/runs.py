@@ -1,0 +1,107 @@
+"""The run ledger: a 'started' row, then a 'finished' row. Nothing is updated."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from dataclasses import dataclass
+from typing import Any
+
+from warehouse.clock import now
+from warehouse.store import Warehouse
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    run_id: int
+    resumes_run: int | None
+
+
+def start_run(
+    warehouse: Warehouse,
+    command: str,
+    manifest_name: str | None = None,
+    manifest_hash: str | None = None,
+) -> RunInfo:
+    """Append a 'started' row and return the new run's id.
+
+    The id is the next integer, chosen inside the transaction that appends the row while the
+    writer lock is held. When the previous run of the same manifest never finished (it was
+    interrupted), the new run records that it resumes it.
+    """
+    with warehouse.transaction() as con:
+        run_id = int(warehouse.scalar("SELECT coalesce(max(run_id), 0) + 1 FROM runs"))
+        resumes = None
+        if manifest_hash is not None:
+            row = warehouse.first_row(
+                "SELECT run_id, status FROM run_summary WHERE manifest_hash = $h "
+                "AND command = $c ORDER BY run_id DESC LIMIT 1",
+                {"h": manifest_hash, "c": command},
+            )
+            if row is not None and row[1] == "unfinished":
+                resumes = int(row[0])
+        con.execute(
+            "INSERT INTO runs (run_id, event, recorded_at, command, manifest_name, manifest_hash, pid, "
+            "host, status, resumes_run) VALUES ($run, 'started', $at, $command, $name, $hash, "
+            "$pid, $host, 'running', $resumes)",
+            {
+                "run": run_id,
+                "at": now(),
+                "command": command,
+                "name": manifest_name,
+                "hash": manifest_hash,
+                "pid": os.getpid(),
+                "host": socket.gethostname(),
+                "resumes": resumes,
+            },
+        )
+    warehouse.describe_holder(run_id)
+    return RunInfo(run_id, resumes)
+
+
+def finish_run(
+    warehouse: Warehouse,
+    run_id: int,
+    status: str,
+    counts: dict[str, Any],
+    failures: list[dict[str, Any]],
+    warnings: list[dict[str, Any]] | None = None,
+) -> None:
+    """Append the 'finished' row of a run (status ``ok`` or ``failed``)."""
+    with warehouse.transaction() as con:
+        con.execute(
+            "INSERT INTO runs (run_id, event, recorded_at, command, status, counts, failures, warnings) "
+            "SELECT run_id, 'finished', $at, command, $status, $counts, $failures, $warnings "
+            "FROM runs WHERE run_id = $run AND event = 'started' AND NOT EXISTS "
+            "(SELECT 1 FROM runs WHERE run_id = $run AND event = 'finished')",
+            {
+                "run": run_id,
+                "at": now(),
+                "status": status,
+                "counts": json.dumps(counts, sort_keys=True),
+                "failures": json.dumps(failures, sort_keys=True),
+                "warnings": json.dumps(warnings or [], sort_keys=True),
+            },
+        )
+
+
+def latest_checkpoint(warehouse: Warehouse, source: str, scope: str) -> str | None:
+    """Where an interrupted run stopped reading ``scope``, if its last run did not finish.
+
+    Returns None when the newest run that touched the scope finished (start over) or when
+    nothing was ever committed for it.
+    """
+    row = warehouse.first_row(
+        """
+        SELECT p.checkpoint, s.status
+        FROM run_progress p JOIN run_summary s USING (run_id)
+        WHERE p.source = $source AND p.scope = $scope
+        ORDER BY p.run_id DESC, p.batch_no DESC
+        LIMIT 1
+        """,
+        {"source": source, "scope": scope},
+    )
+    if row is None or row[1] == "ok":
+        return None
+    return None if row[0] is None else str(row[0])

@@ -1,0 +1,227 @@
+"""Opening a warehouse: the connection string, the writer lock, and schema migrations."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from warehouse import canonical
+from warehouse.clock import now
+from warehouse.errors import SchemaError, WarehouseBusy, WarehouseError
+from warehouse.lock import WriterLock, read_holder
+
+DEFAULT_WAREHOUSE = "receipts.duckdb"
+ENV_WAREHOUSE = "RECEIPTS_WAREHOUSE"
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    name: str
+    sql: str
+
+    @property
+    def checksum(self) -> str:
+        return hashlib.sha256(self.sql.encode("utf-8")).hexdigest()
+
+
+def migrations() -> list[Migration]:
+    """Every migration shipped with this version, in order."""
+    found = []
+    for entry in resources.files("warehouse.migrations").iterdir():
+        name = entry.name
+        if name.endswith(".sql") and name[:4].isdigit():
+            found.append(Migration(int(name[:4]), name[5:-4], entry.read_text("utf-8")))
+    return sorted(found, key=lambda m: m.version)
+
+
+def resolve_location(location: str | None) -> str:
+    """The connection string: the argument, else ``$RECEIPTS_WAREHOUSE``, else the default."""
+    return location or os.environ.get(ENV_WAREHOUSE) or DEFAULT_WAREHOUSE
+
+
+def _local_path(location: str) -> Path | None:
+    """The database file behind a plain path connection string (None for other schemes)."""
+    if location == ":memory:" or ":" in location.split("/", 1)[0]:
+        return None
+    return Path(location)
+
+
+def _pid_from_duckdb_message(message: str) -> int | None:
+    marker = "(PID "
+    start = message.find(marker)
+    if start < 0:
+        return None
+    digits = message[start + len(marker) :].split(")", 1)[0]
+    return int(digits) if digits.isdigit() else None
+
+
+class Warehouse:
+    """A connection to a receipts warehouse."""
+
+    def __init__(
+        self, con: duckdb.DuckDBPyConnection, location: str, lock: WriterLock | None
+    ) -> None:
+        self.con = con
+        self.location = location
+        self._lock = lock
+
+    # -- opening -------------------------------------------------------------------------
+    @classmethod
+    def open(cls, location: str | None = None, *, read_only: bool = False) -> Warehouse:
+        location = resolve_location(location)
+        path = _local_path(location)
+        lock: WriterLock | None = None
+        if path is not None and not read_only:
+            lock = WriterLock(path)
+            lock.acquire()
+        if path is not None and read_only and not path.exists():
+            raise WarehouseError(
+                f"no warehouse at {location}: run `receipts ingest MANIFEST` first, "
+                "or point --warehouse at an existing one"
+            )
+        try:
+            con = duckdb.connect(location, read_only=read_only)
+        except duckdb.IOException as exc:
+            if lock is not None:
+                lock.release()
+            message = str(exc)
+            if "lock" in message.lower() and path is not None:
+                run_id, pid = read_holder(path)
+                raise WarehouseBusy(
+                    location, run_id, pid or _pid_from_duckdb_message(message)
+                ) from None
+            raise WarehouseError(f"cannot open warehouse {location}: {message}") from None
+        warehouse = cls(con, location, lock)
+        try:
+            if read_only:
+                warehouse.check_schema()
+            else:
+                warehouse.migrate()
+        except Exception:
+            warehouse.close()
+            raise
+        return warehouse
+
+    def close(self) -> None:
+        try:
+            self.con.close()
+        finally:
+            if self._lock is not None:
+                self._lock.release()
+                self._lock = None
+
+    def __enter__(self) -> Warehouse:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def describe_holder(self, run_id: int | None) -> None:
+        if self._lock is not None:
+            self._lock.describe(run_id)
+
+    # -- schema --------------------------------------------------------------------------
+    def applied_migrations(self) -> dict[int, str]:
+        exists = self.scalar(
+            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'schema_migrations'"
+        )
+        if not exists:
+            return {}
+        rows = self.con.execute("SELECT version, checksum FROM schema_migrations").fetchall()
+        return {int(v): str(c) for v, c in rows}
+
+    def check_schema(self) -> None:
+        applied = self.applied_migrations()
+        shipped = migrations()
+        for migration in shipped:
+            if migration.version in applied and applied[migration.version] != migration.checksum:
+                raise SchemaError(
+                    f"migration {migration.version} ({migration.name}) in {self.location} "
+                    "differs from the one this version ships"
+                )
+        newest = max(applied, default=0)
+        if newest > shipped[-1].version:
+            raise SchemaError(
+                f"{self.location} has schema version {newest}, newer than this receipts "
+                f"understands ({shipped[-1].version}); upgrade receipts"
+            )
+        if newest < shipped[-1].version:
+            raise SchemaError(
+                f"{self.location} is at schema version {newest}; open it for writing "
+                "(e.g. `receipts ingest`) to migrate it"
+            )
+
+    def migrate(self) -> list[int]:
+        """Apply pending migrations, each in its own transaction. Returns those applied."""
+        self.con.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations ("
+            "version INTEGER NOT NULL, name VARCHAR NOT NULL, checksum VARCHAR NOT NULL, "
+            "applied_at TIMESTAMPTZ NOT NULL)"
+        )
+        applied = self.applied_migrations()
+        done = []
+        for migration in migrations():
+            if migration.version in applied:
+                if applied[migration.version] != migration.checksum:
+                    raise SchemaError(
+                        f"migration {migration.version} ({migration.name}) was changed "
+                        "after it was applied"
+                    )
+                continue
+            with self.transaction():
+                self.con.execute(migration.sql)
+                self.con.execute(
+                    "INSERT INTO schema_migrations SELECT $1, $2, $3, $4 "
+                    "WHERE NOT EXISTS (SELECT 1 FROM schema_migrations WHERE version = $1)",
+                    [migration.version, migration.name, migration.checksum, now()],
+                )
+                if migration.version == 1:
+                    self._record_meta(
+                        {
+                            "hash_algorithm": canonical.HASH_ALGORITHM,
+                            "canonical_form_version": str(canonical.CANONICAL_FORM_VERSION),
+                        }
+                    )
+            done.append(migration.version)
+        return done
+
+    def _record_meta(self, values: dict[str, str]) -> None:
+        at = now()
+        for key, value in values.items():
+            self.con.execute("INSERT INTO warehouse_meta VALUES ($1, $2, $3)", [key, value, at])
+
+    def meta(self) -> dict[str, str]:
+        rows = self.con.execute(
+            "SELECT key, arg_max(value, recorded_at) FROM warehouse_meta GROUP BY key"
+        ).fetchall()
+        return {str(k): str(v) for k, v in rows}
+
+    # -- transactions --------------------------------------------------------------------
+    @contextmanager
+    def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        self.con.execute("BEGIN TRANSACTION")
+        try:
+            yield self.con
+        except BaseException:
+            self.con.execute("ROLLBACK")
+            raise
+        self.con.execute("COMMIT")
+
+    def first_row(self, sql: str, params: Any = None) -> tuple[Any, ...] | None:
+        """The first row of a query, reading the whole result (DuckDB 2 refuses new work
+        on a connection while a result is only partly fetched)."""
+        rows = self.con.execute(sql, params if params is not None else []).fetchall()
+        return tuple(rows[0]) if rows else None
+
+    def scalar(self, sql: str, params: Any = None) -> Any:
+        row = self.first_row(sql, params)
+        return None if row is None else row[0]
