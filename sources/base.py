@@ -39,11 +39,50 @@ class FetchContext:
 
 
 @dataclass(frozen=True)
+class CurationInput:
+    """A document's current revision, as the curation step sees it."""
+
+    doc_id: str
+    kind: str
+    revision: int
+    content_hash: str
+    media_type: str
+    body: bytes
+    scope: str
+    provenance: dict[str, Any]
+    attributes: dict[str, Any] | None
+    # Computes the Sanity ``_id`` of another document of the corpus (for ``_ref``s).
+    sanity_id_of: Callable[[str], str]
+
+
+@dataclass(frozen=True)
+class Curated:
+    """What a source makes of one document: its Sanity ``_type`` (before any rename in the
+    manifest) and its curated fields (before provenance is added)."""
+
+    type: str
+    fields: dict[str, Any]
+
+
+def default_identity(doc_id: str) -> tuple[str, str]:
+    """``<source>/<kind>/<key...>`` → (kind, key) for the Sanity ``_id``."""
+    parts = doc_id.split("/")
+    return parts[1], "/".join(parts[2:])
+
+
+@dataclass(frozen=True)
 class Source(Generic[Entry]):
     """A registered source: its name, the model of its manifest entries, how to label an
-    entry in messages, and its fetch."""
+    entry in messages, its fetch, and how its documents are curated for publishing.
+
+    ``curate(input, entries)`` receives the manifest's entries of this source so it can find
+    the curation metadata (lifecycle, authority, licence, model years, ...) of the document.
+    ``identity(doc_id)`` gives the (kind, key) of the document's Sanity ``_id``.
+    """
 
     name: str
     entry_model: type[Entry]
     label: Callable[[Entry], str]
     fetch: Callable[[Entry, FetchContext], Iterable[Listing]]
+    curate: Callable[[CurationInput, list[Entry]], Curated] | None = None
+    identity: Callable[[str], tuple[str, str]] = default_identity
