@@ -173,8 +173,6 @@ def runs(warehouse: str, limit: int | None, as_json: bool) -> None:
             for key in totals:
                 totals[key] += int(counts.get(key, 0))
         status = run["status"]
-        if status == "unfinished":
-            status = "interrupted (or still running)"
         resumed = f" (completes run {run['resumes_run']})" if run["resumes_run"] else ""
         click.echo(
             f"run {run['run_id']:>4}  {run['started_at']}  {run['command']:<8} "

@@ -101,24 +101,25 @@ def run_ingest(
             for entry in manifest.entries[source_name]:
                 label = source.label(entry)
                 ctx = FetchContext(http=http, lookup=_lookup(warehouse), options=options.extra)
+                # Counted as batches commit, so an entry that fails half-way still reports
+                # what it committed.
                 entry_total = Counts()
-                live = Counts()
                 reporter.entry_started(source_name, label)
 
                 def on_batch(
                     counts: Counts,
                     _src: str = source_name,
                     _label: str = label,
-                    _live: Counts = live,
+                    _total: Counts = entry_total,
                 ) -> None:
-                    _live.add(counts)
-                    reporter.batch_committed(_src, _label, _live)
+                    _total.add(counts)
+                    reporter.batch_committed(_src, _label, _total)
 
                 ingestor.on_batch = on_batch
                 error: str | None = None
                 try:
                     for listing in source.fetch(entry, ctx):
-                        entry_total.add(ingestor.ingest(source_name, listing))
+                        ingestor.ingest(source_name, listing)
                 except Exception as exc:  # one entry's failure must not stop the others
                     error = _failure_reason(exc)
                     failures.append({"source": source_name, "entry": label, "reason": error})

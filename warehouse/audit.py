@@ -20,8 +20,15 @@ def _json_or_none(value: Any) -> Any:
     return json.loads(value) if isinstance(value, str) else value
 
 
-def runs(warehouse: Warehouse, limit: int | None = None) -> list[dict[str, Any]]:
-    """The run ledger, newest first."""
+def runs(
+    warehouse: Warehouse, limit: int | None = None, active_run: int | None = None
+) -> list[dict[str, Any]]:
+    """The run ledger, newest first.
+
+    A run with no 'finished' row is ``interrupted`` unless it is ``active_run`` (the run of
+    this process): whoever opened the warehouse holds its only writer, so no other run can
+    still be going.
+    """
     sql = (
         "SELECT run_id, command, manifest_name, manifest_hash, status, started_at, finished_at, "
         "pid, host, resumes_run, counts, failures, warnings FROM run_summary ORDER BY run_id DESC"
@@ -38,7 +45,9 @@ def runs(warehouse: Warehouse, limit: int | None = None) -> list[dict[str, Any]]
                 "command": command,
                 "manifest": name,
                 "manifest_hash": mhash,
-                "status": status,
+                "status": status
+                if status != "unfinished" or run_id == active_run
+                else "interrupted",
                 "started_at": _iso(started),
                 "finished_at": _iso(finished),
                 "pid": pid,

@@ -42,8 +42,8 @@ def start_run(
             if row is not None and row[1] == "unfinished":
                 resumes = int(row[0])
         con.execute(
-            "INSERT INTO runs (run_id, event, recorded_at, command, manifest_name, manifest_hash, pid, "
-            "host, status, resumes_run) VALUES ($run, 'started', $at, $command, $name, $hash, "
+            "INSERT INTO runs (run_id, event, recorded_at, command, manifest_name, manifest_hash, "
+            "pid, host, status, resumes_run) VALUES ($run, 'started', $at, $command, $name, $hash, "
             "$pid, $host, 'running', $resumes)",
             {
                 "run": run_id,
@@ -71,8 +71,8 @@ def finish_run(
     """Append the 'finished' row of a run (status ``ok`` or ``failed``)."""
     with warehouse.transaction() as con:
         con.execute(
-            "INSERT INTO runs (run_id, event, recorded_at, command, status, counts, failures, warnings) "
-            "SELECT run_id, 'finished', $at, command, $status, $counts, $failures, $warnings "
+            "INSERT INTO runs "
+            "(run_id, event, recorded_at, command, status, counts, failures, warnings) SELECT run_id, 'finished', $at, command, $status, $counts, $failures, $warnings "
             "FROM runs WHERE run_id = $run AND event = 'started' AND NOT EXISTS "
             "(SELECT 1 FROM runs WHERE run_id = $run AND event = 'finished')",
             {

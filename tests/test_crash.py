@@ -1,0 +1,117 @@
+"""A run killed with SIGKILL leaves a consistent warehouse; re-running completes it.
+
+These tests start real processes and kill them for real.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, cli, write_manifest
+from warehouse.lock import read_holder
+from warehouse.store import Warehouse
+
+COUNT = 12_000
+BATCH = 500
+
+MANIFEST = f"""
+[corpus]
+name = "crash"
+namespace = "crash"
+
+[[synthetic]]
+name = "slow"
+count = {COUNT}
+size = 300
+complete = true
+pause_every = {BATCH}
+pause_ms = 150
+"""
+
+
+def start_ingest(manifest: Path, warehouse: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "pipelines.cli",
+            "ingest",
+            str(manifest),
+            "--warehouse",
+            str(warehouse),
+            "--batch-size",
+            str(BATCH),
+        ],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={k: v for k, v in os.environ.items() if not k.startswith("RECEIPTS_")},
+    )
+
+
+def wait_for_run(warehouse: Path, proc: subprocess.Popen[bytes], timeout: float = 30) -> int:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        run_id, pid = read_holder(warehouse)
+        if run_id is not None and pid == proc.pid:
+            return run_id
+        assert proc.poll() is None, "the ingest process exited early"
+        time.sleep(0.05)
+    raise AssertionError("the run never started")
+
+
+@pytest.mark.slow
+def test_sigkill_mid_run_then_rerun_completes_without_duplicates(tmp_path: Path) -> None:
+    manifest = write_manifest(tmp_path, MANIFEST)
+    warehouse = tmp_path / "w.duckdb"
+    proc = start_ingest(manifest, warehouse)
+    try:
+        run_id = wait_for_run(warehouse, proc)
+        time.sleep(1.0)  # let a few batches commit
+
+        # A second writer, and a reader, are told who holds the warehouse.
+        busy = cli("ingest", manifest, "--warehouse", warehouse)
+        assert busy.exit_code == 1
+        assert f"warehouse in use by run {run_id} (pid {proc.pid})" in busy.stderr
+        reader = cli("runs", "--warehouse", warehouse)
+        assert f"warehouse in use by run {run_id}" in reader.stderr
+
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == -signal.SIGKILL
+
+    with Warehouse.open(str(warehouse), read_only=True) as wh:
+        committed = wh.scalar("SELECT count(*) FROM revisions")
+        batches = wh.scalar("SELECT count(*) FROM run_progress")
+        # Every committed batch has exactly its records: data and progress commit together.
+        assert committed == wh.scalar("SELECT coalesce(sum(new), 0) FROM run_progress")
+        assert committed == BATCH * batches
+        assert 0 < committed < COUNT, "kill landed outside the run; make the run slower"
+
+    ledger = json.loads(cli("runs", "--warehouse", warehouse, "--json").stdout)
+    assert [(r["run_id"], r["status"]) for r in ledger] == [(run_id, "interrupted")]
+
+    rerun = cli("ingest", manifest, "--warehouse", warehouse, "--json")
+    assert rerun.exit_code == 0, rerun.output
+    report = json.loads(rerun.stdout)
+    assert report["resumes_run"] == run_id
+    assert report["counts"]["synthetic"]["new"] == COUNT - committed
+    assert report["counts"]["synthetic"]["unchanged"] == committed
+
+    with Warehouse.open(str(warehouse), read_only=True) as wh:
+        for table in ("documents", "revisions", "snapshots"):
+            assert wh.scalar(f"SELECT count(*) FROM {table}") == COUNT, table
+        assert wh.scalar("SELECT count(DISTINCT doc_id) FROM revisions") == COUNT
+    text = cli("runs", "--warehouse", warehouse).output
+    assert "interrupted" in text and f"(completes run {run_id})" in text
