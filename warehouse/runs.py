@@ -72,7 +72,8 @@ def finish_run(
     with warehouse.transaction() as con:
         con.execute(
             "INSERT INTO runs "
-            "(run_id, event, recorded_at, command, status, counts, failures, warnings) SELECT run_id, 'finished', $at, command, $status, $counts, $failures, $warnings "
+            "(run_id, event, recorded_at, command, status, counts, failures, warnings) "
+            "SELECT run_id, 'finished', $at, command, $status, $counts, $failures, $warnings "
             "FROM runs WHERE run_id = $run AND event = 'started' AND NOT EXISTS "
             "(SELECT 1 FROM runs WHERE run_id = $run AND event = 'finished')",
             {
