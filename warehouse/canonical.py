@@ -30,25 +30,29 @@ class CanonicalFormError(ValueError):
 
 
 def _check_floats(value: Any) -> None:
-    # orjson writes NaN and infinities as null; canonical form refuses them instead.
-    if isinstance(value, float):
-        if value != value or value in (float("inf"), float("-inf")):
-            raise CanonicalFormError(f"non-finite float {value!r} has no canonical form")
-    elif isinstance(value, dict):
-        for item in value.values():
-            _check_floats(item)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            _check_floats(item)
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float):
+            if item != item or item in (float("inf"), float("-inf")):
+                raise CanonicalFormError(f"non-finite float {item!r} has no canonical form")
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
 
 
 def canonical_json(value: Any) -> bytes:
     """Serialise ``value`` to its canonical JSON bytes."""
-    _check_floats(value)
     try:
-        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+        encoded = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
     except orjson.JSONEncodeError as exc:
         raise CanonicalFormError(str(exc)) from exc
+    # orjson writes NaN and infinities as null; canonical form refuses them instead. Only
+    # output containing a null can hide one, so only then is the value walked.
+    if b"null" in encoded:
+        _check_floats(value)
+    return encoded
 
 
 def content_hash(data: bytes) -> str:

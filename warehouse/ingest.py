@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
 import orjson
 import pyarrow as pa
@@ -55,18 +54,25 @@ class Counts:
         return {name: getattr(self, name) for name in COUNT_KEYS}
 
 
-_BATCH_SCHEMA = pa.schema(
+# Every record of a batch is classified from this small table; only the rows that need
+# writing (new, changed, restored) are turned into the payload table with their bytes.
+_KEY_SCHEMA = pa.schema(
+    [
+        ("doc_id", pa.string()),
+        ("content_hash", pa.string()),
+        ("source_url", pa.string()),
+        ("source_commit", pa.string()),
+        ("fetched_at", pa.timestamp("us", tz="UTC")),
+    ]
+)
+_PAYLOAD_SCHEMA = pa.schema(
     [
         ("doc_id", pa.string()),
         ("kind", pa.string()),
-        ("content_hash", pa.string()),
         ("size", pa.int64()),
         ("media_type", pa.string()),
         ("body", pa.binary()),
-        ("source_url", pa.string()),
-        ("source_commit", pa.string()),
         ("source_format", pa.string()),
-        ("fetched_at", pa.timestamp("us", tz="UTC")),
         ("etag", pa.string()),
         ("last_modified", pa.string()),
         ("attributes", pa.string()),
@@ -74,34 +80,48 @@ _BATCH_SCHEMA = pa.schema(
 )
 
 
-def _batch_table(records: list[Record]) -> pa.Table:
-    # A listing carries each document once: the first record for a doc_id wins (here within
-    # the batch; across batches the classification skips doc_ids the listing already had).
+def _first_per_doc(records: list[Record]) -> list[Record]:
+    """A listing carries each document once: the first record for a doc_id wins (here within
+    the batch; across batches the classification skips doc_ids the listing already had)."""
     first: dict[str, Record] = {}
     for record in records:
         first.setdefault(record.doc_id, record)
-    rows = list(first.values())
-    columns: dict[str, list[Any]] = {name: [] for name in _BATCH_SCHEMA.names}
-    for r in rows:
-        p = r.provenance
-        columns["doc_id"].append(r.doc_id)
-        columns["kind"].append(r.kind)
-        columns["content_hash"].append(hashlib.sha256(r.body).hexdigest())
-        columns["size"].append(len(r.body))
-        columns["media_type"].append(r.media_type)
-        columns["body"].append(r.body)
-        columns["source_url"].append(p.url)
-        columns["source_commit"].append(p.commit)
-        columns["source_format"].append(p.source_format)
-        columns["fetched_at"].append(p.fetched_at)
-        columns["etag"].append(p.etag)
-        columns["last_modified"].append(p.last_modified)
-        columns["attributes"].append(
-            None
-            if r.attributes is None
-            else orjson.dumps(r.attributes, option=orjson.OPT_SORT_KEYS).decode()
-        )
-    return pa.table(columns, schema=_BATCH_SCHEMA)
+    return list(first.values())
+
+
+def _key_table(rows: list[Record], hashes: list[str]) -> pa.Table:
+    return pa.table(
+        {
+            "doc_id": [r.doc_id for r in rows],
+            "content_hash": hashes,
+            "source_url": [r.provenance.url for r in rows],
+            "source_commit": [r.provenance.commit for r in rows],
+            "fetched_at": [r.provenance.fetched_at for r in rows],
+        },
+        schema=_KEY_SCHEMA,
+    )
+
+
+def _payload_table(rows: list[Record]) -> pa.Table:
+    return pa.table(
+        {
+            "doc_id": [r.doc_id for r in rows],
+            "kind": [r.kind for r in rows],
+            "size": [len(r.body) for r in rows],
+            "media_type": [r.media_type for r in rows],
+            "body": [r.body for r in rows],
+            "source_format": [r.provenance.source_format for r in rows],
+            "etag": [r.provenance.etag for r in rows],
+            "last_modified": [r.provenance.last_modified for r in rows],
+            "attributes": [
+                None
+                if r.attributes is None
+                else orjson.dumps(r.attributes, option=orjson.OPT_SORT_KEYS).decode()
+                for r in rows
+            ],
+        },
+        schema=_PAYLOAD_SCHEMA,
+    )
 
 
 _CLASSIFY = """
@@ -129,29 +149,29 @@ FROM _batch b LEFT JOIN cur ON cur.doc_id = b.doc_id
 WHERE b.doc_id NOT IN (SELECT doc_id FROM _seen)
 """
 
+_TO_WRITE = "SELECT doc_id FROM _classified WHERE outcome <> 'unchanged'"
+
 _INSERT_DOCUMENTS = """
 INSERT INTO documents
-SELECT c.doc_id, split_part(c.doc_id, '/', 1), c.kind, $run
-FROM _classified c
+SELECT c.doc_id, split_part(c.doc_id, '/', 1), p.kind, $run
+FROM _classified c JOIN _payload p USING (doc_id)
 WHERE c.outcome = 'new' AND NOT EXISTS (SELECT 1 FROM documents d WHERE d.doc_id = c.doc_id)
 """
 
 _INSERT_SNAPSHOTS = """
 INSERT INTO snapshots
-SELECT content_hash, any_value(size), any_value(media_type), any_value(body), $run
-FROM _classified c
-WHERE c.outcome <> 'unchanged'
-  AND NOT EXISTS (SELECT 1 FROM snapshots s WHERE s.content_hash = c.content_hash)
-GROUP BY content_hash
+SELECT c.content_hash, any_value(p.size), any_value(p.media_type), any_value(p.body), $run
+FROM _classified c JOIN _payload p USING (doc_id)
+WHERE NOT EXISTS (SELECT 1 FROM snapshots s WHERE s.content_hash = c.content_hash)
+GROUP BY c.content_hash
 """
 
 _INSERT_REVISIONS = """
 INSERT INTO revisions
 SELECT c.doc_id, coalesce(c.current_revision, 0) + 1, c.content_hash, false, NULL,
-       $run, $at, $scope, c.source_url, c.source_commit, c.source_format, c.fetched_at,
-       c.etag, c.last_modified, c.attributes
-FROM _classified c
-WHERE c.outcome <> 'unchanged'
+       $run, $at, $scope, c.source_url, c.source_commit, p.source_format, c.fetched_at,
+       p.etag, p.last_modified, p.attributes
+FROM _classified c JOIN _payload p USING (doc_id)
 """
 
 _INSERT_SIGHTINGS = """
@@ -208,20 +228,28 @@ class Ingestor:
 
     def _commit_batch(self, source: str, scope: str, records: list[Record]) -> Counts:
         con = self.warehouse.con
-        table = _batch_table(records)
+        rows = _first_per_doc(records)
+        hashes = [hashlib.sha256(r.body).hexdigest() for r in rows]
         counts = Counts(records=len(records))
         params = {"run": self.run_id, "at": now(), "scope": scope}
         checkpoint = next((r.checkpoint for r in reversed(records) if r.checkpoint), None)
-        con.register("_batch", table)
+        con.register("_batch", _key_table(rows, hashes))
         try:
             with self.warehouse.transaction():
                 con.execute(_CLASSIFY)
                 for outcome, n in con.execute(_COUNT_OUTCOMES).fetchall():
                     setattr(counts, outcome, int(n))
                 if counts.new or counts.changed or counts.restored:
-                    con.execute(_INSERT_DOCUMENTS, {"run": self.run_id})
-                    con.execute(_INSERT_SNAPSHOTS, {"run": self.run_id})
-                    con.execute(_INSERT_REVISIONS, params)
+                    to_write = {d for (d,) in con.execute(_TO_WRITE).fetchall()}
+                    con.register(
+                        "_payload", _payload_table([r for r in rows if r.doc_id in to_write])
+                    )
+                    try:
+                        con.execute(_INSERT_DOCUMENTS, {"run": self.run_id})
+                        con.execute(_INSERT_SNAPSHOTS, {"run": self.run_id})
+                        con.execute(_INSERT_REVISIONS, params)
+                    finally:
+                        con.unregister("_payload")
                 con.execute(_INSERT_SIGHTINGS, {"run": self.run_id})
                 con.execute("INSERT INTO _seen SELECT doc_id FROM _classified")
                 self._record_progress(source, scope, counts, checkpoint)

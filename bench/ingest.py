@@ -1,0 +1,169 @@
+"""Ingest throughput against a raw baseline measured in the same run.
+
+The baseline is the least any importer must do: canonical JSON + SHA-256 of every record and
+one Arrow insert into DuckDB. Ours is the real engine: the same records, as Records through
+``warehouse.ingest.Ingestor`` (batches, comparison with current revisions, snapshots,
+revisions, sightings, run progress, one transaction per batch).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from sources.synthetic import is_changed, synthetic_record_value
+from warehouse.canonical import canonical_json
+from warehouse.ingest import Ingestor
+from warehouse.records import Listing, Provenance, Record
+from warehouse.runs import finish_run, start_run
+from warehouse.store import Warehouse
+
+SEED = 11
+
+
+def make_values(count: int, changed_percent: float = 0.0) -> list[dict[str, Any]]:
+    return [
+        synthetic_record_value(i, SEED, 1024, 1 if is_changed(i, SEED, changed_percent) else 0)
+        for i in range(count)
+    ]
+
+
+def baseline(values: list[dict[str, Any]], path: Path) -> float:
+    started = time.perf_counter()
+    ids, hashes, bodies = [], [], []
+    for i, value in enumerate(values):
+        body = canonical_json(value)
+        ids.append(f"synthetic/record/bench-{i}")
+        hashes.append(hashlib.sha256(body).hexdigest())
+        bodies.append(body)
+    table = pa.table({"doc_id": ids, "content_hash": hashes, "body": pa.array(bodies, pa.binary())})
+    con = duckdb.connect(str(path))
+    con.register("t", table)
+    con.execute("CREATE TABLE snapshots AS SELECT * FROM t")
+    con.close()
+    return time.perf_counter() - started
+
+
+def _records(values: list[dict[str, Any]]) -> Iterator[Record]:
+    provenance = Provenance(source_format="synthetic")
+    for i, value in enumerate(values):
+        yield Record(
+            doc_id=f"synthetic/record/bench-{i}",
+            kind="record",
+            body=canonical_json(value),
+            provenance=provenance,
+        )
+
+
+def ours(
+    values: list[dict[str, Any]], warehouse: Warehouse, batch_size: int
+) -> tuple[float, dict[str, int]]:
+    started = time.perf_counter()
+    info = start_run(warehouse, "bench", "bench", "bench")
+    ingestor = Ingestor(warehouse, info.run_id, batch_size=batch_size)
+    counts = ingestor.ingest("synthetic", Listing("synthetic:bench", _records(values)))
+    finish_run(warehouse, info.run_id, "ok", {}, [])
+    return time.perf_counter() - started, counts.as_dict()
+
+
+def table_sizes(warehouse: Warehouse) -> dict[str, int]:
+    return {
+        t: int(warehouse.scalar(f"SELECT count(*) FROM {t}"))
+        for t in ("snapshots", "revisions", "documents", "sightings")
+    }
+
+
+_PEAK_SCRIPT = """
+import sys
+from warehouse.store import Warehouse
+from pipelines.ingest import IngestOptions, run_ingest
+from pipelines.manifest import parse_manifest
+from pathlib import Path
+count, batch, path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+text = f'[corpus]\\nname="peak"\\nnamespace="peak"\\n[[synthetic]]\\nname="p"\\ncount={count}\\n'
+with Warehouse.open(path) as wh:
+    run_ingest(parse_manifest(text, Path("peak.toml")), wh, options=IngestOptions(batch_size=batch))
+# VmHWM: this process's own high-water mark (ru_maxrss would include the forking parent).
+hwm = [l for l in open("/proc/self/status") if l.startswith("VmHWM:")][0]
+print(int(hwm.split()[1]))
+"""
+
+
+def peak_rss_mb(count: int, batch_size: int, workdir: Path) -> float:
+    """Peak RSS of a whole ingest of ``count`` streamed records, in a fresh process."""
+    path = workdir / f"peak-{count}.duckdb"
+    out = subprocess.run(
+        [sys.executable, "-c", _PEAK_SCRIPT, str(count), str(batch_size), str(path)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return int(out.stdout.strip().splitlines()[-1]) / 1024
+
+
+def run(count: int = 200_000, batch_size: int = 5_000) -> dict[str, Any]:
+    values = make_values(count)
+    changed = make_values(count, changed_percent=1.0)
+    n_changed = sum(1 for a, b in zip(values, changed, strict=True) if a != b)
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = Path(tmp)
+        base_s = baseline(values, workdir / "baseline.duckdb")
+        with Warehouse.open(str(workdir / "ours.duckdb")) as wh:
+            first_s, first = ours(values, wh, batch_size)
+            sizes_after_first = table_sizes(wh)
+            again_s, again = ours(values, wh, batch_size)
+            writes_on_rerun = {k: v - sizes_after_first[k] for k, v in table_sizes(wh).items()}
+            changed_s, changed_counts = ours(changed, wh, batch_size)
+        peak_small = peak_rss_mb(count // 4, batch_size, workdir)
+        peak_full = peak_rss_mb(count, batch_size, workdir)
+    return {
+        "records": count,
+        "record_bytes": len(canonical_json(values[0])),
+        "batch_size": batch_size,
+        "baseline_seconds": round(base_s, 3),
+        "first_ingest": {
+            "seconds": round(first_s, 3),
+            "records_per_second": round(count / first_s),
+            "ratio_to_baseline": round(first_s / base_s, 2),
+            "counts": first,
+        },
+        "identical_reingest": {
+            "seconds": round(again_s, 3),
+            "records_per_second": round(count / again_s),
+            "ratio_to_first_ingest": round(again_s / first_s, 2),
+            "rows_written": writes_on_rerun,
+            "counts": again,
+        },
+        "one_percent_changed": {
+            "seconds": round(changed_s, 3),
+            "records_per_second": round(count / changed_s),
+            "ratio_to_first_ingest": round(changed_s / first_s, 2),
+            "expected_changed": n_changed,
+            "counts": changed_counts,
+        },
+        "peak_rss_mb": {
+            f"{count // 4}_records": round(peak_small, 1),
+            f"{count}_records": round(peak_full, 1),
+            "ratio": round(peak_full / peak_small, 2),
+        },
+        "targets": {
+            "first_ingest_within_2x_baseline": first_s <= 2 * base_s,
+            "identical_reingest_writes_nothing": not any(writes_on_rerun.values()),
+            "identical_reingest_under_a_third": again_s < first_s / 3,
+            "peak_memory_bounded_by_batch": peak_full < 1.5 * peak_small,
+        },
+    }
+
+
+if __name__ == "__main__":
+    print(json.dumps(run(int(sys.argv[1]) if len(sys.argv) > 1 else 200_000), indent=2))

@@ -1,0 +1,113 @@
+"""``make bench``: run every benchmark, write JSON, print a table.
+
+Absolute times on a shared machine are noisy; every figure is reported beside a baseline
+measured in the same run, as a ratio.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import click
+import duckdb
+from rich.console import Console
+from rich.table import Table
+
+from bench import ingest
+from pipelines import __version__
+
+BENCHMARKS: dict[str, Callable[[bool], dict[str, Any]]] = {
+    "ingest": lambda quick: ingest.run(20_000 if quick else 200_000),
+}
+
+
+def machine() -> dict[str, Any]:
+    return {
+        "python": platform.python_version(),
+        "duckdb": duckdb.__version__,
+        "cpus": os.cpu_count(),
+        "platform": platform.platform(),
+        "receipts": __version__,
+    }
+
+
+def table_rows(name: str, result: dict[str, Any]) -> list[tuple[str, str, str]]:
+    rows = []
+    if name == "ingest":
+        rows.append(
+            (
+                "ingest: baseline (canonical+sha256+Arrow insert)",
+                f"{result['baseline_seconds']} s",
+                "1.00×",
+            )
+        )
+        for key, ratio_key in (
+            ("first_ingest", "ratio_to_baseline"),
+            ("identical_reingest", "ratio_to_first_ingest"),
+            ("one_percent_changed", "ratio_to_first_ingest"),
+        ):
+            part = result[key]
+            label = "of baseline" if ratio_key == "ratio_to_baseline" else "of first ingest"
+            rows.append(
+                (
+                    f"ingest: {key.replace('_', ' ')} ({result['records']:,} records)",
+                    f"{part['records_per_second']:,} rec/s",
+                    f"{part[ratio_key]}× {label}",
+                )
+            )
+        peak = result["peak_rss_mb"]
+        rows.append(
+            (
+                "ingest: peak RSS, ¼ vs full corpus",
+                " / ".join(f"{v} MB" for k, v in peak.items() if k != "ratio"),
+                f"{peak['ratio']}×",
+            )
+        )
+    for target, ok in result.get("targets", {}).items():
+        rows.append((f"{name}: target {target.replace('_', ' ')}", "met" if ok else "NOT MET", ""))
+    return rows
+
+
+@click.command()
+@click.option(
+    "--out", type=click.Path(path_type=Path), default=Path("bench/results.json"), show_default=True
+)
+@click.option(
+    "--only", multiple=True, type=click.Choice(sorted(BENCHMARKS)), help="Run only these."
+)
+@click.option("--quick", is_flag=True, help="Smaller inputs, for a smoke run.")
+def main(out: Path, only: tuple[str, ...], quick: bool) -> None:
+    """Run the benchmarks and write their results as JSON."""
+    console = Console(stderr=True)
+    results: dict[str, Any] = {
+        "recorded_at": datetime.now(UTC).isoformat(),
+        "machine": machine(),
+        "command": "make bench" + (" (quick)" if quick else ""),
+        "results": {},
+    }
+    for name, bench in BENCHMARKS.items():
+        if only and name not in only:
+            continue
+        console.print(f"running {name}…")
+        results["results"][name] = bench(quick)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
+    table = Table(title=f"receipts {__version__} benchmarks ({results['machine']['cpus']} cpus)")
+    for column in ("measure", "value", "ratio"):
+        table.add_column(column)
+    for name, result in results["results"].items():
+        for row in table_rows(name, result):
+            table.add_row(*row)
+    Console().print(table)
+    console.print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
