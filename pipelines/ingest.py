@@ -14,7 +14,7 @@ from pipelines.progress import Reporter
 from sources.base import FetchContext
 from sources.http import HttpError, HttpFactory
 from sources.registry import SOURCES
-from warehouse.ingest import COUNT_KEYS, Counts, Ingestor
+from warehouse.ingest import COUNT_KEYS, Counts, Ingestor, MassRetireRefused
 from warehouse.runs import finish_run, start_run
 from warehouse.store import Warehouse
 
@@ -28,6 +28,7 @@ class RunResult:
     warnings: list[dict[str, Any]]
     resumes_run: int | None = None
     http_requests: int = 0
+    left_corpus: list[str] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -38,6 +39,7 @@ class RunResult:
             "failures": self.failures,
             "warnings": self.warnings,
             "http_requests": self.http_requests,
+            "left_corpus": self.left_corpus,
         }
 
 
@@ -88,10 +90,12 @@ def run_ingest(
         info.run_id,
         batch_size=options.batch_size,
         allow_mass_retire=options.allow_mass_retire,
+        corpus=manifest.name,
     )
     per_source: dict[str, Counts] = {}
     failures: list[dict[str, Any]] = []
     warnings: list[dict[str, Any]] = []
+    retired: list[str] = []
     try:
         for source_name in manifest.sources():
             if options.only and source_name not in options.only:
@@ -128,6 +132,13 @@ def run_ingest(
                     {"source": source_name, "entry": label, "warning": w} for w in ctx.warnings
                 )
                 reporter.entry_finished(source_name, label, entry_total, error)
+        # Closed world: after a complete run of the whole manifest, documents no entry
+        # yielded any more leave the corpus (they are no longer published).
+        if not failures and not options.only:
+            try:
+                retired = ingestor.retire_departed()
+            except MassRetireRefused as exc:
+                failures.append({"source": "corpus", "entry": manifest.name, "reason": str(exc)})
     finally:
         reporter.close()
     counts = {
@@ -135,6 +146,8 @@ def run_ingest(
         for name, total in per_source.items()
     }
     status = "failed" if failures else "ok"
+    if retired:
+        counts["corpus"] = {"left": len(retired)}
     finish_run(warehouse, info.run_id, status, counts, failures, warnings)
     return RunResult(
         run_id=info.run_id,
@@ -144,6 +157,7 @@ def run_ingest(
         warnings=warnings,
         resumes_run=info.resumes_run,
         http_requests=http.requests_made,
+        left_corpus=retired,
     )
 
 

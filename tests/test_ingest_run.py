@@ -106,3 +106,70 @@ def test_only_limits_the_sources(with_flaky: None, tmp_path: Path, warehouse_pat
     result = cli("ingest", manifest, "--warehouse", warehouse_path, "--only", "synthetic", "--json")
     assert result.exit_code == 0
     assert list(json.loads(result.stdout)["counts"]) == ["synthetic"]
+
+
+def corpus(name: str, entries: dict[str, int]) -> str:
+    text = f'[corpus]\nname = "{name}"\nnamespace = "{name}"\n'
+    for entry, count in entries.items():
+        text += f'[[synthetic]]\nname = "{entry}"\ncount = {count}\n'
+    return text
+
+
+def members(warehouse_path: Path, name: str) -> set[str]:
+    from warehouse.store import Warehouse
+
+    with Warehouse.open(str(warehouse_path), read_only=True) as wh:
+        rows = wh.con.execute(
+            "SELECT doc_id FROM corpus_members WHERE corpus = $c", {"c": name}
+        ).fetchall()
+    return {r[0] for r in rows}
+
+
+def test_an_entry_removed_from_the_manifest_leaves_the_corpus_only(
+    tmp_path: Path, warehouse_path: Path
+) -> None:
+    full = write_manifest(tmp_path, corpus("alpha", {"keep": 4, "drop": 2}), "alpha.toml")
+    other = write_manifest(tmp_path, corpus("beta", {"drop": 2}), "beta.toml")
+    assert cli("ingest", full, "--warehouse", warehouse_path).exit_code == 0
+    assert cli("ingest", other, "--warehouse", warehouse_path).exit_code == 0
+    assert len(members(warehouse_path, "alpha")) == 6
+
+    smaller = write_manifest(tmp_path, corpus("alpha", {"keep": 4}), "alpha.toml")
+    report = json.loads(cli("ingest", smaller, "--warehouse", warehouse_path, "--json").stdout)
+    assert report["left_corpus"] == ["synthetic/record/drop-0", "synthetic/record/drop-1"]
+    assert report["counts"]["corpus"] == {"left": 2}
+    assert members(warehouse_path, "alpha") == {f"synthetic/record/keep-{i}" for i in range(4)}
+    # The other corpus keeps the shared documents; no revision was tombstoned.
+    assert members(warehouse_path, "beta") == {"synthetic/record/drop-0", "synthetic/record/drop-1"}
+    history = json.loads(
+        cli("history", "synthetic/record/drop-0", "--warehouse", warehouse_path, "--json").stdout
+    )
+    assert [r["tombstone"] for r in history["revisions"]] == [False]
+
+    # Coming back re-joins.
+    write_manifest(tmp_path, corpus("alpha", {"keep": 4, "drop": 2}), "alpha.toml")
+    cli("ingest", full, "--warehouse", warehouse_path)
+    assert len(members(warehouse_path, "alpha")) == 6
+
+
+def test_emptying_most_of_a_corpus_needs_allow_mass_retire(
+    tmp_path: Path, warehouse_path: Path
+) -> None:
+    path = write_manifest(tmp_path, corpus("gamma", {"a": 1, "b": 5}))
+    cli("ingest", path, "--warehouse", warehouse_path)
+    write_manifest(tmp_path, corpus("gamma", {"a": 1}))
+    refused = cli("ingest", path, "--warehouse", warehouse_path, "--json")
+    assert refused.exit_code == 1
+    assert "refusing to retire 5 of 6 documents of corpus 'gamma'" in refused.stdout
+    assert len(members(warehouse_path, "gamma")) == 6
+    allowed = cli("ingest", path, "--warehouse", warehouse_path, "--allow-mass-retire")
+    assert allowed.exit_code == 0
+    assert members(warehouse_path, "gamma") == {"synthetic/record/a-0"}
+
+
+def test_a_partial_run_retires_nothing(tmp_path: Path, warehouse_path: Path) -> None:
+    path = write_manifest(tmp_path, corpus("delta", {"a": 2, "b": 2}))
+    cli("ingest", path, "--warehouse", warehouse_path)
+    write_manifest(tmp_path, corpus("delta", {"a": 2}))
+    only = cli("ingest", path, "--warehouse", warehouse_path, "--only", "synthetic", "--json")
+    assert json.loads(only.stdout)["left_corpus"] == []

@@ -24,13 +24,12 @@ COUNT_KEYS = ("new", "changed", "unchanged", "gone", "restored")
 
 
 class MassRetireRefused(Exception):
-    """A complete listing would tombstone more than half of its scope in one run."""
+    """A run would retire more than half of a scope (or of a corpus) at once."""
 
     def __init__(self, scope: str, gone: int, total: int) -> None:
         super().__init__(
-            f"refusing to retire {gone} of {total} documents of scope {scope!r} in one run "
-            "(more than half); if the upstream really dropped them, re-run with "
-            "--allow-mass-retire"
+            f"refusing to retire {gone} of {total} documents of {scope} in one run "
+            "(more than half); if that is really intended, re-run with --allow-mass-retire"
         )
         self.scope = scope
         self.gone = gone
@@ -187,6 +186,24 @@ WHERE c.source_url IS NOT NULL AND NOT EXISTS (
 
 _COUNT_OUTCOMES = "SELECT outcome, count(*) FROM _classified GROUP BY outcome"
 
+_JOIN_CORPUS = """
+INSERT INTO memberships
+SELECT $corpus, c.doc_id, 'joined', $run, $at
+FROM _classified c
+WHERE c.doc_id NOT IN (
+    SELECT doc_id FROM memberships
+    WHERE corpus = $corpus AND doc_id IN (SELECT doc_id FROM _classified)
+    GROUP BY doc_id
+    HAVING arg_max(event, run_id) = 'joined'
+)
+"""
+
+_DEPARTED = """
+SELECT doc_id FROM corpus_members
+WHERE corpus = $corpus AND doc_id NOT IN (SELECT doc_id FROM _run_seen)
+ORDER BY doc_id
+"""
+
 _GONE = """
 SELECT c.doc_id, c.revision
 FROM current_revisions c
@@ -207,12 +224,52 @@ class Ingestor:
     batch_size: int = DEFAULT_BATCH_SIZE
     allow_mass_retire: bool = False
     on_batch: Callable[[Counts], None] | None = None
+    corpus: str | None = None
     _batch_no: int = field(default=0, init=False)
+    _run_seen_ready: bool = field(default=False, init=False)
+
+    def _ensure_run_seen(self) -> None:
+        if not self._run_seen_ready:
+            self.warehouse.con.execute("CREATE OR REPLACE TEMP TABLE _run_seen (doc_id VARCHAR)")
+            self._run_seen_ready = True
+
+    def retire_departed(self) -> list[str]:
+        """End of a complete run: members of the corpus that no entry yielded leave it.
+
+        Only call this when every entry of the manifest succeeded; membership is per corpus,
+        so nothing is tombstoned and other corpora sharing the documents are untouched.
+        """
+        if self.corpus is None:
+            return []
+        self._ensure_run_seen()
+        con = self.warehouse.con
+        with self.warehouse.transaction():
+            departed = [d for (d,) in con.execute(_DEPARTED, {"corpus": self.corpus}).fetchall()]
+            if not departed:
+                return []
+            members = int(
+                self.warehouse.scalar(
+                    "SELECT count(*) FROM corpus_members WHERE corpus = $c", {"c": self.corpus}
+                )
+            )
+            if len(departed) * 2 > members and not self.allow_mass_retire:
+                raise MassRetireRefused(f"corpus {self.corpus!r}", len(departed), members)
+            con.register("_departed", pa.table({"doc_id": departed}))
+            try:
+                con.execute(
+                    "INSERT INTO memberships SELECT $corpus, doc_id, 'left', $run, $at "
+                    "FROM _departed",
+                    {"corpus": self.corpus, "run": self.run_id, "at": now()},
+                )
+            finally:
+                con.unregister("_departed")
+        return departed
 
     def ingest(self, source: str, listing: Listing) -> Counts:
         """Ingest one listing; tombstone what a complete listing no longer contains."""
         con = self.warehouse.con
         total = Counts()
+        self._ensure_run_seen()
         con.execute("CREATE OR REPLACE TEMP TABLE _seen (doc_id VARCHAR)")
         batch: list[Record] = []
         for record in listing.records:
@@ -252,6 +309,12 @@ class Ingestor:
                         con.unregister("_payload")
                 con.execute(_INSERT_SIGHTINGS, {"run": self.run_id})
                 con.execute("INSERT INTO _seen SELECT doc_id FROM _classified")
+                con.execute("INSERT INTO _run_seen SELECT doc_id FROM _classified")
+                if self.corpus is not None:
+                    con.execute(
+                        _JOIN_CORPUS,
+                        {"corpus": self.corpus, "run": self.run_id, "at": params["at"]},
+                    )
                 self._record_progress(source, scope, counts, checkpoint)
         finally:
             con.unregister("_batch")
@@ -268,7 +331,7 @@ class Ingestor:
                 return counts
             live = int(self.warehouse.scalar(_LIVE_IN_SCOPE, {"scope": scope}))
             if len(gone) * 2 > live and not self.allow_mass_retire:
-                raise MassRetireRefused(scope, len(gone), live)
+                raise MassRetireRefused(f"scope {scope!r}", len(gone), live)
             at = now()
             table = pa.table(
                 {
