@@ -316,14 +316,7 @@ class HttpClient:
         request = self._client.build_request(
             method, url, params=params, headers=send_headers, content=content
         )
-        try:
-            response = self._client.send(request, stream=True)
-        except NotRecorded as exc:
-            raise TerminalHttpError(str(exc), url) from None
-        except (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError) as exc:
-            raise TransientHttpError(
-                f"{self.source}: {type(exc).__name__} for {method} {url}", url
-            ) from None
+        response = self._open(request)
         try:
             content = b"".join(self._capped_chunks(response, method, url))
         finally:
@@ -334,6 +327,18 @@ class HttpClient:
             if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")
         ]
         return httpx.Response(response.status_code, headers=kept, content=content, request=request)
+
+    def _open(self, request: httpx.Request) -> httpx.Response:
+        """Send a request, keeping the body as a stream; classify failures to connect."""
+        try:
+            return self._client.send(request, stream=True)
+        except NotRecorded as exc:
+            raise TerminalHttpError(str(exc), str(request.url)) from None
+        except (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError) as exc:
+            raise TransientHttpError(
+                f"{self.source}: {type(exc).__name__} for {request.method} {request.url}",
+                str(request.url),
+            ) from None
 
     def _capped_chunks(
         self, response: httpx.Response, method: str, url: str, cap: int | None = None
@@ -370,20 +375,12 @@ class HttpClient:
         def attempt() -> int:
             self._check_host(url)
             self._pace()
-            request = self._client.build_request("GET", url)
-            try:
-                response = self._client.send(request, stream=True)
-            except NotRecorded as exc:
-                raise TerminalHttpError(str(exc), url) from None
-            except (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError) as exc:
-                raise TransientHttpError(
-                    f"{self.source}: {type(exc).__name__} for {url}", url
-                ) from None
+            response = self._open(self._client.build_request("GET", url))
+            partial = destination.with_name(destination.name + ".part")
             try:
                 if response.status_code != 200:
                     response.read()
                     self._judge(response, frozenset({200}))
-                partial = destination.with_name(destination.name + ".part")
                 size = 0
                 with partial.open("wb") as out:
                     for chunk in self._capped_chunks(response, "GET", url, max_bytes):
@@ -393,6 +390,7 @@ class HttpClient:
                 return size
             finally:
                 response.close()
+                partial.unlink(missing_ok=True)
 
         size: int = self._retrying()(attempt)
         return size
