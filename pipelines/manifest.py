@@ -11,9 +11,9 @@ import hashlib
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator
 from pydantic_core import ErrorDetails
 
 from pipelines.errors import ManifestError
@@ -60,8 +60,25 @@ def _entry_label(source: str, index: int, raw: dict[str, Any]) -> str:
     return f"{text} ({hint})" if hint else text
 
 
-def _field_names(model: type[StrictModel]) -> list[str]:
+def _field_names(model: type[BaseModel]) -> list[str]:
     return sorted(model.model_fields)
+
+
+def _model_at(model: type[BaseModel], loc: tuple[int | str, ...]) -> type[BaseModel]:
+    """The (nested) model that holds the field at ``loc``, e.g. ``files.0.path``."""
+    for part in loc:
+        field = model.model_fields.get(part) if isinstance(part, str) else None
+        if field is None:
+            continue
+        nested = [
+            arg
+            for arg in (field.annotation, *get_args(field.annotation))
+            if isinstance(arg, type) and issubclass(arg, BaseModel)
+        ]
+        if not nested:
+            break
+        model = nested[0]
+    return model
 
 
 def _explain(error: ErrorDetails, model: type[StrictModel]) -> str:
@@ -69,7 +86,8 @@ def _explain(error: ErrorDetails, model: type[StrictModel]) -> str:
     loc = ".".join(str(part) for part in error["loc"]) or "(entry)"
     message = error["msg"]
     if error["type"] == "extra_forbidden":
-        message = f"unknown field; valid fields: {', '.join(_field_names(model))}"
+        holder = _model_at(model, tuple(error["loc"][:-1]))
+        message = f"unknown field; valid fields: {', '.join(_field_names(holder))}"
     elif error["type"] == "missing":
         message = "required field is missing"
     return f"field '{loc}': {message}"
