@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from sources import synthetic
+from sources import github, synthetic
 from sources.base import Source
 
 SOURCES: dict[str, Source[Any]] = {
     "synthetic": synthetic.SOURCE,
+    "github": github.SOURCE,
 }

@@ -1,0 +1,505 @@
+"""GitHub: files of a repository at a pinned commit.
+
+A ``[[github]]`` entry names a ``repo`` (``owner/name``), a ``commit`` (exactly 40 hex digits:
+a branch or tag moves, so it is refused) and its ``files``, each with its curation metadata.
+Each file is fetched verbatim from the raw host at that commit and stored under the doc_id
+``github/<owner>/<repo>/<path>``, with its git blob SHA-1 beside it.
+
+A pin is immutable, so a file already stored at the same (raw URL, commit) whose digest still
+matches what the manifest declares is re-used without any HTTP request.
+
+Rate limits: ``GITHUB_TOKEN`` (when set) is sent as a bearer token, but only to the base URLs
+of the environment or the defaults, never to one that only a manifest names. When GitHub
+answers 403/429 with the limit exhausted, the client waits for the reset if it is at most
+``RECEIPTS_GITHUB_MAX_RATE_WAIT`` seconds away (default 60); otherwise the entry fails with
+the time at which to retry.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Literal
+from urllib.parse import quote
+
+import httpx
+from pydantic import Field, field_validator, model_validator
+
+from sources.base import Curated, CurationInput, FetchContext, Source, SourceError, StrictModel
+from sources.http import (
+    BodyTooLarge,
+    HttpClient,
+    HttpError,
+    HttpFactory,
+    TerminalHttpError,
+    TransientHttpError,
+    base_url,
+    parse_retry_after,
+)
+from warehouse.canonical import content_hash, git_blob_sha1
+from warehouse.clock import now
+from warehouse.ids import doc_id
+from warehouse.records import Listing, Provenance, Record
+
+SOURCE_NAME = "github"
+SOURCE_FORMAT = "github:raw"
+ENV_TOKEN = "GITHUB_TOKEN"
+ENV_MAX_RATE_WAIT = "RECEIPTS_GITHUB_MAX_RATE_WAIT"
+DEFAULT_MAX_RATE_WAIT = 60.0
+DEFAULT_MAX_BYTES = 20 * 1024 * 1024
+# FetchContext.options key under which a run may pass a RateLimitPolicy (tests, embedders).
+RATE_LIMIT_OPTION = "github_rate_limit"
+WEB_URL = "https://github.com"
+
+Lifecycle = Literal["published", "historical", "unreleased", "draft"]
+Format = Literal["markdown", "text", "json", "yaml", "toml", "csv", "html", "xml", "pdf", "binary"]
+
+# Declared format → (media type of the stored snapshot, whether the bytes must be UTF-8 text).
+FORMATS: dict[str, tuple[str, bool]] = {
+    "markdown": ("text/markdown", True),
+    "text": ("text/plain", True),
+    "json": ("application/json", True),
+    "yaml": ("application/yaml", True),
+    "toml": ("application/toml", True),
+    "csv": ("text/csv", True),
+    "html": ("text/html", True),
+    "xml": ("application/xml", True),
+    "pdf": ("application/pdf", False),
+    "binary": ("application/octet-stream", False),
+}
+
+_SHA1_HEX = re.compile(r"^[0-9a-fA-F]{40}$")
+_SHORT_HEX = re.compile(r"^[0-9a-fA-F]{4,39}$")
+_SHA256_HEX = re.compile(r"^[0-9a-f]{64}$")
+_REPO = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$")
+_LFS_POINTER = b"version https://git-lfs.github.com/spec/v1"
+
+
+# -- manifest ------------------------------------------------------------------------------
+def path_problem(path: str) -> str | None:
+    """Why ``path`` is not a safe, normalised repository path, or None when it is."""
+    if not path:
+        return "is empty"
+    if "\\" in path:
+        return "contains a backslash; use '/' between folders"
+    if path.startswith("/"):
+        return "is absolute; give it relative to the repository root"
+    if any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in path):
+        return "contains whitespace or a control character"
+    segments = path.split("/")
+    if ".." in segments:
+        return "contains '..'"
+    if posixpath.normpath(path) != path or "." in segments or "" in segments:
+        return f"is not normalised (write {posixpath.normpath(path)!r})"
+    return None
+
+
+def commit_problem(commit: str) -> str | None:
+    """Why ``commit`` is not a pinned commit SHA, or None when it is."""
+    if _SHA1_HEX.match(commit):
+        return None
+    how = "run `receipts pin MANIFEST --ref <branch or tag>` to write the commit it points to"
+    if _SHORT_HEX.match(commit):
+        return f"{commit!r} is an abbreviated SHA; pin the full 40-hex commit: {how}"
+    return (
+        f"{commit!r} is not a commit SHA (exactly 40 hex digits); a branch or tag name moves, "
+        f"so it is refused: {how}"
+    )
+
+
+class GithubFile(StrictModel):
+    """One pinned file and its curation metadata."""
+
+    path: str
+    sha256: str | None = None
+    kind: str = Field(min_length=1)
+    format: Format
+    license: str | None = None
+    lifecycle: Lifecycle
+    authority_rank: int | None = Field(default=None, ge=0, le=100)
+    authority_domains: list[str] = Field(default_factory=list)
+    version_scope: list[str] = Field(default_factory=list)
+
+    @field_validator("path")
+    @classmethod
+    def _safe_path(cls, value: str) -> str:
+        problem = path_problem(value)
+        if problem:
+            raise ValueError(f"path {value!r} {problem}")
+        return value
+
+    @field_validator("sha256")
+    @classmethod
+    def _hex_digest(cls, value: str | None) -> str | None:
+        if value is not None and not _SHA256_HEX.match(value):
+            raise ValueError("sha256 must be 64 lowercase hex digits")
+        return value
+
+    @property
+    def media_type(self) -> str:
+        return FORMATS[self.format][0]
+
+    @property
+    def is_text(self) -> bool:
+        return FORMATS[self.format][1]
+
+
+class GithubEntry(StrictModel):
+    """A ``[[github]]`` entry: files of one repository at one pinned commit."""
+
+    repo: str
+    commit: str
+    files: list[GithubFile] = Field(min_length=1)
+    raw_url: str | None = None
+    api_url: str | None = None
+    max_bytes: int = Field(default=DEFAULT_MAX_BYTES, ge=1, le=100 * 1024 * 1024)
+
+    @field_validator("repo")
+    @classmethod
+    def _owner_and_name(cls, value: str) -> str:
+        if not _REPO.match(value) or value.split("/")[1] in (".", ".."):
+            raise ValueError(f"repo {value!r} must be 'owner/name', e.g. 'octocat/hello-world'")
+        return value
+
+    @field_validator("commit")
+    @classmethod
+    def _pinned(cls, value: str) -> str:
+        problem = commit_problem(value)
+        if problem:
+            raise ValueError(problem)
+        return value.lower()
+
+    @model_validator(mode="after")
+    def _paths_unique(self) -> GithubEntry:
+        seen: set[str] = set()
+        for file in self.files:
+            if file.path in seen:
+                raise ValueError(f"path {file.path!r} is listed twice")
+            seen.add(file.path)
+        return self
+
+    @property
+    def owner(self) -> str:
+        return self.repo.split("/")[0]
+
+    @property
+    def name(self) -> str:
+        return self.repo.split("/")[1]
+
+
+# -- identities and URLs (pure) ------------------------------------------------------------
+def file_doc_id(repo: str, path: str) -> str:
+    owner, name = repo.split("/")
+    return doc_id(SOURCE_NAME, owner, name, path)
+
+
+def raw_file_url(raw_base: str, repo: str, commit: str, path: str) -> str:
+    """The raw URL of ``path`` at ``commit``."""
+    return f"{raw_base}/{repo}/{commit}/{quote(path, safe='/')}"
+
+
+def web_file_url(repo: str, commit: str, path: str) -> str:
+    """The github.com page of ``path`` at ``commit``: a citation that never moves."""
+    return f"{WEB_URL}/{repo}/blob/{commit}/{quote(path, safe='/')}"
+
+
+def identity(document_id: str) -> tuple[str, str]:
+    """``github/<owner>/<repo>/<path>`` → (``file``, ``<owner>/<repo>/<path>``)."""
+    return "file", document_id.split("/", 1)[1]
+
+
+# -- checking bytes (pure) -----------------------------------------------------------------
+class FileRefused(SourceError):
+    """A file's bytes were not stored: missing upstream, wrong digest, not text, too large."""
+
+
+def check_file_bytes(file: GithubFile, body: bytes, where: str) -> None:
+    """Refuse bytes that do not match the declared digest, or are not strict UTF-8 text."""
+    if file.sha256 is not None:
+        actual = content_hash(body)
+        if actual != file.sha256:
+            raise FileRefused(
+                f"{file.path}: sha256 {actual} does not match the declared {file.sha256} "
+                f"({where}); nothing was stored"
+            )
+    if file.is_text:
+        try:
+            body.decode("utf-8", errors="strict")
+        except UnicodeDecodeError as exc:
+            raise FileRefused(
+                f"{file.path}: declared format {file.format!r} but the bytes are not strict "
+                f'UTF-8 (byte {exc.start}); declare format = "binary" if that is intended'
+            ) from None
+
+
+def file_record(entry: GithubEntry, file: GithubFile, url: str, body: bytes) -> Record:
+    return Record(
+        doc_id=file_doc_id(entry.repo, file.path),
+        kind="file",
+        body=body,
+        media_type=file.media_type,
+        provenance=Provenance(
+            url=url, commit=entry.commit, source_format=SOURCE_FORMAT, fetched_at=now()
+        ),
+        attributes={"git_blob_sha1": git_blob_sha1(body), "format": file.format},
+    )
+
+
+# -- HTTP ----------------------------------------------------------------------------------
+class RateLimited(TerminalHttpError):
+    """GitHub's rate limit is exhausted and resets too far ahead to wait for."""
+
+
+@dataclass(frozen=True)
+class RateLimitPolicy:
+    """How long a rate-limited request may wait for the reset, and the clock it reads."""
+
+    max_wait: float = DEFAULT_MAX_RATE_WAIT
+    clock: Callable[[], float] = time.time
+
+    @classmethod
+    def from_env(cls) -> RateLimitPolicy:
+        value = os.environ.get(ENV_MAX_RATE_WAIT)
+        if not value:
+            return cls()
+        try:
+            seconds = float(value)
+        except ValueError:
+            raise SourceError(f"{ENV_MAX_RATE_WAIT} must be a number of seconds") from None
+        return cls(max_wait=max(0.0, seconds))
+
+
+def rate_limit_policy(options: dict[str, object]) -> RateLimitPolicy:
+    given = options.get(RATE_LIMIT_OPTION)
+    return given if isinstance(given, RateLimitPolicy) else RateLimitPolicy.from_env()
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
+
+
+def _utc(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def rate_limit_verdict(
+    response: httpx.Response, policy: RateLimitPolicy, authenticated: bool
+) -> HttpError | None:
+    """Classify a 403/429 that is a rate limit: wait if the reset is near, else fail.
+
+    The primary limit says ``x-ratelimit-remaining: 0`` with the reset in epoch seconds; a
+    secondary limit may send ``retry-after``. Other responses are left to the shared policy.
+    """
+    status = response.status_code
+    if status not in (403, 429):
+        return None
+    headers = response.headers
+    url = str(response.request.url)
+    clock = policy.clock()
+    retry_after = parse_retry_after(headers.get("retry-after"), now=clock)
+    reset_header = headers.get("x-ratelimit-reset", "")
+    if headers.get("x-ratelimit-remaining") == "0" and reset_header.strip().isdigit():
+        reset = float(reset_header)
+        wait = max(0.0, reset - clock) + 1.0
+    elif retry_after is not None:
+        wait = retry_after
+        reset = clock + retry_after
+    else:
+        return None
+    limit = headers.get("x-ratelimit-limit")
+    resource = headers.get("x-ratelimit-resource")
+    details = ", ".join(
+        part
+        for part in (f"resource {resource}" if resource else "", f"limit {limit}" if limit else "")
+        if part
+    )
+    what = "GitHub rate limit exhausted" + (f" ({details})" if details else "")
+    if wait <= policy.max_wait:
+        return TransientHttpError(
+            f"github: {what} for {url}; waiting {wait:.0f} s", url, status, retry_after=wait
+        )
+    hint = "" if authenticated else f", or set {ENV_TOKEN} for a higher limit"
+    return RateLimited(
+        f"github: {what} for {url}; it resets at {_utc(reset)} (in {_duration(wait)}): "
+        f"retry after that{hint}",
+        url,
+        status,
+    )
+
+
+def github_client(
+    http: HttpFactory,
+    endpoint: str,
+    manifest_value: str | None = None,
+    *,
+    max_bytes: int | None = None,
+    rate_limits: RateLimitPolicy | None = None,
+) -> tuple[HttpClient, str]:
+    """A client for one GitHub endpoint family (``github_raw`` or ``github_api``) and its
+    base URL. The token goes only to a base URL that the manifest did not choose."""
+    base = base_url(endpoint, manifest_value)
+    rate_limits = rate_limits or RateLimitPolicy.from_env()
+    token = os.environ.get(ENV_TOKEN, "").strip()
+    headers: dict[str, str] = {}
+    if token and base == base_url(endpoint, None):
+        headers["Authorization"] = f"Bearer {token}"
+    if endpoint == "github_api":
+        headers["Accept"] = "application/vnd.github+json"
+        headers["X-GitHub-Api-Version"] = "2022-11-28"
+    authenticated = "Authorization" in headers
+    policy = replace(
+        http.policy,
+        max_body_bytes=max_bytes or http.policy.max_body_bytes,
+        max_retry_after=max(http.policy.max_retry_after, rate_limits.max_wait + 1.0),
+    )
+    client = http.client(
+        SOURCE_NAME,
+        [base],
+        headers=headers,
+        policy=policy,
+        classify=lambda response: rate_limit_verdict(response, rate_limits, authenticated),
+    )
+    return client, base
+
+
+class GithubClients:
+    """One client per (endpoint family, manifest base URL, size cap), built on first use, so
+    work that needs no request builds none."""
+
+    def __init__(self, http: HttpFactory, rate_limits: RateLimitPolicy | None = None) -> None:
+        self.http = http
+        self.rate_limits = rate_limits
+        self._built: dict[tuple[str, str | None, int | None], tuple[HttpClient, str]] = {}
+
+    def get(
+        self, endpoint: str, manifest_value: str | None = None, max_bytes: int | None = None
+    ) -> tuple[HttpClient, str]:
+        key = (endpoint, manifest_value, max_bytes)
+        if key not in self._built:
+            self._built[key] = github_client(
+                self.http,
+                endpoint,
+                manifest_value,
+                max_bytes=max_bytes,
+                rate_limits=self.rate_limits,
+            )
+        return self._built[key]
+
+
+def download_raw(client: HttpClient, url: str, path: str) -> bytes | None:
+    """The raw bytes at ``url``; None when the file does not exist there (404)."""
+    try:
+        response = client.get(url, ok=(200, 404))
+    except BodyTooLarge as exc:
+        raise FileRefused(f"{path}: {exc}") from None
+    if response.status_code == 404:
+        return None
+    return response.content
+
+
+# -- fetch ---------------------------------------------------------------------------------
+def _records(entry: GithubEntry, ctx: FetchContext, refused: list[str]) -> Iterator[Record]:
+    raw_base = base_url("github_raw", entry.raw_url)
+    clients = GithubClients(ctx.http, rate_limit_policy(ctx.options))
+    for file in entry.files:
+        url = raw_file_url(raw_base, entry.repo, entry.commit, file.path)
+        stored = ctx.lookup(file_doc_id(entry.repo, file.path), url, entry.commit)
+        if stored is not None and file.sha256 not in (None, content_hash(stored)):
+            stored = None  # the manifest now declares other bytes: ask upstream again
+        try:
+            if stored is not None:
+                body = stored
+                where = f"stored bytes of {url}"
+            else:
+                client, _ = clients.get("github_raw", entry.raw_url, entry.max_bytes)
+                fetched = download_raw(client, url, file.path)
+                if fetched is None:
+                    raise FileRefused(f"{file.path}: not found at commit {entry.commit} ({url})")
+                body = fetched
+                where = url
+            check_file_bytes(file, body, where)
+        except FileRefused as exc:
+            refused.append(str(exc))
+            continue
+        if body.startswith(_LFS_POINTER):
+            ctx.warn(f"{file.path}: the raw host served a Git LFS pointer, not the file itself")
+        yield file_record(entry, file, url, body)
+
+
+def fetch(entry: GithubEntry, ctx: FetchContext) -> Iterable[Listing]:
+    """One listing of the entry's files; refused files fail the entry after the rest commit."""
+    refused: list[str] = []
+    yield Listing(
+        scope=f"{SOURCE_NAME}:{entry.repo}",
+        records=_records(entry, ctx, refused),
+        label=label(entry),
+    )
+    if refused:
+        raise SourceError(
+            f"{len(refused)} of {len(entry.files)} files refused: " + "; ".join(refused)
+        )
+
+
+def label(entry: GithubEntry) -> str:
+    return f"github {entry.repo}@{entry.commit[:12]} ({len(entry.files)} files)"
+
+
+# -- curation ------------------------------------------------------------------------------
+def find_file(
+    document_id: str, entries: list[GithubEntry], commit: str | None
+) -> tuple[GithubEntry, GithubFile]:
+    """The manifest entry and file of a doc_id; with several pins, the one at ``commit``."""
+    found = [
+        (entry, file)
+        for entry in entries
+        for file in entry.files
+        if file_doc_id(entry.repo, file.path) == document_id
+    ]
+    if not found:
+        raise SourceError(f"{document_id} is not declared in any [[github]] entry")
+    at_commit = [pair for pair in found if pair[0].commit == commit]
+    return (at_commit or found)[-1]
+
+
+def curate(doc: CurationInput, entries: list[GithubEntry]) -> Curated:
+    """A ``sourceDocument``: where the file is, its bytes' digests, its text, its metadata."""
+    commit = doc.provenance.get("commit")
+    entry, file = find_file(doc.doc_id, entries, commit)
+    commit = commit or entry.commit
+    fields: dict[str, object] = {
+        "repo": entry.repo,
+        "path": file.path,
+        "commit": commit,
+        "url": web_file_url(entry.repo, commit, file.path),
+        "rawUrl": doc.provenance.get("url"),
+        "format": file.format,
+        "sha256": doc.content_hash,
+        "gitBlobSha1": git_blob_sha1(doc.body),
+        "size": len(doc.body),
+        "kind": file.kind,
+        "license": file.license,
+        "lifecycleStatus": file.lifecycle,
+        "authorityRank": file.authority_rank,
+        "authorityDomains": list(file.authority_domains),
+        "versionScope": list(file.version_scope),
+    }
+    if file.is_text:
+        fields["text"] = doc.body.decode("utf-8")
+    return Curated(type="sourceDocument", fields={k: v for k, v in fields.items() if v is not None})
+
+
+SOURCE = Source(
+    name=SOURCE_NAME,
+    entry_model=GithubEntry,
+    label=label,
+    fetch=fetch,
+    curate=curate,
+    identity=identity,
+)
+
+__all__ = ["SOURCE", "GithubEntry", "GithubFile"]

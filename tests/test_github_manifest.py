@@ -1,0 +1,150 @@
+"""[[github]] manifest entries: pinned commits only, safe normalised paths, strict metadata."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from pipelines.errors import ManifestError
+from pipelines.manifest import load_manifest, parse_manifest
+from sources.github import GithubEntry, path_problem
+from tests.conftest import REPO, cli, write_manifest
+
+SHA = "fcccee58a96987867381a5a5fca7cb12dc3bb632"
+CORPUS = '[corpus]\nname = "atlas"\nnamespace = "atlas"\n'
+
+
+def github(commit: str = SHA, path: str = "docs/a.md", extra: str = "") -> str:
+    return (
+        CORPUS
+        + f'[[github]]\nrepo = "octo/hyphae"\ncommit = "{commit}"\n'
+        + f'[[github.files]]\npath = "{path}"\nkind = "spec"\nformat = "markdown"\n'
+        + f'lifecycle = "published"\n{extra}'
+    )
+
+
+VALID = {
+    "minimal": github(),
+    "upper-case sha": github(commit=SHA.upper()),
+    "full metadata": github(
+        extra='sha256 = "' + "a" * 64 + '"\nlicense = "Apache-2.0"\nauthority_rank = 100\n'
+        'authority_domains = ["api"]\nversion_scope = ["3.0.0"]\n'
+    ),
+    "nested path with dots in names": github(path="docs/release/receipts/3.0.0.md"),
+    "dotfile": github(path=".github/workflows/ci.yml"),
+}
+
+INVALID = {
+    "branch name": (github(commit="main"), "'main' is not a commit SHA", "receipts pin"),
+    "tag name": (github(commit="v3.0.0"), "a branch or tag name moves", "receipts pin"),
+    "short sha": (github(commit="fcccee5"), "abbreviated SHA", "receipts pin"),
+    "41 hex": (github(commit=SHA + "0"), "not a commit SHA", "exactly 40 hex"),
+    "absolute path": (github(path="/etc/passwd"), "files.0.path", "is absolute"),
+    "dot-dot": (github(path="docs/../../secret"), "files.0.path", "contains '..'"),
+    "backslash": (github(path="docs\\\\a.md"), "files.0.path", "backslash"),
+    "dot segment": (github(path="./docs/a.md"), "not normalised", "'docs/a.md'"),
+    "double slash": (github(path="docs//a.md"), "not normalised", "'docs/a.md'"),
+    "trailing slash": (github(path="docs/"), "not normalised", "'docs'"),
+    "whitespace": (github(path="docs/a b.md"), "files.0.path", "whitespace"),
+    "empty path": (github(path=""), "files.0.path", "is empty"),
+    "lifecycle": (
+        github().replace('"published"', '"live"'),
+        "files.0.lifecycle",
+        "'published', 'historical', 'unreleased' or 'draft'",
+    ),
+    "format": (github().replace('"markdown"', '"docx"'), "files.0.format", "'markdown'"),
+    "rank above 100": (github(extra="authority_rank = 101\n"), "authority_rank", "100"),
+    "sha256 not hex": (github(extra='sha256 = "abc"\n'), "files.0.sha256", "64 lowercase hex"),
+    "camelCase key": (
+        github(extra="authorityRank = 5\n"),
+        "field 'files.0.authorityRank': unknown field",
+        "authority_rank",
+    ),
+    "repo without owner": (github().replace("octo/hyphae", "hyphae"), "'owner/name'", "repo"),
+    "no files": (
+        CORPUS + f'[[github]]\nrepo = "octo/hyphae"\ncommit = "{SHA}"\nfiles = []\n',
+        "field 'files'",
+        "at least 1",
+    ),
+    "same path twice": (
+        github() + '[[github.files]]\npath = "docs/a.md"\nkind = "k"\nformat = "text"\n'
+        'lifecycle = "draft"\n',
+        "listed twice",
+        "docs/a.md",
+    ),
+}
+
+
+@pytest.mark.parametrize("text", VALID.values(), ids=VALID.keys())
+def test_valid_github_entries(text: str) -> None:
+    manifest = parse_manifest(text, Path("m.toml"))
+    [entry] = manifest.entries["github"]
+    assert entry.commit == SHA
+
+
+@pytest.mark.parametrize(("text", "where", "why"), INVALID.values(), ids=INVALID.keys())
+def test_invalid_github_entries_are_refused_with_the_reason(
+    text: str, where: str, why: str
+) -> None:
+    with pytest.raises(ManifestError) as caught:
+        parse_manifest(text, Path("m.toml"))
+    message = str(caught.value)
+    assert message.startswith("m.toml: [[github]] entry 1 (")
+    assert where in message and why in message
+
+
+@pytest.mark.parametrize(
+    ("path", "ok"),
+    [
+        ("a.md", True),
+        ("a/b/c.json", True),
+        ("..", False),
+        ("a/..", False),
+        ("a/.", False),
+        ("a\\b", False),
+        ("/a", False),
+        ("a/", False),
+        ("a\tb", False),
+        ("a\x00b", False),
+        ("...", True),
+    ],
+)
+def test_path_problem(path: str, ok: bool) -> None:
+    assert (path_problem(path) is None) is ok
+
+
+def test_unpinned_manifest_is_refused_by_ingest_with_how_to_pin(tmp_path: Path) -> None:
+    manifest = write_manifest(tmp_path, github(commit="main"))
+    result = cli("ingest", manifest, "--warehouse", tmp_path / "w.duckdb")
+    assert result.exit_code == 2
+    assert "'main' is not a commit SHA" in result.stderr
+    assert "receipts pin MANIFEST --ref <branch or tag>" in result.stderr
+    assert not (tmp_path / "w.duckdb").exists()
+
+
+def test_hyphae_atlas_manifest_declares_the_pinned_corpus() -> None:
+    path = REPO / "manifests" / "hyphae-atlas.toml"
+    manifest = load_manifest(path)
+    [entry] = manifest.entries["github"]
+    assert isinstance(entry, GithubEntry)
+    assert entry.repo == "Hyphae-Research-Foundation/hyphae"
+    assert entry.commit == SHA
+    assert len(entry.files) == 20
+    assert {f.lifecycle for f in entry.files} == {"published", "historical", "unreleased"}
+    claims = next(f for f in entry.files if f.path == "docs/product/claims.md")
+    assert (claims.kind, claims.authority_rank, claims.authority_domains) == (
+        "claims-authority",
+        100,
+        ["claim"],
+    )
+    # The manifest is plain TOML a reviewer can read: snake_case keys, no camelCase.
+    raw = tomllib.loads(path.read_text())
+    assert "authorityRank" not in str(raw)
+
+
+def test_manifest_check_counts_github_entries(tmp_path: Path) -> None:
+    result = cli("manifest", "check", write_manifest(tmp_path, github()), "--json")
+    assert result.exit_code == 0, result.output
+    assert '"github": 1' in result.output

@@ -1,0 +1,166 @@
+"""Rate limits: wait for a near reset, fail with the retry time for a far one, use the token's
+own bucket, honour a secondary limit's Retry-After. Time is the fake's clock."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+import pytest
+
+from pipelines.ingest import IngestOptions, RunResult, run_ingest
+from pipelines.manifest import load_manifest
+from sources.github import (
+    RATE_LIMIT_OPTION,
+    GithubClients,
+    RateLimited,
+    RateLimitPolicy,
+    rate_limit_verdict,
+)
+from sources.github_pins import RefResolver
+from sources.http import HttpFactory, TransientHttpError
+from tests.conftest import write_manifest
+from tests.fakes.github import FakeClock, FakeGitHub, manifest_toml, serve
+from warehouse.store import Warehouse
+
+REPO_NAME = "octo/hyphae"
+FILES = {"a.md": b"a", "b.md": b"b"}
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def github(clock: FakeClock) -> Iterator[FakeGitHub]:
+    with serve(FakeGitHub(clock=clock, token="ghp_valid")) as fake:
+        yield fake
+
+
+def run(
+    github: FakeGitHub, clock: FakeClock, tmp_path: Path, wh: Warehouse, max_wait: float = 60
+) -> RunResult:
+    sha = github.push(REPO_NAME, FILES)
+    manifest = write_manifest(
+        tmp_path, manifest_toml(REPO_NAME, sha, {p: "markdown" for p in FILES})
+    )
+    policy = RateLimitPolicy(max_wait=max_wait, clock=clock)
+    return run_ingest(
+        load_manifest(manifest),
+        wh,
+        http=HttpFactory(sleep=clock.sleep),
+        options=IngestOptions(extra={RATE_LIMIT_OPTION: policy}),
+    )
+
+
+def test_a_near_reset_is_waited_for(
+    github: FakeGitHub, clock: FakeClock, tmp_path: Path, wh: Warehouse
+) -> None:
+    github.exhaust(reset_in=30)
+    result = run(github, clock, tmp_path, wh)
+    assert result.status == "ok", result.failures
+    assert result.counts["github"]["new"] == 2
+    assert clock.slept == [31.0]
+    assert len(github.raw_requests) == 3
+
+
+def test_a_far_reset_fails_with_when_to_retry(
+    github: FakeGitHub, clock: FakeClock, tmp_path: Path, wh: Warehouse
+) -> None:
+    github.exhaust(reset_in=45 * 60)
+    result = run(github, clock, tmp_path, wh)
+    assert result.status == "failed"
+    [failure] = result.failures
+    reset = datetime.fromtimestamp(int(clock() + 45 * 60), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert "GitHub rate limit exhausted (resource core, limit 60)" in failure["reason"]
+    assert f"it resets at {reset} (in 45 min): retry after that" in failure["reason"]
+    assert "or set GITHUB_TOKEN for a higher limit" in failure["reason"]
+    assert clock.slept == []
+    assert len(github.raw_requests) == 1  # the entry stops at once; no file after it is tried
+
+
+def test_the_token_has_its_own_bucket(
+    github: FakeGitHub,
+    clock: FakeClock,
+    tmp_path: Path,
+    wh: Warehouse,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    github.exhaust(reset_in=45 * 60)
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp_valid")
+    result = run(github, clock, tmp_path, wh)
+    assert result.status == "ok", result.failures
+    assert github.remaining(authenticated=True) == 5_000 - 2
+
+
+def test_an_authenticated_caller_is_not_told_to_set_a_token(
+    github: FakeGitHub,
+    clock: FakeClock,
+    tmp_path: Path,
+    wh: Warehouse,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    github.exhaust(reset_in=2 * 3600, authenticated=True)
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp_valid")
+    result = run(github, clock, tmp_path, wh)
+    reason = result.failures[0]["reason"]
+    assert "limit 5000" in reason and "in 120 min" in reason
+    assert "GITHUB_TOKEN" not in reason and "ghp_valid" not in reason
+
+
+def test_the_wait_threshold_is_configurable(
+    github: FakeGitHub,
+    clock: FakeClock,
+    tmp_path: Path,
+    wh: Warehouse,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    github.exhaust(reset_in=300)
+    monkeypatch.setenv("RECEIPTS_GITHUB_MAX_RATE_WAIT", "600")
+    assert RateLimitPolicy.from_env().max_wait == 600
+    assert run(github, clock, tmp_path, wh, max_wait=600).status == "ok"
+    assert clock.slept == [301.0]
+
+
+def test_a_secondary_limit_is_retried_after_its_retry_after(
+    github: FakeGitHub, clock: FakeClock
+) -> None:
+    sha = github.push(REPO_NAME, FILES)
+    github.secondary_limit(retry_after=5, times=2)
+    http = HttpFactory(sleep=clock.sleep)
+    resolve = RefResolver(GithubClients(http, RateLimitPolicy(clock=clock)))
+    assert resolve(REPO_NAME, "main") == sha
+    assert clock.slept == [5.0, 5.0]
+
+
+def response(status: int, headers: dict[str, str]) -> httpx.Response:
+    return httpx.Response(
+        status, headers=headers, request=httpx.Request("GET", "https://api.github.com/x")
+    )
+
+
+@pytest.mark.parametrize(
+    ("status", "headers", "expected"),
+    [
+        (200, {"x-ratelimit-remaining": "0", "x-ratelimit-reset": "1000"}, None),
+        (403, {}, None),  # a plain refusal stays terminal under the shared policy
+        (429, {}, None),  # a bare 429 stays transient under the shared policy
+        (403, {"x-ratelimit-remaining": "5", "x-ratelimit-reset": "1000"}, None),
+        (403, {"x-ratelimit-remaining": "0", "x-ratelimit-reset": "1010"}, TransientHttpError),
+        (429, {"x-ratelimit-remaining": "0", "x-ratelimit-reset": "9999"}, RateLimited),
+        (403, {"retry-after": "30"}, TransientHttpError),
+        (403, {"retry-after": "3600"}, RateLimited),
+    ],
+)
+def test_rate_limit_verdicts(
+    status: int, headers: dict[str, str], expected: type[Exception] | None
+) -> None:
+    verdict = rate_limit_verdict(
+        response(status, headers), RateLimitPolicy(max_wait=60, clock=lambda: 1000.0), False
+    )
+    assert (None if verdict is None else type(verdict)) is expected
+    if isinstance(verdict, TransientHttpError) and "x-ratelimit-reset" in headers:
+        assert verdict.retry_after == 11.0
