@@ -229,23 +229,40 @@ def show(doc_id: str, warehouse: str, revision: int | None, content_hash: str | 
 
 @main.command()
 @warehouse_option
+@click.option(
+    "--upstream",
+    is_flag=False,
+    flag_value="",
+    default=None,
+    metavar="[MANIFEST]",
+    help="Also re-download each pinned GitHub file (of MANIFEST, or every one stored) and "
+    "compare it with the stored digest.",
+)
 @json_option
 @handle_errors
-def verify(warehouse: str, as_json: bool) -> None:
-    """Recompute every stored snapshot's SHA-256 from its bytes; exit 1 on any mismatch."""
+def verify(warehouse: str, upstream: str | None, as_json: bool) -> None:
+    """Recompute every stored snapshot's SHA-256 from its bytes (and, with --upstream,
+    re-download pinned GitHub files); exit 1 on any mismatch."""
+    from pipelines.cli_github import render_upstream, upstream_report
+
     with Warehouse.open(warehouse, read_only=True) as wh:
         result = audit.verify(wh)
+        pinned = None if upstream is None else upstream_report(wh, upstream or None)
     if as_json:
-        emit_json({"checked": result.checked, "mismatches": result.mismatches})
+        payload = {"checked": result.checked, "mismatches": result.mismatches}
+        emit_json(payload if pinned is None else {**payload, "upstream": pinned.as_json()})
     else:
         click.echo(f"checked {result.checked} snapshots: {len(result.mismatches)} mismatches")
         for m in result.mismatches:
             click.echo(f"  {m['content_hash']}: stored bytes hash to {m['actual']}")
-    sys.exit(EXIT_FAILURE if result.mismatches else EXIT_OK)
+        if pinned is not None:
+            click.echo(render_upstream(pinned))
+    failed = bool(result.mismatches) or (pinned is not None and not pinned.ok)
+    sys.exit(EXIT_FAILURE if failed else EXIT_OK)
 
 
 # -- commands of other modules: one line each ---------------------------------------------
-COMMAND_MODULES: list[str] = []
+COMMAND_MODULES: list[str] = ["pipelines.cli_github"]
 
 
 def _register_commands() -> None:
