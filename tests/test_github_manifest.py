@@ -148,3 +148,22 @@ def test_manifest_check_counts_github_entries(tmp_path: Path) -> None:
     result = cli("manifest", "check", write_manifest(tmp_path, github()), "--json")
     assert result.exit_code == 0, result.output
     assert '"github": 1' in result.output
+
+
+def test_the_readme_example_entry_is_valid() -> None:
+    readme = (REPO / "README.md").read_text()
+    section = readme.split("## GitHub files at pinned commits", 1)[1]
+    example = section.split("```toml\n", 1)[1].split("```", 1)[0]
+    manifest = parse_manifest(CORPUS + example, Path("README.md"))
+    assert manifest.entries["github"][0].files[0].path == "docs/product/claims.md"
+
+
+@pytest.mark.parametrize("command", [["pin"], ["drift"], ["verify"]])
+def test_github_commands_have_help_and_appear_in_the_readme(command: list[str]) -> None:
+    result = cli(*command, "--help")
+    assert result.exit_code == 0
+    assert len(result.stdout.splitlines()) > 5
+    readme = (REPO / "README.md").read_text()
+    assert f"`receipts {command[0]} " in readme
+    if command == ["verify"]:
+        assert "--upstream [MANIFEST]" in result.stdout and "--upstream [MANIFEST]" in readme
