@@ -91,11 +91,11 @@ class ForemEntry(StrictModel):
     """One ``[[forem]]`` entry: exactly one of ``url``, ``id`` or ``username``."""
 
     url: str | None = None
-    id: int | None = Field(default=None, gt=0)
+    id: int | None = Field(default=None, gt=0, strict=True)
     username: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")
-    comments: bool = True
+    comments: bool = Field(default=True, strict=True)
     base_url: str | None = None
-    reads_per_second: float = Field(default=DEFAULT_READS_PER_SECOND, gt=0, le=1000)
+    reads_per_second: float = Field(default=DEFAULT_READS_PER_SECOND, gt=0, le=1000, strict=True)
 
     @field_validator("url")
     @classmethod

@@ -13,11 +13,14 @@ import pytest
 
 from pipelines.ingest import RunResult, run_ingest
 from pipelines.manifest import load_manifest
+from sources.base import Curated, CurationInput, SourceError, default_identity
 from sources.http import HttpFactory
+from sources.registry import SOURCES
 from tests.conftest import write_manifest
-from tests.fakes.forem import FakeForem, VirtualClock
+from tests.fakes.forem import FakeForem, VirtualClock, forem_entry
 from warehouse import audit
 from warehouse.errors import NotFound
+from warehouse.ids import sanity_id
 from warehouse.store import Warehouse
 
 CORPUS = '[corpus]\nname = "forem-test"\nnamespace = "foremTest"\n'
@@ -32,11 +35,6 @@ def clock() -> VirtualClock:
 def fake(clock: VirtualClock) -> Iterator[FakeForem]:
     with FakeForem(clock=clock.now).serving() as served:
         yield served
-
-
-def forem_entry(**fields: object) -> str:
-    lines = [f"{key} = {json.dumps(value)}" for key, value in fields.items()]
-    return "[[forem]]\n" + "\n".join(lines) + "\n"
 
 
 def ingest(wh: Warehouse, tmp_path: Path, clock: VirtualClock, *entries: str) -> RunResult:
@@ -416,9 +414,7 @@ def test_the_api_key_goes_only_to_the_configured_instance(
 ) -> None:
     secret = "forem-test-key-0123456789"
     monkeypatch.setenv("FOREM_API_KEY", secret)
-    other = FakeForem(base="https://community.example", clock=clock.now)
-    assert fake.router is not None
-    other.install(fake.router)  # a second instance, served beside dev.to
+    other = fake.beside("https://community.example")
     theirs = other.add_article("zed", "elsewhere")
     result = ingest(
         wh,
@@ -439,9 +435,7 @@ def test_the_api_key_goes_only_to_the_configured_instance(
 def test_documents_of_another_instance_carry_its_host(
     wh: Warehouse, tmp_path: Path, clock: VirtualClock, fake: FakeForem, thread: dict[str, Any]
 ) -> None:
-    other = FakeForem(base="https://community.example", clock=clock.now)
-    assert fake.router is not None
-    other.install(fake.router)
+    other = fake.beside("https://community.example")
     theirs = other.add_article("zed", "elsewhere")  # the same numeric id as dev.to's article
     assert theirs == thread["article"]
     reply = other.add_comment(theirs, "hello from elsewhere", "zed")
@@ -473,9 +467,7 @@ def test_a_mirror_in_the_environment_keeps_the_doc_ids(
     thread: dict[str, Any],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    mirror = FakeForem(base="https://mirror.example", clock=clock.now)
-    assert fake.router is not None
-    mirror.install(fake.router)
+    mirror = fake.beside("https://mirror.example")
     article = mirror.add_article("ana", "on-labels-2gc3")
     monkeypatch.setenv("RECEIPTS_FOREM_URL", "https://mirror.example")
     result = ingest(wh, tmp_path, clock, forem_entry(url="https://dev.to/ana/on-labels-2gc3"))
@@ -485,3 +477,108 @@ def test_a_mirror_in_the_environment_keeps_the_doc_ids(
     assert audit.history(wh, f"forem/article/{article}")[0]["provenance"]["url"] == (
         "https://mirror.example/api/articles/ana/on-labels-2gc3"
     )
+
+
+# -- curation ------------------------------------------------------------------------------
+def curation_input(wh: Warehouse, doc: str) -> CurationInput:
+    current = audit.history(wh, doc)[-1]
+    kind, _ = default_identity(doc)
+    return CurationInput(
+        doc_id=doc,
+        kind=kind,
+        revision=current["revision"],
+        content_hash=current["content_hash"],
+        media_type="application/json",
+        body=audit.snapshot(wh, doc).body,
+        scope=current["scope"],
+        provenance=current["provenance"],
+        attributes=current["attributes"],
+        sanity_id_of=lambda other: sanity_id("foremTest", *default_identity(other)),
+    )
+
+
+def curate(item: CurationInput) -> Curated:
+    """Curate through the registry, as the publishing step does."""
+    hook = SOURCES["forem"].curate
+    assert hook is not None
+    return hook(item, [])
+
+
+def test_curated_article_and_comments_reference_their_article_and_parent(
+    wh: Warehouse, tmp_path: Path, clock: VirtualClock, fake: FakeForem, thread: dict[str, Any]
+) -> None:
+    first, reply, _, _ = thread["comments"]
+    article_id = thread["article"]
+    ingest(wh, tmp_path, clock, forem_entry(id=article_id))
+    fake.delete_comment(first)
+    ingest(wh, tmp_path, clock, forem_entry(id=article_id))
+
+    article = curate(curation_input(wh, f"forem/article/{article_id}"))
+    assert article.type == "article"
+    assert article.fields == {
+        "article_id": article_id,
+        "title": "On labels",
+        "description": "One label, three failures.",
+        "url": "https://dev.to/ana/on-labels-2gc3",
+        "canonical_url": "https://dev.to/ana/on-labels-2gc3",
+        "author_username": "ana",
+        "published_at": "2026-05-01T10:00:00Z",
+        "tags": ["testing"],
+        "body_html": "<p>One label, three failures.</p>",
+        "body_markdown": "One label, three failures.",
+    }
+
+    curated_reply = curate(curation_input(wh, f"forem/comment/{reply}"))
+    assert curated_reply.type == "comment"
+    assert curated_reply.fields == {
+        "id_code": reply,
+        "article": {
+            "_type": "reference",
+            "_ref": f"foremTest.article.{article_id}",
+            "_weak": True,
+        },
+        "parent": {"_type": "reference", "_ref": f"foremTest.comment.{first}", "_weak": True},
+        "depth": 1,
+        "author_username": "ana",
+        "created_at": "2026-05-02T10:00:00Z",
+        "body_html": "<p>Which version?</p>",
+        "state": "present",
+    }
+
+    deleted = curate(curation_input(wh, f"forem/comment/{first}"))
+    assert deleted.fields["state"] == "deleted"
+    assert "parent" not in deleted.fields and "author_username" not in deleted.fields
+    assert deleted.fields["body_html"] == "<p>[deleted]</p>"
+
+
+def test_curated_references_stay_on_the_comments_instance(
+    wh: Warehouse, tmp_path: Path, clock: VirtualClock, fake: FakeForem
+) -> None:
+    other = fake.beside("https://community.example")
+    article = other.add_article("zed", "elsewhere")
+    top = other.add_comment(article, "top", "zed")
+    reply = other.add_comment(article, "reply", "ana", parent=top)
+    ingest(wh, tmp_path, clock, forem_entry(url="https://community.example/zed/elsewhere"))
+    doc = f"forem/comment/community.example/{reply}"
+    fields = curate(curation_input(wh, doc)).fields
+    assert fields["article"]["_ref"] == sanity_id(
+        "foremTest", "article", f"community.example/{article}"
+    )
+    assert fields["parent"]["_ref"] == sanity_id("foremTest", "comment", f"community.example/{top}")
+
+
+def test_curation_refuses_a_kind_it_does_not_know(wh: Warehouse) -> None:
+    item = CurationInput(
+        doc_id="forem/user/ana",
+        kind="user",
+        revision=1,
+        content_hash="0" * 64,
+        media_type="application/json",
+        body=b"{}",
+        scope="forem:user:ana",
+        provenance={},
+        attributes=None,
+        sanity_id_of=lambda other: other,
+    )
+    with pytest.raises(SourceError, match="no curation for documents of kind 'user'"):
+        curate(item)

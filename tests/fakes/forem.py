@@ -24,6 +24,7 @@ destroy, let counters churn, make ``comments_count`` disagree with the tree.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -274,6 +275,11 @@ class FakeForem:
         self.router = router
         return self
 
+    def beside(self, base: str) -> FakeForem:
+        """Another instance, served by the same router on the same clock."""
+        assert self.router is not None, "serve or install this fake first"
+        return FakeForem(base=base, clock=self.clock).install(self.router)
+
     @contextmanager
     def serving(self) -> Iterator[FakeForem]:
         """Serve this fake (and refuse any other host) for the duration of the block."""
@@ -362,6 +368,12 @@ class FakeForem:
         per_page = int(params.get("per_page", 50))
         page = int(params["page"])
         return top[(page - 1) * per_page : page * per_page]
+
+
+def forem_entry(**fields: object) -> str:
+    """A ``[[forem]]`` manifest entry with these fields."""
+    lines = [f"{key} = {json.dumps(value)}" for key, value in fields.items()]
+    return "[[forem]]\n" + "\n".join(lines) + "\n"
 
 
 def _not_found() -> tuple[int, Any]:
