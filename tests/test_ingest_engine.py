@@ -206,3 +206,28 @@ def test_reingesting_the_same_input_changes_nothing(
             first.setdefault(r.doc_id, r.body)
         for doc, body in first.items():
             assert audit.snapshot(wh, doc).body == body
+
+
+def departed_after(wh: Warehouse, listing: Listing) -> list[str]:
+    """Ingest one listing as a whole run of corpus ``c``; what left the corpus."""
+    info = start_run(wh, "ingest", "c", "h")
+    ingestor = Ingestor(wh, info.run_id, corpus="c")
+    try:
+        ingestor.ingest("test", listing)
+        return ingestor.retire_departed()
+    finally:
+        finish_run(wh, info.run_id, "ok", {}, [])
+
+
+def test_a_lower_bound_listing_keeps_what_it_missed_in_the_corpus(wh: Warehouse) -> None:
+    records = [rec(str(i), {"i": i}) for i in range(4)]
+    assert departed_after(wh, Listing("test:s", records)) == []
+    assert departed_after(wh, Listing("test:s", records[:3], lower_bound=True)) == []
+    assert [r["tombstone"] for r in audit.history(wh, "test/item/3")] == [False]
+    # The same short listing, not declared a lower bound, lets the missing one go.
+    assert departed_after(wh, Listing("test:s", records[:3])) == ["test/item/3"]
+
+
+def test_a_listing_cannot_be_complete_and_a_lower_bound() -> None:
+    with pytest.raises(ValueError, match="cannot be complete and a lower bound"):
+        Listing("test:s", [], complete=True, lower_bound=True)

@@ -212,6 +212,11 @@ WHERE c.scope = $scope AND NOT c.tombstone
 ORDER BY c.doc_id
 """
 
+_KEEP_SCOPE = """
+INSERT INTO _run_seen
+SELECT doc_id FROM current_revisions WHERE scope = $scope AND NOT tombstone
+"""
+
 _LIVE_IN_SCOPE = "SELECT count(*) FROM current_revisions WHERE scope = $scope AND NOT tombstone"
 
 
@@ -281,6 +286,9 @@ class Ingestor:
             total.add(self._commit_batch(source, listing.scope, batch))
         if listing.complete:
             total.add(self._retire_missing(source, listing.scope))
+        if listing.lower_bound:
+            # What the listing missed stays in the corpus: it was not seen to go.
+            con.execute(_KEEP_SCOPE, {"scope": listing.scope})
         return total
 
     def _commit_batch(self, source: str, scope: str, records: list[Record]) -> Counts:

@@ -47,9 +47,17 @@ class Listing:
 
     ``complete`` declares the listing the whole truth for its scope: a document of the scope
     that is missing from it becomes a tombstone (subject to the circuit breaker).
+    ``lower_bound`` declares it known to miss part of its scope (a tree smaller than its
+    upstream count): a document of the scope missing from it is neither tombstoned nor
+    dropped from the corpus in this run.
     """
 
     scope: str
     records: Iterable[Record]
     complete: bool = False
     label: str | None = None
+    lower_bound: bool = False
+
+    def __post_init__(self) -> None:
+        if self.complete and self.lower_bound:
+            raise ValueError(f"listing {self.scope!r} cannot be complete and a lower bound")
