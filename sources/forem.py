@@ -21,11 +21,12 @@ Listings and what they prove:
 - an article's comment tree, fetched whole in one request (no ``page``), is a complete
   listing for ``forem:article:<id>:comments`` — a comment that vanishes becomes a tombstone —
   but only when it holds at least the article's ``comments_count`` comments. A smaller tree
-  is a lower bound: a warning, and nothing retired;
+  is a lower bound: a warning, and nothing it misses is tombstoned or leaves the corpus;
 - a user's article list is *not* complete: it is paged by offset over a list ordered by
   publication date (an article published while paging shifts the pages), an unknown or
   renamed username lists as an empty page rather than a 404, and the list is edge-cached.
-  Articles that drop out of it keep their last revision.
+  An article that drops out of it keeps its last revision (no tombstone); like anything no
+  entry yields any more, it leaves the corpus after a run in which every entry succeeded.
 
 ``FOREM_API_KEY`` (optional) is sent as the ``api-key`` header, and only to the instance
 configured in the environment (``RECEIPTS_FOREM_URL``, default ``https://dev.to``), never to
@@ -350,10 +351,12 @@ def article_listings(
         return
     tree = api.comment_tree(article_id)
     nodes = tree_nodes(tree, article_id, ctx)
+    complete = tree_is_complete(article, len(nodes), ctx)
     yield Listing(
         scope=instance.scope("article", article_id, "comments"),
         records=[comment_record(instance, node, article_id, tree) for node in nodes],
-        complete=tree_is_complete(article, len(nodes), ctx),
+        complete=complete,
+        lower_bound=not complete,
         label=f"comments of article {article_id}",
     )
 

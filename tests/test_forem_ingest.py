@@ -180,6 +180,7 @@ def test_user_listing_is_not_complete_an_unlisted_article_keeps_its_revision(
     assert result.status == "ok"
     assert result.counts["forem"]["gone"] == 0
     assert [r["tombstone"] for r in audit.history(wh, f"forem/article/{dropped}")] == [False]
+    assert result.left_corpus == [f"forem/article/{dropped}"]  # no longer yielded
     assert body(wh, f"forem/article/{kept}")["id"] == kept
 
 
@@ -248,6 +249,7 @@ def test_a_vanished_comment_becomes_a_tombstone(
     result = ingest(wh, tmp_path, clock, entry)
     assert result.status == "ok"
     assert result.counts["forem"]["gone"] == 1
+    assert result.left_corpus == [f"forem/comment/{deeper}"]
     revisions = audit.history(wh, f"forem/comment/{deeper}")
     assert [(r["revision"], r["tombstone"]) for r in revisions] == [(1, False), (2, True)]
     assert body(wh, f"forem/comment/{deeper}", revision=1)["body_html"] == "<p>3.1, on Linux.</p>"
@@ -302,6 +304,7 @@ def test_a_tree_smaller_than_comments_count_is_a_lower_bound(
         "(no comment retired)"
     )
     assert [r["tombstone"] for r in audit.history(wh, f"forem/comment/{deeper}")] == [False]
+    assert result.left_corpus == []  # what a lower bound misses stays in the corpus
     ledger = audit.runs(wh, limit=1)[0]
     assert ledger["warnings"] == result.warnings
 
