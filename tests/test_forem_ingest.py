@@ -13,7 +13,8 @@ import pytest
 
 from pipelines.ingest import RunResult, run_ingest
 from pipelines.manifest import load_manifest
-from sources.base import Curated, CurationInput, SourceError, default_identity
+from sources.base import Curated, CurationInput, FetchContext, SourceError, default_identity
+from sources.forem import Fetched, tree_is_complete, tree_nodes
 from sources.http import HttpFactory
 from sources.registry import SOURCES
 from tests.conftest import write_manifest
@@ -21,6 +22,7 @@ from tests.fakes.forem import FakeForem, VirtualClock, forem_entry
 from warehouse import audit
 from warehouse.errors import NotFound
 from warehouse.ids import sanity_id
+from warehouse.records import Provenance
 from warehouse.store import Warehouse
 
 CORPUS = '[corpus]\nname = "forem-test"\nnamespace = "foremTest"\n'
@@ -199,6 +201,22 @@ def test_a_listed_article_that_cannot_be_shown_is_skipped_with_a_warning(
     assert "HTTP 404" in warning["warning"]
 
 
+def test_a_list_that_does_not_page_fails_instead_of_looping(
+    wh: Warehouse, tmp_path: Path, clock: VirtualClock, fake: FakeForem
+) -> None:
+    fake.max_per_page = 2
+    fake.ignores_page = True
+    for i in range(3):
+        fake.add_article("ana", f"post-{i}")
+    result = ingest(wh, tmp_path, clock, forem_entry(username="ana"))
+    assert result.status == "failed"
+    assert result.failures[0]["reason"] == (
+        "forem: page 2 of ana's articles repeats earlier pages; "
+        "the instance does not page this list"
+    )
+    assert doc_ids(wh, "article") == set()
+
+
 def test_an_unknown_user_is_a_warning_not_an_empty_success(
     wh: Warehouse, tmp_path: Path, clock: VirtualClock, fake: FakeForem
 ) -> None:
@@ -307,6 +325,27 @@ def test_a_tree_smaller_than_comments_count_is_a_lower_bound(
     assert result.left_corpus == []  # what a lower bound misses stays in the corpus
     ledger = audit.runs(wh, limit=1)[0]
     assert ledger["warnings"] == result.warnings
+
+
+def test_completeness_needs_a_comments_count_and_duplicates_count_once() -> None:
+    ctx = FetchContext(http=HttpFactory())
+    tree = Fetched(
+        url="https://dev.to/api/comments?a_id=1",
+        value=[{"id_code": "a", "children": [{"id_code": "b"}]}, {"id_code": "a"}],
+        provenance=Provenance(),
+    )
+    nodes = tree_nodes(tree, 1, ctx)
+    assert [n.id_code for n in nodes] == ["a", "b"]
+    assert ctx.warnings == ["article 1: comment a appears twice in the tree"]
+    assert tree_is_complete({"id": 1, "comments_count": 2}, len(nodes), ctx)
+    assert not tree_is_complete({"id": 1, "comments_count": 3}, len(nodes), ctx)
+    for unknown in ({"id": 1}, {"id": 1, "comments_count": True}, {"id": 1, "comments_count": "2"}):
+        ctx.warnings.clear()
+        assert not tree_is_complete(unknown, len(nodes), ctx)
+        assert ctx.warnings == [
+            "article 1: no comments_count to check the tree against; its 2 comments are "
+            "recorded as a lower bound, not as complete"
+        ]
 
 
 def test_429_is_retried_after_retry_after(

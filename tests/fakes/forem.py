@@ -112,6 +112,7 @@ class FakeForem:
     base: str = "https://dev.to"
     max_per_page: int = 1000
     subforem_id: int = 1
+    ignores_page: bool = False  # an instance (or proxy) that serves page 1 for every page
     reads_per_second: float | None = 3.0
     clock: Callable[[], float] = time.monotonic
     users: dict[str, FakeUser] = field(default_factory=dict)
@@ -348,7 +349,7 @@ class FakeForem:
         if username not in self.users:
             return []
         per_page = min(int(params.get("per_page", 30)), self.max_per_page)
-        page = int(params.get("page", 1))
+        page = 1 if self.ignores_page else int(params.get("page", 1))
         mine = sorted(
             (a for a in self.articles.values() if a.username == username and a.published),
             key=lambda a: a.published_at,
