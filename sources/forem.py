@@ -419,17 +419,17 @@ def curate(item: CurationInput, entries: list[ForemEntry]) -> Curated:
             type="article",
             fields=_without_none(
                 {
-                    "article_id": value.get("id"),
+                    "articleId": value.get("id"),
                     "title": value.get("title"),
                     "description": value.get("description"),
                     "url": value.get("url"),
-                    "canonical_url": value.get("canonical_url"),
-                    "author_username": user.get("username"),
-                    "published_at": value.get("published_at"),
-                    "edited_at": value.get("edited_at"),
+                    "canonicalUrl": value.get("canonical_url"),
+                    "authorUsername": user.get("username"),
+                    "publishedAt": value.get("published_at"),
+                    "editedAt": value.get("edited_at"),
                     "tags": article_tags(value),
-                    "body_html": value.get("body_html"),
-                    "body_markdown": value.get("body_markdown"),
+                    "bodyHtml": value.get("body_html"),
+                    "bodyMarkdown": value.get("body_markdown"),
                 }
             ),
         )
@@ -439,13 +439,13 @@ def curate(item: CurationInput, entries: list[ForemEntry]) -> Curated:
             type="comment",
             fields=_without_none(
                 {
-                    "id_code": value.get("id_code"),
+                    "idCode": value.get("id_code"),
                     "article": _reference(item, "article", str(value["article_id"])),
                     "parent": None if parent is None else _reference(item, "comment", str(parent)),
                     "depth": value.get("depth"),
-                    "author_username": user.get("username"),
-                    "created_at": value.get("created_at"),
-                    "body_html": value.get("body_html"),
+                    "authorUsername": user.get("username"),
+                    "createdAt": value.get("created_at"),
+                    "bodyHtml": value.get("body_html"),
                     "state": comment_state(value),
                 }
             ),

@@ -558,22 +558,22 @@ def test_curated_article_and_comments_reference_their_article_and_parent(
     article = curate(curation_input(wh, f"forem/article/{article_id}"))
     assert article.type == "article"
     assert article.fields == {
-        "article_id": article_id,
+        "articleId": article_id,
         "title": "On labels",
         "description": "One label, three failures.",
         "url": "https://dev.to/ana/on-labels-2gc3",
-        "canonical_url": "https://dev.to/ana/on-labels-2gc3",
-        "author_username": "ana",
-        "published_at": "2026-05-01T10:00:00Z",
+        "canonicalUrl": "https://dev.to/ana/on-labels-2gc3",
+        "authorUsername": "ana",
+        "publishedAt": "2026-05-01T10:00:00Z",
         "tags": ["testing"],
-        "body_html": "<p>One label, three failures.</p>",
-        "body_markdown": "One label, three failures.",
+        "bodyHtml": "<p>One label, three failures.</p>",
+        "bodyMarkdown": "One label, three failures.",
     }
 
     curated_reply = curate(curation_input(wh, f"forem/comment/{reply}"))
     assert curated_reply.type == "comment"
     assert curated_reply.fields == {
-        "id_code": reply,
+        "idCode": reply,
         "article": {
             "_type": "reference",
             "_ref": f"foremTest.article.{article_id}",
@@ -581,16 +581,16 @@ def test_curated_article_and_comments_reference_their_article_and_parent(
         },
         "parent": {"_type": "reference", "_ref": f"foremTest.comment.{first}", "_weak": True},
         "depth": 1,
-        "author_username": "ana",
-        "created_at": "2026-05-02T10:00:00Z",
-        "body_html": "<p>Which version?</p>",
+        "authorUsername": "ana",
+        "createdAt": "2026-05-02T10:00:00Z",
+        "bodyHtml": "<p>Which version?</p>",
         "state": "present",
     }
 
     deleted = curate(curation_input(wh, f"forem/comment/{first}"))
     assert deleted.fields["state"] == "deleted"
-    assert "parent" not in deleted.fields and "author_username" not in deleted.fields
-    assert deleted.fields["body_html"] == "<p>[deleted]</p>"
+    assert "parent" not in deleted.fields and "authorUsername" not in deleted.fields
+    assert deleted.fields["bodyHtml"] == "<p>[deleted]</p>"
 
 
 def test_curated_references_stay_on_the_comments_instance(
