@@ -3,13 +3,18 @@
 A manifest has a ``[corpus]`` table (``name``, ``namespace``) and one array of tables per
 source (``[[nhtsa]]``, ``[[github]]``, ``[[forem]]``, ...), each entry validated by its
 source's strict model. Nothing outside the manifest is ingested or published.
+
+An optional ``[publish]`` table says how the corpus is published: Sanity type renames
+(``[publish.types]``), field renames per type as the source names it
+(``[publish.fields.<type>]``), and the size and concurrency of transactions.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_args
 
@@ -36,12 +41,57 @@ class Corpus(StrictModel):
         return value
 
 
+_SANITY_NAME = r"^[A-Za-z][A-Za-z0-9_]*$"
+RESERVED_FIELDS = frozenset({"provenance"})
+
+
+class Publish(StrictModel):
+    """``[publish]``: how curated documents are shaped and sent."""
+
+    # source type → type in the target's schema, e.g. safetyRecord = "tsb"
+    types: dict[str, str] = Field(default_factory=dict)
+    # source type → {source field → field in the target's schema}
+    fields: dict[str, dict[str, str]] = Field(default_factory=dict)
+    batch_bytes: int = Field(default=250_000, ge=1_000, le=4_000_000)
+    batch_mutations: int | None = Field(default=None, ge=1)
+    concurrency: int = Field(default=4, ge=1, le=32)
+
+    @field_validator("types")
+    @classmethod
+    def _types_are_names(cls, value: dict[str, str]) -> dict[str, str]:
+        for source_type, target_type in value.items():
+            if not re.match(_SANITY_NAME, target_type):
+                raise ValueError(
+                    f"type {source_type!r} renamed to {target_type!r}: a type name is a letter "
+                    "followed by letters, digits or '_'"
+                )
+        return value
+
+    @field_validator("fields")
+    @classmethod
+    def _fields_are_names(cls, value: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
+        for source_type, renames in value.items():
+            for old, new in renames.items():
+                if not re.match(_SANITY_NAME, new) or new in RESERVED_FIELDS:
+                    raise ValueError(
+                        f"field {source_type}.{old} renamed to {new!r}: a field name is a letter "
+                        "followed by letters, digits or '_', and not "
+                        + ", ".join(sorted(RESERVED_FIELDS))
+                    )
+            targets = list(renames.values())
+            clash = sorted({t for t in targets if targets.count(t) > 1})
+            if clash:
+                raise ValueError(f"fields of {source_type} renamed to the same name: {clash}")
+        return value
+
+
 @dataclass(frozen=True)
 class Manifest:
     path: Path
     corpus: Corpus
     entries: dict[str, list[Any]]
     content_hash: str
+    publish: Publish = field(default_factory=Publish)
 
     @property
     def name(self) -> str:
@@ -100,13 +150,13 @@ def parse_manifest(text: str, path: Path) -> Manifest:
     except tomllib.TOMLDecodeError as exc:
         raise ManifestError(f"{path}: not valid TOML: {exc}") from None
 
-    valid_tables = ["corpus", *SOURCES]
+    valid_tables = ["corpus", "publish", *SOURCES]
     for key, value in data.items():
         if key not in valid_tables:
             raise ManifestError(
                 f"{path}: unknown table [{key}]; valid tables: {', '.join(valid_tables)}"
             )
-        if key != "corpus" and not (
+        if key not in ("corpus", "publish") and not (
             isinstance(value, list) and all(isinstance(v, dict) for v in value)
         ):
             raise ManifestError(f"{path}: [[{key}]] must be an array of tables")
@@ -117,6 +167,17 @@ def parse_manifest(text: str, path: Path) -> Manifest:
         corpus = Corpus.model_validate(data["corpus"])
     except ValidationError as exc:
         raise ManifestError(f"{path}: [corpus], {_explain(exc.errors()[0], Corpus)}") from None
+
+    publish = Publish()
+    if "publish" in data:
+        if not isinstance(data["publish"], dict):
+            raise ManifestError(f"{path}: [publish] must be a table")
+        try:
+            publish = Publish.model_validate(data["publish"])
+        except ValidationError as exc:
+            raise ManifestError(
+                f"{path}: [publish], {_explain(exc.errors()[0], Publish)}"
+            ) from None
 
     entries: dict[str, list[Any]] = {}
     for source, spec in SOURCES.items():
@@ -136,7 +197,7 @@ def parse_manifest(text: str, path: Path) -> Manifest:
             + ", ".join(f"[[{s}]]" for s in SOURCES)
         )
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    return Manifest(path=path, corpus=corpus, entries=entries, content_hash=digest)
+    return Manifest(path=path, corpus=corpus, entries=entries, content_hash=digest, publish=publish)
 
 
 def load_manifest(path: str | Path) -> Manifest:
