@@ -1,0 +1,182 @@
+"""The push ledger: a 'started' row, a row per transaction sent, then a 'finished' row.
+
+Nothing is updated. A push that dies half-way keeps its 'started' row and the rows of the
+batches that committed; ``push_summary`` shows it as unfinished with what it applied.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from warehouse.audit import _iso, _json_or_none
+from warehouse.clock import now
+from warehouse.store import Warehouse
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """What a push proves about everything it does not own."""
+
+    unrelated_before: int | None
+    unrelated_after: int | None
+    touched_by_us: int | None
+
+
+def _dump(value: Any) -> str | None:
+    return None if value is None else json.dumps(value, sort_keys=True)
+
+
+def start_push(
+    warehouse: Warehouse,
+    *,
+    target: str,
+    namespace: str,
+    manifest_name: str | None,
+    run_id: int | None,
+    plan_counts: dict[str, int],
+    unrelated_before: int | None,
+) -> int:
+    """Append a push's 'started' row and return its id (the next integer)."""
+    with warehouse.transaction() as con:
+        push_id = int(warehouse.scalar("SELECT coalesce(max(push_id), 0) + 1 FROM pushes"))
+        con.execute(
+            "INSERT INTO pushes (push_id, event, recorded_at, target, namespace, manifest_name, "
+            "run_id, plan_counts, unrelated_before, status) "
+            "VALUES ($id, 'started', $at, $target, $ns, $name, $run, $counts, $before, 'running')",
+            {
+                "id": push_id,
+                "at": now(),
+                "target": target,
+                "ns": namespace,
+                "name": manifest_name,
+                "run": run_id,
+                "counts": _dump(plan_counts),
+                "before": unrelated_before,
+            },
+        )
+    return push_id
+
+
+def record_batch(
+    warehouse: Warehouse,
+    push_id: int,
+    *,
+    batch_no: int,
+    transaction_id: str,
+    mutations: int,
+    size: int,
+    status: str,
+    message: str | None = None,
+) -> None:
+    """Append the outcome of one transaction (``committed``, ``conflict`` or ``failed``)."""
+    with warehouse.transaction() as con:
+        con.execute(
+            "INSERT INTO push_batches VALUES ($id, $no, $at, $tx, $n, $bytes, $status, $msg)",
+            {
+                "id": push_id,
+                "no": batch_no,
+                "at": now(),
+                "tx": transaction_id,
+                "n": mutations,
+                "bytes": size,
+                "status": status,
+                "msg": message,
+            },
+        )
+
+
+def finish_push(
+    warehouse: Warehouse,
+    push_id: int,
+    *,
+    status: str,
+    applied: int,
+    transaction_ids: list[str],
+    receipt: Receipt,
+    conflicts: list[dict[str, Any]],
+    notices: list[str],
+    message: str | None,
+) -> None:
+    """Append a push's 'finished' row with its receipt."""
+    with warehouse.transaction() as con:
+        con.execute(
+            "INSERT INTO pushes (push_id, event, recorded_at, target, namespace, manifest_name, "
+            "run_id, applied, transaction_ids, unrelated_before, unrelated_after, touched_by_us, "
+            "status, message, conflicts, notices) "
+            "SELECT push_id, 'finished', $at, target, namespace, manifest_name, run_id, $applied, "
+            "$txids, unrelated_before, $after, $touched, $status, $msg, $conflicts, $notices "
+            "FROM pushes WHERE push_id = $id AND event = 'started' AND NOT EXISTS "
+            "(SELECT 1 FROM pushes WHERE push_id = $id AND event = 'finished')",
+            {
+                "id": push_id,
+                "at": now(),
+                "applied": applied,
+                "txids": _dump(transaction_ids),
+                "after": receipt.unrelated_after,
+                "touched": receipt.touched_by_us,
+                "status": status,
+                "msg": message,
+                "conflicts": _dump(conflicts),
+                "notices": _dump(notices),
+            },
+        )
+
+
+def pushes(warehouse: Warehouse, limit: int | None = None) -> list[dict[str, Any]]:
+    """The push ledger, newest first."""
+    sql = (
+        "SELECT push_id, target, namespace, manifest_name, run_id, plan_counts, started_at, "
+        "finished_at, status, message, applied, transaction_ids, unrelated_before, "
+        "unrelated_after, touched_by_us, conflicts, notices FROM push_summary "
+        "ORDER BY push_id DESC"
+    )
+    if limit is not None:
+        sql += f" LIMIT {int(limit)}"
+    out = []
+    for row in warehouse.con.execute(sql).fetchall():
+        out.append(
+            {
+                "push_id": int(row[0]),
+                "target": row[1],
+                "namespace": row[2],
+                "manifest": row[3],
+                "run_id": row[4],
+                "plan": _json_or_none(row[5]) or {},
+                "started_at": _iso(row[6]),
+                "finished_at": _iso(row[7]),
+                # One writer at a time: a push without a 'finished' row was interrupted.
+                "status": "interrupted" if row[8] == "unfinished" else row[8],
+                "message": row[9],
+                "applied": int(row[10]),
+                "transaction_ids": _json_or_none(row[11]) or [],
+                "unrelated_before": row[12],
+                "unrelated_after": row[13],
+                "touched_by_us": row[14],
+                "conflicts": _json_or_none(row[15]) or [],
+                "notices": _json_or_none(row[16]) or [],
+            }
+        )
+    return out
+
+
+def batches(warehouse: Warehouse, push_id: int) -> list[dict[str, Any]]:
+    """The transactions one push sent, in order."""
+    rows = warehouse.con.execute(
+        "SELECT batch_no, transaction_id, mutations, bytes, status, message, recorded_at "
+        "FROM push_batches WHERE push_id = $id ORDER BY batch_no",
+        {"id": push_id},
+    ).fetchall()
+    return [
+        {
+            "batch_no": r[0],
+            "transaction_id": r[1],
+            "mutations": r[2],
+            "bytes": r[3],
+            "status": r[4],
+            "message": r[5],
+            "recorded_at": _iso(r[6]),
+        }
+        for r in rows
+    ]
