@@ -262,7 +262,7 @@ def verify(warehouse: str, upstream: str | None, as_json: bool) -> None:
 
 
 # -- commands of other modules: one line each ---------------------------------------------
-COMMAND_MODULES: list[str] = ["pipelines.cli_github"]
+COMMAND_MODULES: list[str] = ["pipelines.cli_github", "pipelines.cli_publish"]
 
 
 def _register_commands() -> None:

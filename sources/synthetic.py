@@ -4,6 +4,9 @@
 same entry always yields the same bytes; ``changed_percent`` rewrites that share of records
 (chosen by a hash of their index) so a re-ingest sees real changes. ``pause_every`` /
 ``pause_ms`` slow the stream down so a test can kill a run half-way.
+
+Curated for publishing as ``syntheticRecord`` documents: title, text, tags, the record's
+index and variant, and the name of the entry that generated it.
 """
 
 from __future__ import annotations
@@ -13,9 +16,10 @@ import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+import orjson
 from pydantic import Field
 
-from sources.base import FetchContext, Source, StrictModel
+from sources.base import Curated, CurationInput, FetchContext, Source, StrictModel
 from warehouse.canonical import canonical_json
 from warehouse.ids import doc_id
 from warehouse.records import Listing, Provenance, Record
@@ -71,9 +75,25 @@ def fetch(entry: SyntheticEntry, ctx: FetchContext) -> Iterable[Listing]:
     yield Listing(scope=f"synthetic:{entry.name}", records=records(entry), complete=entry.complete)
 
 
+def curate(document: CurationInput, entries: list[SyntheticEntry]) -> Curated:
+    value = orjson.loads(document.body)
+    key = document.doc_id.split("/", 2)[2]
+    entry = next((e for e in entries if key.rsplit("-", 1)[0] == e.name), None)
+    fields = {
+        "title": value["title"],
+        "text": value["text"],
+        "tags": value["tags"],
+        "recordIndex": value["id"],
+        "variant": value["variant"],
+        "collection": entry.name if entry is not None else None,
+    }
+    return Curated("syntheticRecord", {k: v for k, v in fields.items() if v is not None})
+
+
 SOURCE = Source(
     name="synthetic",
     entry_model=SyntheticEntry,
     label=lambda entry: f"synthetic {entry.name} ({entry.count} records)",
     fetch=fetch,
+    curate=curate,
 )

@@ -1,0 +1,68 @@
+"""Namespace confinement: which ``_id``s a corpus owns, and the check every mutation passes
+before anything is sent.
+
+A corpus owns ``<namespace>.…``; its drafts (``drafts.<namespace>.…``) and Content Release
+versions (``versions.<release>.<namespace>.…``) are its editors' work on its documents.
+Everything else in the dataset is *unrelated*: the push counts it before and after.
+The pipeline itself only ever writes published ``<namespace>.…`` documents, addressed by id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from pipelines.errors import ReceiptsError
+from warehouse.ids import in_namespace
+
+_SHOWN = 5
+
+
+class NamespaceViolation(ReceiptsError):
+    """A mutation would write outside the corpus's namespace; nothing was sent."""
+
+
+def is_ours(document_id: str, namespace: str) -> bool:
+    """True for the namespace's documents, their drafts and their release versions."""
+    prefix = namespace + "."
+    if document_id.startswith(prefix) or document_id.startswith("drafts." + prefix):
+        return True
+    parts = document_id.split(".", 2)
+    return len(parts) == 3 and parts[0] == "versions" and parts[2].startswith(prefix)
+
+
+def mutation_ids(mutation: dict[str, Any]) -> list[str]:
+    """The ``_id``s a mutation writes. A mutation not addressed by explicit ids (a query, a
+    generated id) is refused: its reach cannot be checked before it is sent."""
+    if len(mutation) != 1:
+        raise NamespaceViolation(f"a mutation must have exactly one kind: {sorted(mutation)}")
+    kind, body = next(iter(mutation.items()))
+    if not isinstance(body, dict):
+        raise NamespaceViolation(f"malformed {kind} mutation")
+    if kind in ("create", "createIfNotExists", "createOrReplace"):
+        ids: Any = body.get("_id")
+    elif kind in ("patch", "delete"):
+        if "query" in body:
+            raise NamespaceViolation(f"a {kind} by query cannot be confined to the namespace")
+        ids = body.get("id")
+    else:
+        raise NamespaceViolation(f"unknown mutation kind {kind!r}")
+    ids = ids if isinstance(ids, list) else [ids]
+    if not ids or not all(isinstance(i, str) and i for i in ids):
+        raise NamespaceViolation(f"a {kind} mutation without an explicit _id")
+    return list(ids)
+
+
+def check_confinement(namespace: str, ids: Iterable[str]) -> None:
+    """Raise :class:`NamespaceViolation` unless every id lies under ``<namespace>.``."""
+    outside = sorted({i for i in ids if not in_namespace(i, namespace)})
+    if outside:
+        shown = ", ".join(outside[:_SHOWN]) + (" …" if len(outside) > _SHOWN else "")
+        raise NamespaceViolation(
+            f"refusing to push: {len(outside)} mutation(s) would write outside namespace "
+            f"{namespace!r} ({shown}); nothing was sent"
+        )
+
+
+def check_mutations(namespace: str, mutations: Iterable[dict[str, Any]]) -> None:
+    check_confinement(namespace, (i for m in mutations for i in mutation_ids(m)))

@@ -1,0 +1,311 @@
+"""Curation: the current revision of every document of a corpus, as a Sanity document.
+
+Each document's source maps its stored bytes to a ``_type`` and curated fields
+(``Source.curate``); this module adds what every curated document has in common:
+
+- the deterministic ``_id`` ``<namespace>.<kind>.<key>`` (``warehouse.ids.sanity_id``);
+- the manifest's renames (``[publish.types]``, ``[publish.fields.<type>]``);
+- a deterministic ``_key`` on every object in an array that lacks one: a digest of the
+  object's canonical JSON, with ``-2``, ``-3``… for repeats, so keys survive reordering;
+- ``provenance``: ``docId``, ``revision``, ``contentHash`` (the snapshot it was built from),
+  ``sourceUrl`` / ``sourceCommit`` as the revision recorded them, ``capturedAt`` and
+  ``lastVerifiedRun`` (when and in which run the current revision's bytes were captured and
+  hashed), ``firstSeenRun``, ``ownedFields`` (the top-level fields the pipeline writes) and
+  ``curatedHash``.
+
+No value depends on the time of the push or on runs that found nothing new: a run that sees
+the same upstream bytes adds no revision, so ``lastVerifiedRun`` stays the run that last
+captured a change (the run ledger keeps every later confirmation), and the curated document
+is byte for byte the same.
+
+``curatedHash`` is the SHA-256 of the canonical JSON of everything the pipeline owns in the
+document: ``_type``, the owned fields and ``provenance`` without ``curatedHash`` itself. The
+plan compares it with the target's copy to decide whether a document changed, and it lets a
+re-read tell whether an owned field was edited in the target since the pipeline wrote it.
+
+Which documents belong to a corpus: those whose current revision is not a tombstone and
+came from a scope that a run of this manifest (by corpus name) listed, for the sources the
+manifest still declares.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+
+from pipelines.errors import ReceiptsError
+from pipelines.manifest import Manifest, Publish
+from sources.base import Curated, CurationInput, Source
+from sources.registry import SOURCES
+from warehouse.canonical import canonical_json
+from warehouse.ids import sanity_id
+from warehouse.store import Warehouse
+
+KEY_HEX = 12
+_FIELD_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+RESERVED_FIELDS = frozenset({"provenance"})
+_SHOWN_FAILURES = 5
+
+
+class CurationError(ReceiptsError):
+    """A document could not be curated; nothing is published until it can."""
+
+
+@dataclass(frozen=True)
+class CuratedDocument:
+    """One Sanity document the corpus owns. ``fields`` holds the curated fields and
+    ``provenance``; ``refs`` the in-namespace ``_id``s it references strongly."""
+
+    id: str
+    type: str
+    doc_id: str
+    fields: dict[str, Any]
+    curated_hash: str
+    refs: tuple[str, ...] = ()
+
+    @property
+    def owned_fields(self) -> tuple[str, ...]:
+        return tuple(self.fields["provenance"]["ownedFields"])
+
+    def document(self) -> dict[str, Any]:
+        return {"_id": self.id, "_type": self.type, **self.fields}
+
+
+@dataclass(frozen=True)
+class RevisionMeta:
+    """What curation needs to know about a document's current revision."""
+
+    doc_id: str
+    kind: str
+    revision: int
+    content_hash: str
+    source_url: str | None
+    source_commit: str | None
+    valid_from: datetime
+    valid_from_run: int
+    first_seen_run: int
+
+
+# -- pure pieces ---------------------------------------------------------------------------
+def document_hash(type_name: str, owned: Mapping[str, Any]) -> str:
+    """The ``curatedHash`` of a document: ``_type`` + owned fields + provenance minus the
+    hash itself, as canonical JSON, SHA-256."""
+    value = dict(owned)
+    provenance = value.get("provenance")
+    if isinstance(provenance, dict):
+        value["provenance"] = {k: v for k, v in provenance.items() if k != "curatedHash"}
+    value["_type"] = type_name
+    return hashlib.sha256(canonical_json(value)).hexdigest()
+
+
+def hash_of_target_document(body: Mapping[str, Any]) -> str | None:
+    """What ``curatedHash`` a target document would carry if nobody had edited the fields
+    the pipeline owns; None when it carries no provenance of ours."""
+    provenance = body.get("provenance")
+    if not isinstance(provenance, dict) or not isinstance(provenance.get("ownedFields"), list):
+        return None
+    owned = {f: body[f] for f in provenance["ownedFields"] if isinstance(f, str) and f in body}
+    owned["provenance"] = provenance
+    return document_hash(str(body.get("_type")), owned)
+
+
+def with_keys(value: Any) -> Any:
+    """``value`` with a deterministic ``_key`` on every object in every array that lacks one."""
+    if isinstance(value, dict):
+        return {k: with_keys(v) for k, v in value.items()}
+    if not isinstance(value, list):
+        return value
+    items = [with_keys(item) for item in value]
+    taken = {item["_key"] for item in items if isinstance(item, dict) and "_key" in item}
+    keyed = []
+    for item in items:
+        if isinstance(item, dict) and "_key" not in item:
+            base = hashlib.sha256(canonical_json(item)).hexdigest()[:KEY_HEX]
+            key, n = base, 1
+            while key in taken:
+                n += 1
+                key = f"{base}-{n}"
+            taken.add(key)
+            item = {"_key": key, **item}
+        keyed.append(item)
+    return keyed
+
+
+def strong_refs(value: Any, namespace: str) -> set[str]:
+    """The in-namespace ``_id``s that ``value`` references without ``_weak``."""
+    found: set[str] = set()
+    stack = [value]
+    prefix = namespace + "."
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            ref = item.get("_ref")
+            if isinstance(ref, str) and ref.startswith(prefix) and not item.get("_weak"):
+                found.add(ref)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return found
+
+
+def _iso(value: datetime) -> str:
+    value = value if value.tzinfo else value.replace(tzinfo=UTC)
+    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def build_document(
+    namespace: str, document_id: str, meta: RevisionMeta, curated: Curated, publish: Publish
+) -> CuratedDocument:
+    """Apply renames, keys and provenance to what a source curated. Pure."""
+    type_name = publish.types.get(curated.type, curated.type)
+    if not _FIELD_RE.match(type_name):
+        raise CurationError(f"{meta.doc_id}: type {type_name!r} is not a valid type name")
+    renames = publish.fields.get(curated.type, {})
+    fields: dict[str, Any] = {}
+    for name, value in curated.fields.items():
+        final = renames.get(name, name)
+        if not _FIELD_RE.match(final) or final in RESERVED_FIELDS:
+            raise CurationError(
+                f"{meta.doc_id}: field {final!r} is not a field the pipeline may own "
+                f"(a letter, then letters, digits or '_'; not {', '.join(RESERVED_FIELDS)})"
+            )
+        if final in fields:
+            raise CurationError(f"{meta.doc_id}: two fields would be named {final!r}")
+        fields[final] = with_keys(value)
+    provenance: dict[str, Any] = {
+        "docId": meta.doc_id,
+        "revision": meta.revision,
+        "contentHash": meta.content_hash,
+        "sourceUrl": meta.source_url,
+        "sourceCommit": meta.source_commit,
+        "capturedAt": _iso(meta.valid_from),
+        "firstSeenRun": meta.first_seen_run,
+        "lastVerifiedRun": meta.valid_from_run,
+        "ownedFields": sorted(fields),
+    }
+    provenance = {k: v for k, v in provenance.items() if v is not None}
+    fields = dict(sorted(fields.items()))
+    fields["provenance"] = provenance
+    digest = document_hash(type_name, fields)
+    provenance["curatedHash"] = digest
+    refs = strong_refs(fields, namespace)
+    refs.discard(document_id)
+    return CuratedDocument(document_id, type_name, meta.doc_id, fields, digest, tuple(sorted(refs)))
+
+
+# -- reading the warehouse -----------------------------------------------------------------
+_CURRENT = """
+WITH scopes AS (
+    SELECT DISTINCT p.source, p.scope
+    FROM run_progress p JOIN runs r ON r.run_id = p.run_id AND r.event = 'started'
+    WHERE r.manifest_name = $name
+)
+SELECT c.doc_id, d.kind, c.revision, c.content_hash, s.media_type, s.body, c.scope,
+       c.source_url, c.source_commit, c.source_format, c.fetched_at, c.etag, c.last_modified,
+       c.attributes, c.valid_from, c.valid_from_run, d.first_seen_run
+FROM current_revisions c
+JOIN scopes sc ON sc.source = split_part(c.doc_id, '/', 1) AND sc.scope = c.scope
+JOIN documents d ON d.doc_id = c.doc_id
+JOIN snapshots s ON s.content_hash = c.content_hash
+WHERE NOT c.tombstone AND list_contains($sources, sc.source)
+ORDER BY c.doc_id
+"""
+
+
+def _rows(
+    warehouse: Warehouse, manifest: Manifest, chunk: int = 2_000
+) -> Iterator[tuple[Any, ...]]:
+    cursor = warehouse.con.cursor()
+    try:
+        cursor.execute(_CURRENT, {"name": manifest.name, "sources": manifest.sources()})
+        while rows := cursor.fetchmany(chunk):
+            yield from rows
+    finally:
+        cursor.close()
+
+
+def _input(row: tuple[Any, ...], sanity_id_of: Callable[[str], str]) -> CurationInput:
+    attributes = row[13]
+    return CurationInput(
+        doc_id=row[0],
+        kind=row[1],
+        revision=int(row[2]),
+        content_hash=row[3],
+        media_type=row[4],
+        body=bytes(row[5]),
+        scope=row[6],
+        provenance={
+            "url": row[7],
+            "commit": row[8],
+            "source_format": row[9],
+            "fetched_at": None if row[10] is None else _iso(row[10]),
+            "etag": row[11],
+            "last_modified": row[12],
+        },
+        attributes=orjson.loads(attributes) if isinstance(attributes, str) else attributes,
+        sanity_id_of=sanity_id_of,
+    )
+
+
+def _meta(row: tuple[Any, ...]) -> RevisionMeta:
+    return RevisionMeta(
+        doc_id=row[0],
+        kind=row[1],
+        revision=int(row[2]),
+        content_hash=row[3],
+        source_url=row[7],
+        source_commit=row[8] or None,
+        valid_from=row[14],
+        valid_from_run=int(row[15]),
+        first_seen_run=int(row[16]),
+    )
+
+
+def curate_manifest(
+    manifest: Manifest, warehouse: Warehouse, sources: Mapping[str, Source[Any]] = SOURCES
+) -> list[CuratedDocument]:
+    """Every current document of the corpus, curated, ordered by ``_id``.
+
+    Fails closed: if any document cannot be curated, raises :class:`CurationError` naming
+    the first few, and nothing is published (a skipped document would look like an orphan).
+    """
+    namespace = manifest.corpus.namespace
+
+    def sanity_id_of(other: str) -> str:
+        source = sources[other.split("/", 1)[0]]
+        return sanity_id(namespace, *source.identity(other))
+
+    documents: dict[str, CuratedDocument] = {}
+    failures: list[str] = []
+    for row in _rows(warehouse, manifest):
+        doc_id = row[0]
+        source = sources.get(doc_id.split("/", 1)[0])
+        if source is None or source.curate is None:
+            failures.append(f"{doc_id}: its source does not curate documents for publishing")
+            continue
+        try:
+            document_id = sanity_id_of(doc_id)
+            curated = source.curate(_input(row, sanity_id_of), manifest.entries[source.name])
+            document = build_document(namespace, document_id, _meta(row), curated, manifest.publish)
+        except Exception as exc:  # labelled with the document, then the whole step fails
+            failures.append(f"{doc_id}: {exc}")
+            continue
+        clash = documents.get(document.id)
+        if clash is not None:
+            failures.append(f"{doc_id} and {clash.doc_id} would both be {document.id}")
+            continue
+        documents[document.id] = document
+    if failures:
+        shown = "; ".join(failures[:_SHOWN_FAILURES])
+        more = f" (and {len(failures) - _SHOWN_FAILURES} more)" if len(failures) > 5 else ""
+        raise CurationError(
+            f"{len(failures)} document(s) of {manifest.name} could not be curated, so nothing "
+            f"was published: {shown}{more}"
+        )
+    return [documents[key] for key in sorted(documents)]
