@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 import orjson
@@ -88,54 +89,49 @@ def mutation_size(mutation: Mapping[str, Any]) -> int:
     return len(orjson.dumps(mutation, option=orjson.OPT_SORT_KEYS))
 
 
-def _action(op: str, doc_id: str, mutation: dict[str, Any], rev: str | None = None) -> Action:
-    return Action(op, doc_id, mutation, mutation_size(mutation), planned_rev=rev)
+def _action(
+    op: str, doc_id: str, mutation: dict[str, Any], rev: str | None = None, level: int = 0
+) -> Action:
+    return Action(op, doc_id, mutation, mutation_size(mutation), level, rev)
 
 
-def create_action(document: CuratedDocument) -> Action:
-    return _action("create", document.id, {"createIfNotExists": document.document()})
+def create_action(document: CuratedDocument, level: int = 0) -> Action:
+    # {"createIfNotExists":<body>} in canonical form, without serialising the body again
+    size = len(document.body) + len(b'{"createIfNotExists":}')
+    mutation = {"createIfNotExists": document.document()}
+    return Action("create", document.id, mutation, size, level, None)
 
 
-def update_action(document: CuratedDocument, current: TargetDocument) -> Action:
+def update_action(document: CuratedDocument, current: TargetDocument, level: int = 0) -> Action:
     patch: dict[str, Any] = {"id": document.id}
     if current.rev is not None:
         patch["ifRevisionID"] = current.rev
-    patch["set"] = dict(document.fields)
+    patch["set"] = document.fields
     dropped = sorted(set(current.owned_fields) - set(document.owned_fields))
     if dropped:
         patch["unset"] = dropped
-    return _action("update", document.id, {"patch": patch}, current.rev)
+    return _action("update", document.id, {"patch": patch}, current.rev, level)
 
 
-def delete_action(current: TargetDocument) -> Action:
-    return _action("delete", current.id, {"delete": {"id": current.id}}, current.rev)
+def delete_action(current: TargetDocument, level: int) -> Action:
+    return _action("delete", current.id, {"delete": {"id": current.id}}, current.rev, level)
 
 
-def _levels(actions: list[Action], refs: Mapping[str, Sequence[str]]) -> list[Action]:
-    """Give each create/update the level after the creates it references; deletes last."""
-    created = {a.id for a in actions if a.op == "create"}
+def _levels(created: set[str], refs: Mapping[str, Sequence[str]]) -> dict[str, int]:
+    """The level of every document that references a document created by this push (the
+    others are at level 0): one more than the highest level among those it references."""
     level: dict[str, int] = {}
 
     def level_of(doc_id: str, visiting: frozenset[str]) -> int:
-        if doc_id in level:
-            return level[doc_id]
-        deps = [r for r in refs.get(doc_id, ()) if r in created and r not in visiting]
-        value = 1 + max((level_of(r, visiting | {doc_id}) for r in deps), default=-1)
-        level[doc_id] = value
-        return value
+        if doc_id not in level:
+            deps = [r for r in refs.get(doc_id, ()) if r in created and r not in visiting]
+            level[doc_id] = 1 + max((level_of(r, visiting | {doc_id}) for r in deps), default=-1)
+        return level[doc_id]
 
-    writes = [a for a in actions if a.op != "delete"]
-    out = [
-        Action(a.op, a.id, a.mutation, a.size, level_of(a.id, frozenset()), a.planned_rev)
-        for a in writes
-    ]
-    last = 1 + max((a.level for a in out), default=-1)
-    out += [
-        Action(a.op, a.id, a.mutation, a.size, last, a.planned_rev)
-        for a in actions
-        if a.op == "delete"
-    ]
-    return sorted(out, key=lambda a: (a.level, a.id))
+    for doc_id, targets in refs.items():
+        if any(r in created for r in targets):
+            level_of(doc_id, frozenset())
+    return level
 
 
 def make_plan(
@@ -147,13 +143,15 @@ def make_plan(
 ) -> Plan:
     """Classify every curated and every target document; build the mutations to send."""
     plan = Plan(namespace=namespace, documents=len(documents), prune=prune)
-    actions: list[Action] = []
     wanted = {d.id for d in documents}
+    created = {d.id for d in documents if d.id not in state.documents}
+    level = _levels(created, {d.id: d.refs for d in documents if d.refs}) if created else {}
+    actions: list[Action] = []
     for document in documents:
         current = state.documents.get(document.id)
         if current is None:
             plan.create.append(document.id)
-            actions.append(create_action(document))
+            actions.append(create_action(document, level.get(document.id, 0)))
         elif current.type is not None and current.type != document.type:
             plan.blocked.append(
                 {
@@ -169,16 +167,17 @@ def make_plan(
             continue
         else:
             plan.update.append(document.id)
-            actions.append(update_action(document, current))
+            actions.append(update_action(document, current, level.get(document.id, 0)))
         if document.id in state.drafts:
             plan.notices.append(
                 f"{document.id}: open draft — the next publish in the Studio will overwrite "
                 "this update"
             )
+    last = 1 + max(level.values(), default=0) if actions else 0
     for doc_id in sorted(set(state.documents) - wanted):
         plan.orphan.append(doc_id)
         if prune:
-            actions.append(delete_action(state.documents[doc_id]))
+            actions.append(delete_action(state.documents[doc_id], last))
             if doc_id in state.drafts:
                 plan.notices.append(f"{doc_id}: deleted, but its open draft stays in the target")
     for document in documents:
@@ -193,7 +192,7 @@ def make_plan(
                     f"{document.id} references {ref}, an orphan this push deletes; Sanity "
                     "refuses to delete a document that is still referenced"
                 )
-    plan.actions = _levels(actions, {d.id: d.refs for d in documents})
+    plan.actions = sorted(actions, key=attrgetter("level", "id"))
     return plan
 
 
@@ -280,10 +279,7 @@ def replan(
             and hash_of_target_document(now.body) == now.curated_hash
         ):
             replanned.add(action.id)
-            fresh = update_action(document, now)
-            out.resend.append(
-                Action(fresh.op, fresh.id, fresh.mutation, fresh.size, action.level, now.rev)
-            )
+            out.resend.append(update_action(document, now, action.level))
         else:
             conflict(
                 action.id,

@@ -27,6 +27,7 @@ from pipelines.plan import (
     TargetState,
     batches,
     make_plan,
+    mutation_size,
     replan,
 )
 from pipelines.targets.base import target_document
@@ -112,6 +113,7 @@ def test_a_create_never_replaces_and_prune_only_deletes_orphans() -> None:
     )
     mutations = [a.mutation for a in plan.actions]
     assert mutations[0] == {"createIfNotExists": doc("ns.a.1").document()}
+    assert [a.size for a in plan.actions] == [mutation_size(m) for m in mutations]
     assert mutations[1] == {"delete": {"id": "ns.a.2"}}
     assert plan.counts()["delete"] == 1
 
