@@ -8,6 +8,7 @@ import pytest
 
 from pipelines.errors import ManifestError
 from pipelines.manifest import Publish, parse_manifest
+from tests.conftest import REPO, cli
 
 CORPUS = '[corpus]\nname = "demo"\nnamespace = "demoCorpus"\n'
 SYNTH = '[[synthetic]]\nname = "a"\ncount = 3\n'
@@ -73,3 +74,19 @@ def test_publish_defaults_follow_the_official_importer() -> None:
     assert defaults.batch_bytes == 250_000
     assert defaults.batch_mutations is None
     assert 1 < defaults.concurrency <= 6
+
+
+def test_the_readme_example_is_a_valid_publish_table() -> None:
+    readme = (REPO / "README.md").read_text()
+    example = readme.split("## Publishing", 1)[1].split("```toml\n", 1)[1].split("```", 1)[0]
+    manifest = parse_manifest(example + CORPUS + SYNTH, Path("README.md"))
+    assert manifest.publish.types == {"safetyRecord": "tsb"}
+    assert manifest.publish.fields == {"safetyRecord": {"summary": "body"}}
+
+
+@pytest.mark.parametrize("command", ["publish", "pushes"])
+def test_publish_commands_have_help_and_appear_in_the_readme(command: str) -> None:
+    result = cli(command, "--help")
+    assert result.exit_code == 0
+    assert "--json" in result.output and len(result.output.splitlines()) > 5
+    assert f"`receipts {command} " in (REPO / "README.md").read_text()
