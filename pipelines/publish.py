@@ -224,7 +224,12 @@ class _Sender:
         return self._after_conflict(existed) if existed else []
 
     def _after_conflict(self, group: list[Action]) -> list[Action]:
-        current = self.target.read_documents([a.id for a in group])
+        try:
+            current = self.target.read_documents([a.id for a in group])
+        except (HttpError, TargetError) as exc:
+            self.failure = f"re-reading documents after a conflict failed: {exc}"
+            self.conflicts += [{"id": a.id, "reason": "could not be re-read"} for a in group]
+            return []
         outcome = replan(group, current, self.wanted, self._replanned)
         self.conflicts += outcome.conflicts
         resend = []
