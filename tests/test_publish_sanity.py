@@ -208,6 +208,24 @@ def test_a_concurrent_edit_of_fields_the_pipeline_does_not_own_is_replanned_once
     assert [b["status"] for b in result.batches] == ["conflict", "committed"]
 
 
+def test_a_conflict_whose_re_read_fails_stops_the_push_and_keeps_the_record(
+    tmp_path: Path, wh: Warehouse, lake: FakeContentLake
+) -> None:
+    path = ingest(tmp_path, wh, manifest_text())
+    publish(path, wh)
+    ingest(tmp_path, wh, manifest_text(revision=1))
+    lake.before_mutation(lambda fake: fake.edit("atlas.comment.2a4b9", body="<p>Studio</p>"))
+    lake.fail_mutations(400, endpoint="doc")
+    result = publish(path, wh)
+    assert result.status == "failed"
+    assert "re-reading documents after a conflict failed: sanity: HTTP 400" in (
+        result.message or ""
+    )
+    assert result.conflicts == [{"id": "atlas.comment.2a4b9", "reason": "could not be re-read"}]
+    assert [b["status"] for b in ledger.batches(wh, result.push_id or 0)] == ["conflict"]
+    assert lake.documents["atlas.comment.2a4b9"]["body"] == "<p>Studio</p>"
+
+
 def test_an_open_draft_is_noticed(tmp_path: Path, wh: Warehouse, lake: FakeContentLake) -> None:
     for document in OURS_ALREADY:
         lake.put(document)

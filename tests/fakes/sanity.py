@@ -52,6 +52,7 @@ class MutationFailed(Exception):
 
 @dataclass
 class Injected:
+    endpoint: str
     status: int
     times: int
     retry_after: str | None = None
@@ -97,10 +98,11 @@ class FakeContentLake:
         retry_after: str | None = None,
         after: int = 0,
         body: dict[str, Any] | None = None,
+        endpoint: str = "mutate",
     ) -> None:
-        """Answer ``status`` to the next ``times`` mutate requests, once ``after`` more have
-        been served normally."""
-        self._failures.append(Injected(status, times, retry_after, after, body))
+        """Answer ``status`` to the next ``times`` requests to ``endpoint`` (``mutate``,
+        ``query`` or ``doc``), once ``after`` more have been served normally."""
+        self._failures.append(Injected(endpoint, status, times, retry_after, after, body))
 
     def before_mutation(self, action: Callable[[FakeContentLake], None]) -> None:
         """Run ``action`` (once) just before the next mutate request is applied."""
@@ -301,6 +303,9 @@ class FakeContentLake:
         if len(parts) < 4 or parts[1] != "data" or parts[3] != self.dataset:
             return httpx.Response(404, json={"error": "Not Found", "statusCode": 404})
         endpoint = parts[2]
+        injected = self._injected(endpoint)
+        if injected is not None:
+            return injected
         if endpoint == "mutate" and request.method == "POST":
             return self._mutate(request, body)
         if endpoint == "query":
@@ -309,20 +314,27 @@ class FakeContentLake:
             return self._doc(parts[4])
         return httpx.Response(404, json={"error": "Not Found", "statusCode": 404})
 
+    def _injected(self, endpoint: str) -> httpx.Response | None:
+        with self._lock:
+            injected = next(
+                (f for f in self._failures if f.times > 0 and f.endpoint == endpoint), None
+            )
+            if injected is None:
+                return None
+            if injected.after > 0:
+                injected.after -= 1
+                return None
+            injected.times -= 1
+        headers = {"Retry-After": injected.retry_after} if injected.retry_after else {}
+        payload = injected.body or {
+            "statusCode": injected.status,
+            "error": "Injected",
+            "message": f"injected HTTP {injected.status}",
+        }
+        return httpx.Response(injected.status, json=payload, headers=headers)
+
     def _mutate(self, request: httpx.Request, body: Any) -> httpx.Response:
         with self._lock:
-            injected = next((f for f in self._failures if f.times > 0), None)
-            if injected is not None and injected.after > 0:
-                injected.after -= 1
-            elif injected is not None:
-                injected.times -= 1
-                headers = {"Retry-After": injected.retry_after} if injected.retry_after else {}
-                payload = injected.body or {
-                    "statusCode": injected.status,
-                    "error": "Injected",
-                    "message": f"injected HTTP {injected.status}",
-                }
-                return httpx.Response(injected.status, json=payload, headers=headers)
             while self._before:
                 self._before.pop(0)(self)
             try:
