@@ -23,9 +23,9 @@ document: ``_type``, the owned fields and ``provenance`` without ``curatedHash``
 plan compares it with the target's copy to decide whether a document changed, and it lets a
 re-read tell whether an owned field was edited in the target since the pipeline wrote it.
 
-Which documents belong to a corpus: those whose current revision is not a tombstone and
-came from a scope that a run of this manifest (by corpus name) listed, for the sources the
-manifest still declares.
+Which documents belong to a corpus: its members (``corpus_members``: a document joins when
+an entry of the manifest yields it and leaves after a complete run no longer does) whose
+current revision is not a tombstone.
 """
 
 from __future__ import annotations
@@ -217,19 +217,14 @@ def build_document(
 
 # -- reading the warehouse -----------------------------------------------------------------
 _CURRENT = """
-WITH scopes AS (
-    SELECT DISTINCT p.source, p.scope
-    FROM run_progress p JOIN runs r ON r.run_id = p.run_id AND r.event = 'started'
-    WHERE r.manifest_name = $name
-)
 SELECT c.doc_id, d.kind, c.revision, c.content_hash, s.media_type, s.body, c.scope,
        c.source_url, c.source_commit, c.source_format, c.fetched_at, c.etag, c.last_modified,
        c.attributes, c.valid_from, c.valid_from_run, d.first_seen_run
-FROM current_revisions c
-JOIN scopes sc ON sc.source = split_part(c.doc_id, '/', 1) AND sc.scope = c.scope
+FROM corpus_members m
+JOIN current_revisions c ON c.doc_id = m.doc_id
 JOIN documents d ON d.doc_id = c.doc_id
 JOIN snapshots s ON s.content_hash = c.content_hash
-WHERE NOT c.tombstone AND list_contains($sources, sc.source)
+WHERE m.corpus = $corpus AND NOT c.tombstone
 ORDER BY c.doc_id
 """
 
@@ -239,7 +234,7 @@ def _rows(
 ) -> Iterator[tuple[Any, ...]]:
     cursor = warehouse.con.cursor()
     try:
-        cursor.execute(_CURRENT, {"name": manifest.name, "sources": manifest.sources()})
+        cursor.execute(_CURRENT, {"corpus": manifest.name})
         while rows := cursor.fetchmany(chunk):
             yield from rows
     finally:

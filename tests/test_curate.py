@@ -219,6 +219,21 @@ def test_tombstoned_and_foreign_documents_are_not_curated(tmp_path: Path, wh: Wa
     ]
 
 
+def test_documents_of_an_entry_removed_from_the_manifest_leave_the_corpus(
+    tmp_path: Path, wh: Warehouse
+) -> None:
+    path = ingest(tmp_path, wh, manifest_text(synthetic=2))
+    assert len(curate_manifest(load_manifest(path), wh)) == 6
+    ingest(tmp_path, wh, manifest_text())  # a complete run without the [[synthetic]] entry
+    ids = [d.id for d in curate_manifest(load_manifest(path), wh)]
+    assert ids == [
+        "atlas.article.101",
+        "atlas.comment.2a4b9",
+        "atlas.comment.2a4bc",
+        "atlas.record.24V064000",
+    ]
+
+
 def test_one_document_that_cannot_be_curated_stops_the_whole_corpus(
     tmp_path: Path, wh: Warehouse, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -394,12 +394,15 @@ class FakeContentLake:
         omitted = [{"id": i, "reason": "existence"} for i in wanted if i not in self.documents]
         return httpx.Response(200, json={"documents": found, "omitted": omitted})
 
+    def mount(self, router: respx.MockRouter) -> None:
+        """Route requests to ``self.host`` on ``router`` to this fake (beside other fakes)."""
+        router.route(host=self.host.split("://", 1)[1]).mock(side_effect=self._route)
+
     @contextmanager
     def serve(self) -> Iterator[FakeContentLake]:
-        """Route every request to ``self.host`` to this fake while the block runs; any
-        other host is refused by respx."""
-        with respx.mock(assert_all_called=False) as mock:
-            mock.route(host=self.host.split("://", 1)[1]).mock(side_effect=self._route)
+        """Serve this fake while the block runs; any other host is refused by respx."""
+        with respx.mock(assert_all_called=False) as router:
+            self.mount(router)
             yield self
 
 
