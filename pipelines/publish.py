@@ -57,7 +57,7 @@ class MassPruneRefused(ReceiptsError):
 class PushResult:
     target: str
     namespace: str
-    status: str  # ok | dry-run | conflict | failed | guard-tripped
+    status: str  # ok | dry-run | conflict | failed | guard-tripped (running while it runs)
     plan: Plan
     push_id: int | None = None
     applied: int = 0
@@ -113,7 +113,8 @@ class PushResult:
 
 
 def transaction_id(namespace: str, push_id: int | None, batch_no: int, mutations: Any) -> str:
-    """``rcpt-<push>-<batch>-<digest>``: a function of the push, the batch and its content."""
+    """``rcpt-<push>-<batch>-<digest>``: a function of the push, the batch and its content
+    (push 0 when no ledger numbers the push)."""
     digest = hashlib.sha256(namespace.encode() + b"\n" + canonical_json(mutations)).hexdigest()
     return f"rcpt-{push_id or 0}-{batch_no}-{digest[:16]}"
 
@@ -246,27 +247,17 @@ class _Sender:
     def _record(
         self, batch: _Batch, status: str, message: str | None, committed_id: str | None = None
     ) -> None:
-        mutations = len(batch.actions)
         row: dict[str, Any] = {
             "batch_no": batch.number,
             "transaction_id": committed_id or batch.transaction.id,
-            "mutations": mutations,
+            "mutations": len(batch.actions),
             "bytes": batch.transaction.size,
             "status": status,
             "message": message,
         }
         self.batches.append(row)
         if self.ledger is not None and self.push_id is not None:
-            record_batch(
-                self.ledger,
-                self.push_id,
-                batch_no=batch.number,
-                transaction_id=committed_id or batch.transaction.id,
-                mutations=mutations,
-                size=batch.transaction.size,
-                status=status,
-                message=message,
-            )
+            record_batch(self.ledger, self.push_id, row)
 
 
 def _record_refusal(
@@ -320,6 +311,49 @@ def _guard_message(result: PushResult) -> str | None:
     return "; ".join(parts)
 
 
+def _checked_plan(
+    documents: Sequence[CuratedDocument],
+    target: Target,
+    namespace: str,
+    prune: bool,
+    allow_mass_prune: bool,
+) -> Plan:
+    """The plan, once every ``_id`` (before any request) and every mutation (before any is
+    sent) is inside the namespace, and a prune would not empty most of it."""
+    check_confinement(namespace, (d.id for d in documents))
+    state = target.read_state(namespace)
+    plan = make_plan(namespace, documents, state, prune=prune)
+    check_mutations(namespace, (a.mutation for a in plan.actions))
+    if prune and not allow_mass_prune and len(plan.orphan) * 2 > len(state.documents):
+        raise MassPruneRefused(
+            f"refusing to prune {len(plan.orphan)} of {len(state.documents)} documents of "
+            f"namespace {namespace!r} in one push (more than half); check the manifest and "
+            "the warehouse, then re-run with --allow-mass-prune if that is really meant"
+        )
+    return plan
+
+
+def _conclude(result: PushResult, sender: _Sender) -> None:
+    """What the push did, and its status: the guard first, then failures, then conflicts."""
+    result.applied = sender.applied
+    result.transaction_ids = sender.transaction_ids
+    result.batches = sorted(sender.batches, key=lambda b: int(b["batch_no"]))
+    result.conflicts = sender.conflicts
+    guard = _guard_message(result) if result.unrelated_after is not None else None
+    left_alone = len(sender.conflicts) + len(result.plan.blocked)
+    if guard is not None:
+        result.status, result.message = "guard-tripped", guard
+    elif sender.failure is not None:
+        result.status, result.message = "failed", sender.failure
+    elif left_alone:
+        result.status = "conflict"
+        result.message = (
+            f"{left_alone} document(s) left as the target has them; see conflicts and blocked"
+        )
+    else:
+        result.status = "ok"
+
+
 def push(
     documents: Sequence[CuratedDocument],
     target: Target,
@@ -334,30 +368,16 @@ def push(
     allow_mass_prune: bool = False,
     notices: Sequence[str] = (),
 ) -> PushResult:
-    """Plan ``documents`` against ``target`` and, unless ``dry_run``, push the plan."""
-    settings = settings or Publish()
+    """Plan ``documents`` against ``target`` and, unless ``dry_run``, push the plan.
+    ``ledger`` (the warehouse) records the push; a dry run records nothing."""
     ledger = None if dry_run else ledger
     try:
-        check_confinement(namespace, (d.id for d in documents))
-        state = target.read_state(namespace)
-        plan = make_plan(namespace, documents, state, prune=prune)
-        check_mutations(namespace, (a.mutation for a in plan.actions))
-        if prune and not allow_mass_prune and len(plan.orphan) * 2 > len(state.documents):
-            raise MassPruneRefused(
-                f"refusing to prune {len(plan.orphan)} of {len(state.documents)} documents of "
-                f"namespace {namespace!r} in one push (more than half); check the manifest and "
-                "the warehouse, then re-run with --allow-mass-prune if that is really meant"
-            )
+        plan = _checked_plan(documents, target, namespace, prune, allow_mass_prune)
     except (NamespaceViolation, MassPruneRefused) as exc:
         _record_refusal(ledger, target, namespace, manifest_name, run_id, str(exc))
         raise
-    result = PushResult(
-        target.name,
-        namespace,
-        "dry-run" if dry_run else "running",
-        plan,
-        notices=[*notices, *plan.notices],
-    )
+    status = "dry-run" if dry_run else "running"
+    result = PushResult(target.name, namespace, status, plan, notices=[*notices, *plan.notices])
     result.unrelated_before = target.count_unrelated(namespace)
     if dry_run:
         return result
@@ -371,9 +391,8 @@ def push(
             plan_counts=plan.counts(),
             unrelated_before=result.unrelated_before,
         )
-    sender = _Sender(
-        target, namespace, settings, {d.id: d for d in documents}, ledger, result.push_id
-    )
+    wanted = {d.id: d for d in documents}
+    sender = _Sender(target, namespace, settings or Publish(), wanted, ledger, result.push_id)
     try:
         try:
             sender.send(plan.actions)
@@ -385,23 +404,7 @@ def push(
         result.touched_by_us, result.touched_ids = touched.count, touched.ids
     except (HttpError, TargetError) as exc:
         sender.failure = sender.failure or str(exc)
-    result.applied = sender.applied
-    result.transaction_ids = sender.transaction_ids
-    result.batches = sorted(sender.batches, key=lambda b: int(b["batch_no"]))
-    result.conflicts = sender.conflicts
-    guard = _guard_message(result) if result.unrelated_after is not None else None
-    if guard is not None:
-        result.status, result.message = "guard-tripped", guard
-    elif sender.failure is not None:
-        result.status, result.message = "failed", sender.failure
-    elif sender.conflicts or plan.blocked:
-        result.status = "conflict"
-        result.message = (
-            f"{len(sender.conflicts) + len(plan.blocked)} document(s) left as the target has "
-            "them; see conflicts and blocked"
-        )
-    else:
-        result.status = "ok"
+    _conclude(result, sender)
     if ledger is not None and result.push_id is not None:
         finish_push(
             ledger,

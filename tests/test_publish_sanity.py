@@ -215,7 +215,7 @@ def test_a_conflict_whose_re_read_fails_stops_the_push_and_keeps_the_record(
     publish(path, wh)
     ingest(tmp_path, wh, manifest_text(revision=1))
     lake.before_mutation(lambda fake: fake.edit("atlas.comment.2a4b9", body="<p>Studio</p>"))
-    lake.fail_mutations(400, endpoint="doc")
+    lake.fail_requests(400, endpoint="doc")
     result = publish(path, wh)
     assert result.status == "failed"
     assert "re-reading documents after a conflict failed: sanity: HTTP 400" in (
@@ -358,7 +358,7 @@ def test_a_batch_failing_mid_push_keeps_the_record_and_a_rerun_completes_it(
 ) -> None:
     path = ingest(tmp_path, wh, manifest_text(synthetic=30, publish=SMALL_BATCHES))
     # the third transaction fails on every attempt the HTTP policy allows
-    lake.fail_mutations(500, times=HttpFactory().policy.max_attempts, after=2)
+    lake.fail_requests(500, times=HttpFactory().policy.max_attempts, after=2)
     first = publish(path, wh, http=quiet_http())
     assert first.status == "failed" and first.exit_code == EXIT_FAILURE
     assert [b["status"] for b in first.batches] == ["committed", "committed", "failed"]
@@ -379,8 +379,8 @@ def test_429_and_5xx_are_retried_honouring_retry_after(
     tmp_path: Path, wh: Warehouse, lake: FakeContentLake
 ) -> None:
     path = ingest(tmp_path, wh, manifest_text())
-    lake.fail_mutations(429, times=2, retry_after="7")
-    lake.fail_mutations(503, times=1)
+    lake.fail_requests(429, times=2, retry_after="7")
+    lake.fail_requests(503, times=1)
     slept: list[float] = []
     result = publish(path, wh, http=HttpFactory(sleep=slept.append))
     assert result.status == "ok" and len(atlas(lake)) == 4

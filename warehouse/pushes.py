@@ -7,6 +7,7 @@ batches that committed; ``push_summary`` shows it as unfinished with what it app
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,31 +60,15 @@ def start_push(
     return push_id
 
 
-def record_batch(
-    warehouse: Warehouse,
-    push_id: int,
-    *,
-    batch_no: int,
-    transaction_id: str,
-    mutations: int,
-    size: int,
-    status: str,
-    message: str | None = None,
-) -> None:
-    """Append the outcome of one transaction (``committed``, ``conflict`` or ``failed``)."""
+def record_batch(warehouse: Warehouse, push_id: int, batch: Mapping[str, Any]) -> None:
+    """Append the outcome of one transaction: ``batch_no``, ``transaction_id``,
+    ``mutations``, ``bytes``, ``status`` (``committed``, ``conflict`` or ``failed``) and
+    ``message``."""
     with warehouse.transaction() as con:
         con.execute(
-            "INSERT INTO push_batches VALUES ($id, $no, $at, $tx, $n, $bytes, $status, $msg)",
-            {
-                "id": push_id,
-                "no": batch_no,
-                "at": now(),
-                "tx": transaction_id,
-                "n": mutations,
-                "bytes": size,
-                "status": status,
-                "msg": message,
-            },
+            "INSERT INTO push_batches VALUES ($id, $batch_no, $at, $transaction_id, $mutations, "
+            "$bytes, $status, $message)",
+            {"id": push_id, "at": now(), **batch},
         )
 
 

@@ -14,7 +14,7 @@ Built from the shapes in ``shared/reference/upstream-apis.md`` §1:
 - ``GET /v{version}/data/doc/{dataset}/{ids}``: ``{"documents", "omitted"}``.
 - ``Authorization: Bearer <token>`` required, else a Boom-style 401.
 
-Tests steer it: ``fail_mutations`` (e.g. 429 with ``Retry-After``, 500), ``before_mutation``
+Tests steer it: ``fail_requests`` (e.g. 429 with ``Retry-After``, 500), ``before_mutation``
 (an editor acts between plan and push), ``write_alongside`` (a transaction also writes some
 other document), and editor operations (``edit``, ``put``, ``remove``).
 """
@@ -90,7 +90,7 @@ class FakeContentLake:
             "SANITY_API_HOST": self.host,
         }
 
-    def fail_mutations(
+    def fail_requests(
         self,
         status: int,
         *,
