@@ -15,6 +15,7 @@ from warehouse import pushes as ledger
 from warehouse.store import Warehouse
 
 SHOWN = 10
+PLAN_KEYS = ("create", "update", "unchanged", "orphan", "delete", "blocked")
 
 
 def _listed(ids: list[str]) -> str:
@@ -141,7 +142,7 @@ def pushes(warehouse: str, limit: int | None, as_json: bool) -> None:
     if not rows:
         click.echo("no pushes yet")
     for row in rows:
-        plan = " ".join(f"{k}={v}" for k, v in row["plan"].items() if k != "documents")
+        plan = " ".join(f"{k}={row['plan'][k]}" for k in PLAN_KEYS if row["plan"].get(k))
         click.echo(
             f"push {row['push_id']:>4}  {row['started_at']}  {row['status']:<13} "
             f"{row['target']}  {row['namespace']}  {plan}  applied={row['applied']}"
