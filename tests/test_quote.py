@@ -1,0 +1,182 @@
+"""Quote matching as a reader would judge it: tolerant of whitespace, typography and markup,
+strict about the words."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pipelines.quote import (
+    QuoteError,
+    RevisionText,
+    check_quote,
+    find_quote,
+    reader_text,
+)
+from warehouse.canonical import canonical_json
+
+MATCHES = [
+    # (document text, media type, quote)
+    ("the quick  brown\n\tfox", "text/plain", "quick brown fox"),
+    ("he said \u201cno defect\u201d", "text/plain", 'he said "no defect"'),
+    ('he said "no defect"', "text/plain", "he said \u201cno defect\u201d"),
+    ("it\u2019s fine", "text/plain", "it's fine"),
+    ("2019\u20132021 models", "text/plain", "2019-2021 models"),
+    ("wait \u2014 what", "text/plain", "wait--what"),
+    ("wait -- what", "text/plain", "wait \u2014 what"),
+    ("no\u00a0break", "text/plain", "no break"),
+    ("zero\u200bwidth", "text/plain", "zerowidth"),
+    ("soft\u00adhyphen", "text/plain", "softhyphen"),
+    ("\ufb01nal offer", "text/plain", "final offer"),
+    ("and so on\u2026", "text/plain", "and so on..."),
+    ("<p>I&#39;d <em>never</em> buy</p>", "text/html", "I'd never buy"),
+    ("<p>one</p><p>two</p>", "text/html", "one two"),
+    ("line<br>break", "text/html", "line break"),
+    ("a &amp; b", "text/html", "a & b"),
+    ("a &lt;b&gt; c", "text/html", "a <b> c"),
+    ("<style>p{}</style><p>Visible text</p>", "text/html", "Visible text"),
+    ("x <!-- note --> y", "text/html", "x y"),
+    (
+        "see the [returns policy](https://x.test/p) now",
+        "text/markdown",
+        "see the returns policy now",
+    ),
+    ("this is **very** _important_", "text/markdown", "this is very important"),
+    ("## Heading\n\nbody text", "text/markdown", "Heading body text"),
+    ("use `snake_case` names", "text/markdown", "use snake_case names"),
+]
+
+MISSES = [
+    ("the quick brown fox", "text/plain", "the quick red fox"),
+    ("The dealer", "text/plain", "the dealer"),
+    ("stalled twice", "text/plain", "stalled thrice"),
+    ("no defect", "text/plain", "nodefect"),
+    ("<p>one</p><p>two</p>", "text/html", "onetwo"),
+    ("a < b and c > d", "text/plain", "a d"),
+]
+
+
+@pytest.mark.parametrize(("text", "media_type", "quote"), MATCHES)
+def test_quotes_a_reader_would_accept(text: str, media_type: str, quote: str) -> None:
+    assert find_quote(quote, text.encode(), media_type) is not None
+
+
+@pytest.mark.parametrize(("text", "media_type", "quote"), MISSES)
+def test_quotes_with_different_words_do_not_match(text: str, media_type: str, quote: str) -> None:
+    assert find_quote(quote, text.encode(), media_type) is None
+
+
+def test_json_records_are_searched_field_by_field() -> None:
+    body = canonical_json(
+        {"summary": "Engine stalled.", "products": [{"productModel": "CR-V"}], "n": 3}
+    )
+    match = find_quote("CR-V", body, "application/json")
+    assert match is not None and match.where == "field products[0].productModel"
+    # a quote never spans two fields
+    assert find_quote("stalled. CR-V", body, "application/json") is None
+
+
+def test_json_escapes_are_read_as_their_characters() -> None:
+    body = canonical_json({"body_html": '<p>She said "stop" \u2014 twice</p>'})
+    match = find_quote("She said \u201cstop\u201d - twice", body, "application/json")
+    assert match is not None and match.excerpt == 'She said "stop"-twice'
+
+
+def test_content_that_is_not_text_cannot_be_checked() -> None:
+    with pytest.raises(QuoteError, match="application/pdf content is not text"):
+        find_quote("x", b"%PDF-1.7", "application/pdf")
+    with pytest.raises(QuoteError, match="empty"):
+        find_quote(" <br> ", b"text", "text/plain")
+
+
+words = st.text(alphabet="abcdefghij ,.;'\"\u2019\u201c\u201d\u2013\u2014\n", min_size=1)
+
+
+@given(words, st.data())
+def test_every_piece_of_a_text_is_found_in_it(text: str, data: st.DataObject) -> None:
+    start = data.draw(st.integers(0, len(text) - 1))
+    end = data.draw(st.integers(start + 1, len(text)))
+    piece = text[start:end]
+    if not reader_text(piece):
+        return
+    assert find_quote(piece, text.encode(), "text/plain") is not None
+
+
+@given(st.text(alphabet="abc \u201c\u201d\u2018\u2019\"'", min_size=1))
+def test_straight_and_curly_quotes_are_interchangeable(text: str) -> None:
+    straight = text.translate(str.maketrans("\u201c\u201d\u2018\u2019", "\"\"''"))
+    assert reader_text(text) == reader_text(straight)
+
+
+# -- verdicts ------------------------------------------------------------------------------
+REVISIONS = [
+    RevisionText(1, "a" * 64, "text/plain", b"the vehicle stalled on the highway"),
+    RevisionText(2, "b" * 64, "text/plain", b"the vehicle stalled on the interstate"),
+    RevisionText(3, None, tombstone_reason="gone upstream"),
+    RevisionText(4, "c" * 64, "application/pdf", b"%PDF"),
+]
+
+
+@pytest.mark.parametrize(
+    ("quote", "cited", "cited_by", "ok", "message"),
+    [
+        (
+            "on the interstate",
+            2,
+            "revision",
+            True,
+            "the quote occurs in doc/x/1 revision 2 (hash bbbbbbbbbbbb…)",
+        ),
+        (
+            "on the highway",
+            2,
+            "revision",
+            False,
+            "quote matches revision 1 (hash aaaaaaaaaaaa…), but the cited revision 2 does not "
+            "contain it",
+        ),
+        (
+            "the vehicle stalled",
+            3,
+            "current",
+            False,
+            "quote matches revisions 1 (hash aaaaaaaaaaaa…) and 2 (hash bbbbbbbbbbbb…), but the "
+            "current revision 3 is a tombstone (gone upstream) and has no text",
+        ),
+        (
+            "on the highway",
+            4,
+            "hash",
+            False,
+            "quote matches revision 1 (hash aaaaaaaaaaaa…), but the cited hash cccccccccccc… "
+            "(revision 4) is application/pdf, not text; its words cannot be checked here",
+        ),
+        (
+            "airbag",
+            1,
+            "revision",
+            False,
+            "the cited revision 1 does not contain the quote, and no other revision of doc/x/1 "
+            "contains it (checked revisions 1, 2, 3 and 4)",
+        ),
+    ],
+)
+def test_verdicts_say_which_revisions_contain_the_quote(
+    quote: str, cited: int, cited_by: str, ok: bool, message: str
+) -> None:
+    verdict = check_quote("doc/x/1", quote, REVISIONS, cited, cited_by)
+    assert verdict.ok is ok
+    assert verdict.message() == message
+
+
+def test_a_single_revision_says_so() -> None:
+    verdict = check_quote("doc/x/1", "airbag", REVISIONS[:1], 1)
+    assert verdict.message() == (
+        "the cited revision 1 does not contain the quote; it is the only revision of doc/x/1"
+    )
+
+
+def test_a_cited_revision_must_exist() -> None:
+    with pytest.raises(ValueError, match="no revision 9"):
+        check_quote("doc/x/1", "x", REVISIONS, 9)
