@@ -262,7 +262,12 @@ def verify(warehouse: str, upstream: str | None, as_json: bool) -> None:
 
 
 # -- commands of other modules: one line each ---------------------------------------------
-COMMAND_MODULES: list[str] = ["pipelines.cli_github", "pipelines.cli_publish"]
+COMMAND_MODULES: list[str] = [
+    "pipelines.cli_github",
+    "pipelines.cli_publish",
+    # after cli_github: its `drift --pins` is served by the one `drift` command here
+    "pipelines.cli_audit",
+]
 
 
 def _register_commands() -> None:

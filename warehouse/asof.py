@@ -1,0 +1,152 @@
+"""The corpus as it stood at a point in time: after a run, or at an instant.
+
+A point is a cut through the append-only revisions. At run ``R`` a document's revision is
+its newest revision written by run ``R`` or earlier; at instant ``T`` it is its newest
+revision that became valid at or before ``T``. A document whose revision at the point is a
+tombstone was not part of the corpus then.
+
+Points are written ``RUN`` (a run id, e.g. ``3``) or ``DATE`` (ISO-8601: ``2026-11-01``
+means 00:00 UTC that day; ``2026-11-01T06:00:00Z`` or with an offset; no offset means UTC).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from typing import Any, NamedTuple
+
+from warehouse.errors import WarehouseError
+from warehouse.store import Warehouse
+
+_RUN = re.compile(r"^\d+$")
+
+
+class PointError(WarehouseError):
+    """A RUN|DATE argument is malformed or names no run."""
+
+
+def utc_iso(value: datetime | None) -> str | None:
+    """``2026-11-01T06:00:00Z``: every timestamp a report shows, in UTC."""
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def parse_instant(text: str) -> datetime:
+    """An ISO-8601 date (00:00 UTC that day) or date-time (no offset means UTC)."""
+    value = text.strip()
+    try:
+        if len(value) == 10:
+            day = date.fromisoformat(value)
+            return datetime(day.year, day.month, day.day, tzinfo=UTC)
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        raise PointError(
+            f"{text!r} is neither a run id (e.g. 3) nor an ISO-8601 date or date-time "
+            "(e.g. 2026-11-01 or 2026-11-01T06:00:00Z)"
+        ) from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class Point:
+    """A cut through the revisions: exactly one of ``run_id`` (0 = before the first run)
+    and ``at`` is set."""
+
+    run_id: int | None = None
+    at: datetime | None = None
+
+    @classmethod
+    def before_any_run(cls) -> Point:
+        return cls(run_id=0)
+
+    def condition(self, alias: str, param: str) -> tuple[str, dict[str, Any]]:
+        """SQL selecting the revisions (table alias ``alias``) written by this point."""
+        if self.run_id is not None:
+            return f"{alias}.valid_from_run <= ${param}", {param: self.run_id}
+        return f"{alias}.valid_from <= ${param}", {param: self.at}
+
+    @property
+    def label(self) -> str:
+        if self.run_id == 0:
+            return "before the first run"
+        if self.run_id is not None:
+            return f"run {self.run_id}"
+        return f"{utc_iso(self.at)}"
+
+    def as_json(self) -> dict[str, Any]:
+        return {"run_id": self.run_id, "at": utc_iso(self.at), "label": self.label}
+
+
+def run_exists(warehouse: Warehouse, run_id: int) -> bool:
+    return bool(warehouse.scalar("SELECT count(*) FROM runs WHERE run_id = $r", {"r": run_id}))
+
+
+def resolve_point(warehouse: Warehouse, text: str) -> Point:
+    """``RUN`` or ``DATE`` as a :class:`Point`; a run must exist in the ledger."""
+    value = text.strip()
+    if _RUN.match(value):
+        run_id = int(value)
+        if not run_exists(warehouse, run_id):
+            newest = warehouse.scalar("SELECT max(run_id) FROM runs")
+            known = f"runs are 1..{newest}" if newest else "no run has been recorded yet"
+            raise PointError(f"no run {run_id} in {warehouse.location}; {known}")
+        return Point(run_id=run_id)
+    return Point(at=parse_instant(value))
+
+
+class CorpusRow(NamedTuple):
+    """One document of the corpus at a point (a tuple: corpora have many documents)."""
+
+    doc_id: str
+    source: str
+    kind: str
+    revision: int
+    content_hash: str
+    valid_from_run: int
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "doc_id": self.doc_id,
+            "source": self.source,
+            "kind": self.kind,
+            "revision": self.revision,
+            "content_hash": self.content_hash,
+            "valid_from_run": self.valid_from_run,
+        }
+
+
+def as_of(warehouse: Warehouse, point: Point, source: str | None = None) -> list[CorpusRow]:
+    """Every document that was part of the corpus at ``point``, with the revision it had
+    then (and the run that wrote it), ordered by doc_id. Documents tombstoned at that point
+    are left out."""
+    condition, params = point.condition("r", "point")
+    source_filter = ""
+    if source is not None:
+        source_filter = "AND d.source = $source"
+        params["source"] = source
+    rows = warehouse.con.execute(
+        f"""
+        WITH cut AS (
+            SELECT r.doc_id, max(r.revision) AS revision
+            FROM revisions r WHERE {condition} GROUP BY r.doc_id
+        )
+        SELECT r.doc_id, d.source, d.kind, r.revision, r.content_hash, r.valid_from_run
+        FROM cut
+        JOIN revisions r USING (doc_id, revision)
+        JOIN documents d USING (doc_id)
+        WHERE NOT r.tombstone {source_filter}
+        ORDER BY r.doc_id
+        """,
+        params,
+    ).fetchall()
+    return [CorpusRow._make(row) for row in rows]
+
+
+def known_sources(warehouse: Warehouse) -> list[str]:
+    """The sources that have documents in the warehouse."""
+    rows = warehouse.con.execute("SELECT DISTINCT source FROM documents ORDER BY 1").fetchall()
+    return [str(source) for (source,) in rows]

@@ -1,0 +1,353 @@
+"""Drift between two points of the corpus: what is new, changed, gone or restored.
+
+Pure SQL over the append-only revisions. Each document's revision at the older point is
+compared with its revision at the newer point (see :mod:`warehouse.asof` for points):
+
+=========  =================================================================
+new        no revision at the older point, content at the newer one
+changed    content at both points, different content hashes
+unchanged  content at both points, the same content hash
+gone       content at the older point, a tombstone at the newer one
+restored   a tombstone at the older point, content at the newer one
+=========  =================================================================
+
+Documents without content at either point (e.g. new and gone in between) are not counted.
+A corpus (manifest name) limits the comparison to the scopes its runs have read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from warehouse.asof import Point, PointError, utc_iso
+from warehouse.errors import NotFound
+from warehouse.store import Warehouse
+
+OUTCOMES = ("new", "changed", "unchanged", "gone", "restored")
+DRIFT_OUTCOMES = ("new", "changed", "gone", "restored")
+
+
+@dataclass(frozen=True)
+class RevisionRef:
+    """One revision as a drift row shows it (``content_hash`` None for a tombstone)."""
+
+    revision: int
+    content_hash: str | None
+    media_type: str | None
+    valid_from_run: int
+    valid_from: datetime
+    tombstone_reason: str | None = None
+
+    @property
+    def tombstone(self) -> bool:
+        return self.content_hash is None
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "revision": self.revision,
+            "content_hash": self.content_hash,
+            "tombstone": self.tombstone,
+            "tombstone_reason": self.tombstone_reason,
+            "media_type": self.media_type,
+            "valid_from_run": self.valid_from_run,
+            "valid_from": utc_iso(self.valid_from),
+        }
+
+
+@dataclass(frozen=True)
+class DriftRow:
+    """One document that drifted. ``baseline`` is the revision its new content is compared
+    with: the old revision, or for a restored document its last content before it went."""
+
+    doc_id: str
+    source: str
+    kind: str
+    outcome: str
+    old: RevisionRef | None
+    new: RevisionRef
+    baseline: RevisionRef | None
+    timeline: list[RevisionRef] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class RunRef:
+    run_id: int
+    command: str
+    manifest: str | None
+    status: str
+    started_at: datetime
+    finished_at: datetime | None
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "command": self.command,
+            "manifest": self.manifest,
+            "status": self.status,
+            "started_at": utc_iso(self.started_at),
+            "finished_at": utc_iso(self.finished_at),
+        }
+
+
+@dataclass(frozen=True)
+class Drift:
+    """Counts per source and outcome, and the rows of the documents that drifted (up to
+    ``limit``; ``omitted`` says how many more there were)."""
+
+    corpus: str | None
+    since: Point
+    until: Point
+    since_run: RunRef | None
+    until_run: RunRef | None
+    counts: dict[str, dict[str, int]]
+    rows: list[DriftRow]
+    omitted: int = 0
+
+    @property
+    def totals(self) -> dict[str, int]:
+        return {k: sum(c[k] for c in self.counts.values()) for k in OUTCOMES}
+
+    @property
+    def found(self) -> bool:
+        """True when anything is new, changed, gone or restored."""
+        totals = self.totals
+        return any(totals[k] for k in DRIFT_OUTCOMES)
+
+
+# -- choosing the points -------------------------------------------------------------------
+def finished_runs(
+    warehouse: Warehouse, corpus: str | None = None, started_by: datetime | None = None
+) -> list[int]:
+    """Ids of the runs that finished (ok or failed), newest first: of one corpus if named,
+    started at or before ``started_by`` if given."""
+    sql = "SELECT run_id FROM run_summary WHERE status <> 'unfinished'"
+    params: dict[str, Any] = {}
+    if corpus is not None:
+        sql += " AND manifest_name = $corpus"
+        params["corpus"] = corpus
+    if started_by is not None:
+        sql += " AND started_at <= $at"
+        params["at"] = started_by
+    rows = warehouse.con.execute(sql + " ORDER BY run_id DESC", params).fetchall()
+    return [int(r) for (r,) in rows]
+
+
+def default_points(
+    warehouse: Warehouse,
+    corpus: str | None = None,
+    since: Point | None = None,
+    until: Point | None = None,
+) -> tuple[Point, Point]:
+    """Fill in what was not given: ``until`` is the newest finished run, ``since`` the
+    finished run before ``until`` (or before the first run when there is none)."""
+    if until is None:
+        runs = finished_runs(warehouse, corpus)
+        if not runs:
+            whose = f" of corpus {corpus!r}" if corpus else ""
+            raise NotFound(f"no finished run{whose} in {warehouse.location}; nothing to compare")
+        until = Point(run_id=runs[0])
+    if since is None:
+        if until.run_id is not None:
+            earlier = [r for r in finished_runs(warehouse, corpus) if r < until.run_id]
+        else:
+            # the newest run started by the instant is the one it shows; compare with the one before
+            earlier = finished_runs(warehouse, corpus, started_by=until.at)[1:]
+        since = Point(run_id=earlier[0]) if earlier else Point.before_any_run()
+    return since, until
+
+
+def run_ref(warehouse: Warehouse, point: Point, corpus: str | None = None) -> RunRef | None:
+    """The run a point is; for an instant, the newest run (of the corpus) started by then."""
+    params: dict[str, Any]
+    if point.run_id is not None:
+        where, params = "run_id = $r", {"r": point.run_id}
+    else:
+        where, params = "started_at <= $at", {"at": point.at}
+        if corpus is not None:
+            where += " AND manifest_name = $corpus"
+            params["corpus"] = corpus
+    row = warehouse.first_row(
+        "SELECT run_id, command, manifest_name, status, started_at, finished_at "
+        f"FROM run_summary WHERE {where} ORDER BY run_id DESC LIMIT 1",
+        params,
+    )
+    return None if row is None else RunRef(int(row[0]), *row[1:])
+
+
+# -- the comparison ------------------------------------------------------------------------
+_COMPARE = """
+CREATE OR REPLACE TEMP TABLE _drift AS
+WITH old_cut AS (
+    SELECT r.doc_id, max(r.revision) AS revision FROM revisions r WHERE {old} GROUP BY 1
+),
+new_cut AS (
+    SELECT r.doc_id, max(r.revision) AS revision FROM revisions r WHERE {new} GROUP BY 1
+),
+pairs AS (
+    SELECT coalesce(n.doc_id, o.doc_id) AS doc_id, o.revision AS old_rev, n.revision AS new_rev
+    FROM new_cut n FULL OUTER JOIN old_cut o ON o.doc_id = n.doc_id
+),
+compared AS (
+    SELECT p.doc_id, d.source, d.kind, p.old_rev, p.new_rev,
+           ro.tombstone AS old_dead, rn.tombstone AS new_dead,
+           ro.content_hash AS old_hash, rn.content_hash AS new_hash,
+           ro.scope AS old_scope, rn.scope AS new_scope
+    FROM pairs p
+    JOIN documents d ON d.doc_id = p.doc_id
+    LEFT JOIN revisions ro ON ro.doc_id = p.doc_id AND ro.revision = p.old_rev
+    LEFT JOIN revisions rn ON rn.doc_id = p.doc_id AND rn.revision = p.new_rev
+)
+SELECT *,
+    CASE
+        WHEN old_rev IS NULL AND NOT new_dead THEN 'new'
+        WHEN old_rev IS NULL OR new_rev IS NULL THEN NULL
+        WHEN old_dead AND new_dead THEN NULL
+        WHEN old_dead THEN 'restored'
+        WHEN new_dead THEN 'gone'
+        WHEN old_hash = new_hash THEN 'unchanged'
+        ELSE 'changed'
+    END AS outcome
+FROM compared
+WHERE {scoped}
+"""
+
+_SCOPED = (
+    "(old_scope IN (SELECT scope FROM _drift_scopes) "
+    "OR new_scope IN (SELECT scope FROM _drift_scopes))"
+)
+
+_OUTCOME_ORDER = "CASE outcome " + " ".join(
+    f"WHEN '{name}' THEN {rank}" for rank, name in enumerate(OUTCOMES)
+)
+
+_DRIFTED = "outcome IN (" + ", ".join(f"'{name}'" for name in DRIFT_OUTCOMES) + ")"
+
+_REVISION_COLUMNS = (
+    "r.revision, r.content_hash, s.media_type, r.valid_from_run, r.valid_from, r.tombstone_reason"
+)
+
+
+def _corpus_scopes(warehouse: Warehouse, corpus: str) -> None:
+    warehouse.con.execute(
+        "CREATE OR REPLACE TEMP TABLE _drift_scopes AS "
+        "SELECT DISTINCT p.scope FROM run_progress p "
+        "JOIN runs s ON s.run_id = p.run_id AND s.event = 'started' "
+        "WHERE s.manifest_name = $corpus",
+        {"corpus": corpus},
+    )
+
+
+def _ref(row: tuple[Any, ...]) -> RevisionRef:
+    return RevisionRef(int(row[0]), row[1], row[2], int(row[3]), row[4], row[5])
+
+
+def _histories(warehouse: Warehouse, doc_ids: list[str]) -> dict[str, list[RevisionRef]]:
+    """Every revision of the drifted documents up to their new revision, oldest first."""
+    out: dict[str, list[RevisionRef]] = {d: [] for d in doc_ids}
+    if not doc_ids:
+        return out
+    rows = warehouse.con.execute(
+        f"""
+        SELECT r.doc_id, {_REVISION_COLUMNS}
+        FROM revisions r
+        JOIN _drift t ON t.doc_id = r.doc_id
+        LEFT JOIN snapshots s ON s.content_hash = r.content_hash
+        WHERE r.doc_id IN (SELECT unnest($docs::VARCHAR[])) AND r.revision <= t.new_rev
+        QUALIFY row_number() OVER (PARTITION BY r.doc_id, r.revision) = 1
+        ORDER BY r.doc_id, r.revision
+        """,
+        {"docs": doc_ids},
+    ).fetchall()
+    for row in rows:
+        out[str(row[0])].append(_ref(row[1:]))
+    return out
+
+
+def _drift_row(
+    doc_id: str,
+    source: str,
+    kind: str,
+    outcome: str,
+    old_rev: int | None,
+    history: list[RevisionRef],
+) -> DriftRow:
+    by_number = {ref.revision: ref for ref in history}
+    old = by_number.get(old_rev) if old_rev is not None else None
+    baseline = old
+    if outcome == "restored" and old is not None:
+        earlier = [r for r in history if r.revision < old.revision and not r.tombstone]
+        baseline = earlier[-1] if earlier else None
+    first = 1 if old is None else min(r.revision for r in (baseline, old) if r is not None)
+    timeline = [r for r in history if r.revision >= first]
+    return DriftRow(doc_id, source, kind, outcome, old, history[-1], baseline, timeline)
+
+
+def _check_order(since: Point, until: Point) -> None:
+    later = (
+        since.run_id is not None and until.run_id is not None and since.run_id > until.run_id
+    ) or (since.at is not None and until.at is not None and since.at > until.at)
+    if later:
+        raise PointError(f"{since.label} is after {until.label}; nothing to compare")
+
+
+def compare(
+    warehouse: Warehouse,
+    since: Point,
+    until: Point,
+    *,
+    corpus: str | None = None,
+    limit: int | None = None,
+) -> Drift:
+    """The drift of the corpus (every document, or those of ``corpus``) from ``since`` to
+    ``until``: counts per source, and up to ``limit`` drifted documents ordered by source,
+    outcome and doc_id, each with its timeline of revisions."""
+    _check_order(since, until)
+    old, old_params = since.condition("r", "old_point")
+    new, new_params = until.condition("r", "new_point")
+    scoped = "true"
+    if corpus is not None:
+        _corpus_scopes(warehouse, corpus)
+        scoped = _SCOPED
+    con = warehouse.con
+    con.execute(_COMPARE.format(old=old, new=new, scoped=scoped), {**old_params, **new_params})
+    counts: dict[str, dict[str, int]] = {}
+    for source, outcome, n in con.execute(
+        "SELECT source, outcome, count(*) FROM _drift WHERE outcome IS NOT NULL "
+        "GROUP BY ALL ORDER BY ALL"
+    ).fetchall():
+        counts.setdefault(str(source), dict.fromkeys(OUTCOMES, 0))[str(outcome)] = int(n)
+    drifted = int(warehouse.scalar(f"SELECT count(*) FROM _drift WHERE {_DRIFTED}"))
+    limit_sql = "" if limit is None else f" LIMIT {int(limit)}"
+    listed = con.execute(
+        f"SELECT doc_id, source, kind, outcome, old_rev FROM _drift WHERE {_DRIFTED} "
+        f"ORDER BY source, {_OUTCOME_ORDER} END, doc_id{limit_sql}"
+    ).fetchall()
+    histories = _histories(warehouse, [str(r[0]) for r in listed])
+    rows = [
+        _drift_row(str(doc_id), str(source), str(kind), str(outcome), old_rev, histories[doc_id])
+        for doc_id, source, kind, outcome, old_rev in listed
+    ]
+    return Drift(
+        corpus=corpus,
+        since=since,
+        until=until,
+        since_run=run_ref(warehouse, since, corpus),
+        until_run=run_ref(warehouse, until, corpus),
+        counts=counts,
+        rows=rows,
+        omitted=drifted - len(rows),
+    )
+
+
+def snapshot_bodies(warehouse: Warehouse, hashes: list[str]) -> dict[str, tuple[str, bytes]]:
+    """The stored bytes (and media type) of each content hash, in one query."""
+    if not hashes:
+        return {}
+    rows = warehouse.con.execute(
+        "SELECT content_hash, any_value(media_type), any_value(body) FROM snapshots "
+        "WHERE content_hash IN (SELECT unnest($h::VARCHAR[])) GROUP BY content_hash",
+        {"h": sorted(set(hashes))},
+    ).fetchall()
+    return {str(h): (str(m), bytes(b)) for h, m, b in rows}
