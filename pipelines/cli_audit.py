@@ -19,7 +19,7 @@ from pipelines.diffing import diff_snapshots
 from pipelines.errors import EXIT_DRIFT, EXIT_FAILURE, EXIT_OK
 from pipelines.manifest import load_manifest
 from pipelines.quote import QuoteError, RevisionText, check_quote
-from pipelines.report import FORMATS, build_report, change_line, render, size_phrase
+from pipelines.report import FORMATS, build_report, field_phrase, render, size_phrase
 from pipelines.report import short as short_hash
 from sources.registry import SOURCES
 from warehouse import audit
@@ -300,7 +300,7 @@ def diff(doc_id: str, a: str | None, b: str | None, warehouse: str, as_json: boo
         click.echo("  identical content")
     elif result.kind == "json":
         for change in result.fields:
-            click.echo(f"  {change_line(change.as_json())}")
+            click.echo(f"  {field_phrase(change.as_json())}")
     elif result.kind == "text":
         for line in result.lines:
             click.echo(f"  {line}")

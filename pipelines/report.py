@@ -152,14 +152,17 @@ def _when(ref: dict[str, Any]) -> str:
     return f"run {ref['valid_from_run']}, {ref['valid_from']}"
 
 
-def change_line(field: dict[str, Any]) -> str:
+def field_phrase(field: dict[str, Any], code: Callable[[str], str] = str) -> str:
+    """``path changed: old → new`` (or ``added: new``, ``removed: old``, or the word diff),
+    with ``code`` wrapping each path and value (e.g. as Markdown code)."""
+    path, change = code(field["path"]), field["change"]
     if field.get("words") is not None:
-        return f"~ {field['path']}: {render_words([tuple(w) for w in field['words']])}"
-    if field["change"] == "added":
-        return f"+ {field['path']}: {field['new']}"
-    if field["change"] == "removed":
-        return f"- {field['path']}: {field['old']}"
-    return f"~ {field['path']}: {field['old']} → {field['new']}"
+        return f"{path} {change}: {code(render_words([tuple(w) for w in field['words']]))}"
+    if change == "added":
+        return f"{path} added: {code(field['new'])}"
+    if change == "removed":
+        return f"{path} removed: {code(field['old'])}"
+    return f"{path} {change}: {code(field['old'])} → {code(field['new'])}"
 
 
 def size_phrase(diff: dict[str, Any]) -> str:
@@ -221,7 +224,7 @@ def render_text(report: dict[str, Any]) -> str:
         diff = doc["diff"]
         if diff is not None:
             if diff["kind"] == "json":
-                out += [f"            {change_line(f)}" for f in diff["fields"]]
+                out += [f"            {field_phrase(f)}" for f in diff["fields"]]
             elif diff["kind"] == "text":
                 out += [f"            {line}" for line in diff["lines"]]
             else:
@@ -251,17 +254,6 @@ def _md_table(header: list[str], rows: list[list[str]], align: list[str]) -> lis
     out = ["| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]
     out += ["| " + " | ".join(row) + " |" for row in rows]
     return out
-
-
-def _md_field(field: dict[str, Any]) -> str:
-    path = _md_code(field["path"])
-    if field.get("words") is not None:
-        return f"{path} changed: {_md_code(render_words([tuple(w) for w in field['words']]))}"
-    if field["change"] == "added":
-        return f"{path} added: {_md_code(field['new'])}"
-    if field["change"] == "removed":
-        return f"{path} removed: {_md_code(field['old'])}"
-    return f"{path} changed: {_md_code(field['old'])} → {_md_code(field['new'])}"
 
 
 def render_md(report: dict[str, Any]) -> str:
@@ -301,7 +293,7 @@ def render_md(report: dict[str, Any]) -> str:
         if diff is not None:
             out.append("")
             if diff["kind"] == "json":
-                out += [f"- {_md_field(f)}" for f in diff["fields"]]
+                out += [f"- {field_phrase(f, _md_code)}" for f in diff["fields"]]
             elif diff["kind"] == "text":
                 fence = "````" if any("```" in line for line in diff["lines"]) else "```"
                 out += [f"{fence}diff", *diff["lines"], fence]

@@ -52,9 +52,9 @@ def test_diff_of_a_record_names_the_changed_fields(warehouse: str) -> None:
     assert lines[0] == "nhtsa/complaint/11561421"
     assert lines[1].startswith("  - revision 1  ") and "(run 1, 2026-11-01T06:00:00Z)" in lines[1]
     assert lines[2].startswith("  + revision 2  ") and "(run 4, 2026-11-03T06:00:00Z)" in lines[2]
-    assert "  ~ crash: false → true" in lines
+    assert "  crash changed: false → true" in lines
     assert any(
-        line.startswith("  ~ summary: While driving on the [-highway-]{+interstate+}")
+        line.startswith("  summary changed: While driving on the [-highway-]{+interstate+}")
         for line in lines
     )
 
