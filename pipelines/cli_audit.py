@@ -23,7 +23,15 @@ from pipelines.report import FORMATS, build_report, field_phrase, render, size_p
 from pipelines.report import short as short_hash
 from sources.registry import SOURCES
 from warehouse import audit
-from warehouse.asof import Point, PointError, as_of, known_sources, resolve_point, utc_iso
+from warehouse.asof import (
+    Point,
+    PointError,
+    as_of,
+    known_corpora,
+    known_sources,
+    resolve_point,
+    utc_iso,
+)
 from warehouse.clock import now
 from warehouse.drift import compare, default_points, snapshot_bodies
 from warehouse.errors import NotFound
@@ -312,10 +320,17 @@ def diff(doc_id: str, a: str | None, b: str | None, warehouse: str, as_json: boo
 @click.command("as-of")
 @click.argument("point_text", metavar="RUN|DATE")
 @click.option("--source", help="Only documents of this source, e.g. nhtsa.")
+@click.option(
+    "--corpus",
+    metavar="NAME",
+    help="Only documents that were members of this corpus (a manifest's name) then.",
+)
 @warehouse_option
 @json_option
 @handle_errors
-def as_of_command(point_text: str, source: str | None, warehouse: str, as_json: bool) -> None:
+def as_of_command(
+    point_text: str, source: str | None, corpus: str | None, warehouse: str, as_json: bool
+) -> None:
     """The corpus as it stood at RUN (after that run) or at DATE: every document that had
     content then, with the revision and content hash it had.
 
@@ -330,19 +345,26 @@ def as_of_command(point_text: str, source: str | None, warehouse: str, as_json: 
                 raise click.BadParameter(
                     f"unknown source {source!r}; valid: {', '.join(valid)}", param_hint="--source"
                 )
-        rows = as_of(wh, point, source)
+        if corpus is not None and corpus not in (corpora := known_corpora(wh)):
+            raise click.BadParameter(
+                f"no corpus {corpus!r} in the warehouse; known: {', '.join(corpora) or 'none'}",
+                param_hint="--corpus",
+            )
+        rows = as_of(wh, point, source, corpus)
     if as_json:
         emit_json(
             {
                 "point": point.as_json(),
                 "source": source,
+                "corpus": corpus,
                 "documents": [row.as_json() for row in rows],
             }
         )
         return
+    name = f"corpus {corpus}" if corpus else "corpus"
     of = f" ({source})" if source else ""
     noun = "document" if len(rows) == 1 else "documents"
-    click.echo(f"corpus{of} as of {point.label}: {len(rows)} {noun}")
+    click.echo(f"{name}{of} as of {point.label}: {len(rows)} {noun}")
     width = max((len(row.doc_id) for row in rows), default=0)
     lines = [
         f"{row.doc_id:<{width}}  revision {row.revision:<3} {row.content_hash}" for row in rows

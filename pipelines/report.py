@@ -40,6 +40,8 @@ def _diff_for(row: DriftRow, bodies: dict[str, tuple[str, bytes]]) -> tuple[Diff
     base, new = row.baseline, row.new
     if row.outcome == "new":
         return None, "new document"
+    if row.outcome == "gone" and row.left_corpus:
+        return None, "left the corpus: no entry of the manifest yields it any more"
     if row.outcome == "gone":
         return None, f"tombstone: {row.new.tombstone_reason or 'gone'}"
     if base is None or base.content_hash is None or new.content_hash is None:
@@ -89,6 +91,7 @@ def build_report(warehouse: Warehouse, drift: Drift, generated_at: datetime) -> 
                     "old": None if row.old is None else row.old.as_json(),
                     "new": row.new.as_json(),
                     "compared_with": None if row.baseline is None else row.baseline.revision,
+                    "left_corpus": row.left_corpus,
                     "note": note,
                     "diff": None if diff is None else diff.as_json(),
                     "timeline": [ref.as_json() for ref in row.timeline],
@@ -146,6 +149,12 @@ def _revision_phrase(ref: dict[str, Any] | None) -> str:
         f"tombstone ({ref['tombstone_reason']})" if ref["tombstone"] else short(ref["content_hash"])
     )
     return f"revision {ref['revision']} {what}"
+
+
+def _shows_note(doc: dict[str, Any]) -> bool:
+    """The note says something the revisions do not: what a restored document was compared
+    with, or that a document left the corpus."""
+    return bool(doc["outcome"] == "restored" or doc["left_corpus"])
 
 
 def _when(ref: dict[str, Any]) -> str:
@@ -208,7 +217,9 @@ def render_text(report: dict[str, Any]) -> str:
         out += ["", f"drifted documents ({len(documents) + report['omitted']})"]
     for doc in documents:
         out.append(f"{doc['outcome'].upper():<9} {doc['doc_id']}")
-        if doc["old"] is not None:
+        if doc["left_corpus"]:
+            out.append(f"          {_revision_phrase(doc['new'])}")
+        elif doc["old"] is not None:
             out.append(f"          {_revision_phrase(doc['old'])} → {_revision_phrase(doc['new'])}")
         else:
             out.append(f"          {_revision_phrase(doc['new'])} ({_when(doc['new'])})")
@@ -219,7 +230,7 @@ def render_text(report: dict[str, Any]) -> str:
                 for r in doc["timeline"]
             )
             out.append(f"          timeline: {steps}")
-        if doc["outcome"] == "restored":
+        if _shows_note(doc):
             out.append(f"          {doc['note']}")
         diff = doc["diff"]
         if diff is not None:
@@ -287,7 +298,7 @@ def render_md(report: dict[str, Any]) -> str:
             for r in doc["timeline"]
         ]
         out += _md_table(["revision", "content", "valid from"], timeline, ["---:", "---", "---"])
-        if doc["outcome"] == "restored":
+        if _shows_note(doc):
             out += ["", f"_{doc['note']}_"]
         diff = doc["diff"]
         if diff is not None:
@@ -484,7 +495,7 @@ def render_html(report: dict[str, Any]) -> str:
                 f"<code>{_e(doc['doc_id'])}</code></h3>"
             )
             out += _html_timeline(doc)
-            if doc["outcome"] == "restored":
+            if _shows_note(doc):
                 out.append(f'<p class="note">{_e(doc["note"])}</p>')
             if doc["diff"] is not None:
                 out += _html_diff(doc["diff"])

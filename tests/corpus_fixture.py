@@ -8,9 +8,10 @@ Upstream, as the runs see it (shapes from reference/upstream-apis.md):
   so it is tombstoned;
 - run 3 (2026-11-02 12:00): another corpus ingests its own document;
 - run 4 (2026-11-03): complaint 11561421 was edited, ``docs/policy.md`` changed at a new
-  commit, comment 2a4bc was deleted, complaint 11561423 is new and 11561422 is back.
+  commit, comment 2a4bc was deleted, complaint 11561423 is new and 11561422 is back; the
+  manifest no longer lists ``docs/old-faq.md``, so it leaves the corpus.
 
-Drift from run 2 to run 4 is therefore: new 1, changed 2, gone 1, restored 1.
+Drift from run 2 to run 4 is therefore: new 1, changed 2, gone 2, restored 1.
 """
 
 from __future__ import annotations
@@ -152,16 +153,17 @@ DEALER = comment(
 )
 DELETED = comment("2a4bc", "<p>Same here, mine stalled twice.</p>", "ben")
 README = handbook_file("README.md", "# Handbook\n\nPolicies of Acme Motors.\n", COMMIT_1)
+OLD_FAQ = handbook_file("docs/old-faq.md", "# FAQ\n\nAsk the dealer.\n", COMMIT_1)
 
 UPSTREAM: dict[int, list[Listing]] = {
     1: [
         Listing(COMPLAINTS, [STEADY, complaint(11561421, STALLED), FLAPPING], complete=True),
-        Listing(HANDBOOK, [README, handbook_file("docs/policy.md", POLICY_1, COMMIT_1)]),
+        Listing(HANDBOOK, [README, OLD_FAQ, handbook_file("docs/policy.md", POLICY_1, COMMIT_1)]),
         Listing(THREAD, [DEALER, DELETED, comment("2a4bd", "<p>Thanks!</p>", "cy")], True),
     ],
     2: [
         Listing(COMPLAINTS, [STEADY, complaint(11561421, STALLED)], complete=True),
-        Listing(HANDBOOK, [README, handbook_file("docs/policy.md", POLICY_1, COMMIT_1)]),
+        Listing(HANDBOOK, [README, OLD_FAQ, handbook_file("docs/policy.md", POLICY_1, COMMIT_1)]),
         Listing(THREAD, [DEALER, DELETED, comment("2a4bd", "<p>Thanks!</p>", "cy")], True),
     ],
     4: [
@@ -185,13 +187,15 @@ OTHER = [Listing("synthetic:other", [Record("synthetic/record/other-1", "record"
 def run_at(
     wh: Warehouse, monkeypatch: pytest.MonkeyPatch, when: str, corpus: str, listings: list[Listing]
 ) -> int:
-    """One run of ``corpus`` at the frozen time ``when``, through the ingest engine."""
+    """One complete run of ``corpus`` at the frozen time ``when``, through the ingest
+    engine: what no listing yields any more leaves the corpus, as in ``receipts ingest``."""
     monkeypatch.setenv("RECEIPTS_NOW", when)
     info = start_run(wh, "ingest", corpus, f"hash-of-{corpus}")
-    ingestor = Ingestor(wh, info.run_id)
+    ingestor = Ingestor(wh, info.run_id, corpus=corpus)
     for listing in listings:
         fresh = Listing(listing.scope, list(listing.records), listing.complete)
         ingestor.ingest(listing.scope.split(":", 1)[0], fresh)
+    ingestor.retire_departed()
     finish_run(wh, info.run_id, "ok", {}, [])
     return info.run_id
 

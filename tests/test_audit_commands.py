@@ -100,11 +100,15 @@ def test_diff_explains_what_it_cannot_compare(
 def test_as_of_lists_doc_revision_and_hash(warehouse: str) -> None:
     result = cli("as-of", "2", "--warehouse", warehouse, "--source", "github")
     assert result.exit_code == 0
+    files = [
+        fixture.README,
+        fixture.OLD_FAQ,
+        fixture.handbook_file("docs/policy.md", fixture.POLICY_1, fixture.COMMIT_1),
+    ]
+    width = max(len(f.doc_id) for f in files)
     assert result.stdout.splitlines() == [
-        "corpus (github) as of run 2: 2 documents",
-        "github/acme/handbook/README.md       revision 1   "
-        + hashlib.sha256(fixture.README.body).hexdigest(),
-        f"github/acme/handbook/docs/policy.md  revision 1   {sha(fixture.POLICY_1)}",
+        "corpus (github) as of run 2: 3 documents",
+        *(f"{f.doc_id:<{width}}  revision 1   {hashlib.sha256(f.body).hexdigest()}" for f in files),
     ]
 
 
@@ -119,7 +123,20 @@ def test_as_of_a_date_as_json(warehouse: str) -> None:
     assert "nhtsa/complaint/11561422" not in docs  # gone between run 2 and run 4
     assert "forem/comment/2a4bc" in docs
     assert docs["github/acme/handbook/docs/policy.md"]["content_hash"] == sha(fixture.POLICY_1)
-    assert len(docs) == 8  # 7 of the fixture corpus + 1 of the other corpus
+    assert len(docs) == 9  # 8 of the fixture corpus + 1 of the other corpus
+
+
+def test_as_of_a_corpus_lists_its_members_then(warehouse: str) -> None:
+    def members(point: str) -> set[str]:
+        result = cli("as-of", point, "--corpus", fixture.CORPUS, "--warehouse", warehouse, "--json")
+        return {d["doc_id"] for d in json.loads(result.stdout)["documents"]}
+
+    at_2, at_4 = members("2"), members("4")
+    assert "github/acme/handbook/docs/old-faq.md" in at_2
+    assert "github/acme/handbook/docs/old-faq.md" not in at_4  # left the corpus in run 4
+    assert "synthetic/record/other-1" not in at_4  # another corpus's document
+    assert len(at_4) == 8
+    assert members("2026-11-02T07:00:00Z") == at_2
 
 
 @pytest.mark.parametrize(
@@ -128,6 +145,7 @@ def test_as_of_a_date_as_json(warehouse: str) -> None:
         (["soon"], "neither a run id"),
         (["99"], "no run 99"),
         (["2", "--source", "nhtsaa"], "unknown source 'nhtsaa'; valid: forem, github, nhtsa"),
+        (["2", "--corpus", "nope"], "no corpus 'nope' in the warehouse; known: fixture-corpus"),
     ],
 )
 def test_as_of_refuses_bad_arguments(warehouse: str, args: list[str], message: str) -> None:

@@ -71,7 +71,7 @@ def test_until_a_date_compares_with_the_run_before_it(built: Warehouse) -> None:
 # -- the comparison ------------------------------------------------------------------------
 def test_drift_between_the_two_refreshes(built: Warehouse) -> None:
     drift = compare(built, Point(run_id=2), Point(run_id=4), corpus=fixture.CORPUS)
-    assert drift.totals == {"new": 1, "changed": 2, "unchanged": 4, "gone": 1, "restored": 1}
+    assert drift.totals == {"new": 1, "changed": 2, "unchanged": 4, "gone": 2, "restored": 1}
     assert drift.found
     rows = {row.doc_id: row for row in drift.rows}
     changed = rows["nhtsa/complaint/11561421"]
@@ -84,18 +84,21 @@ def test_drift_between_the_two_refreshes(built: Warehouse) -> None:
     gone = rows["forem/comment/2a4bc"]
     assert gone.new.tombstone and gone.new.tombstone_reason == "gone upstream"
     assert rows["nhtsa/complaint/11561423"].old is None
+    left = rows["github/acme/handbook/docs/old-faq.md"]
+    assert left.outcome == "gone" and left.left_corpus
+    assert left.old == left.new and not left.new.tombstone
 
 
 def test_a_tombstone_at_both_points_is_not_counted(built: Warehouse) -> None:
     # complaint 11561422 is gone at run 2 and still gone at run 3
     drift = compare(built, Point(run_id=2), Point(run_id=3), corpus=fixture.CORPUS)
     assert not drift.found
-    assert drift.totals["unchanged"] == 7
+    assert drift.totals["unchanged"] == 8
 
 
 def test_from_before_the_first_run_everything_is_new(built: Warehouse) -> None:
     drift = compare(built, Point.before_any_run(), Point(run_id=1), corpus=fixture.CORPUS)
-    assert drift.totals == {"new": 8, "changed": 0, "unchanged": 0, "gone": 0, "restored": 0}
+    assert drift.totals == {"new": 9, "changed": 0, "unchanged": 0, "gone": 0, "restored": 0}
 
 
 def test_since_a_date_is_the_corpus_as_it_stood_then(built: Warehouse) -> None:
@@ -104,9 +107,11 @@ def test_since_a_date_is_the_corpus_as_it_stood_then(built: Warehouse) -> None:
     assert by_date == by_run
     # from run 1 the flapping complaint never left: it is unchanged, not restored
     assert "nhtsa/complaint/11561422" not in by_run
+    # without a corpus, a document that only left the corpus is still in the warehouse
+    assert "github/acme/handbook/docs/old-faq.md" not in by_run
 
 
-def test_a_corpus_sees_only_the_scopes_its_runs_read(built: Warehouse) -> None:
+def test_a_corpus_sees_only_its_members(built: Warehouse) -> None:
     everything = outcomes(built, Point(run_id=2), Point(run_id=3))
     assert everything == {"synthetic/record/other-1": "new"}
     assert outcomes(built, Point(run_id=2), Point(run_id=3), fixture.CORPUS) == {}

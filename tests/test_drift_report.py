@@ -52,13 +52,14 @@ def test_json_report_says_what_drifted(corpus: tuple[str, Path]) -> None:
     assert (report["since"]["run_id"], report["until"]["run_id"]) == (2, 4)
     assert report["counts"] == {
         "forem": {"new": 0, "changed": 0, "unchanged": 2, "gone": 1, "restored": 0},
-        "github": {"new": 0, "changed": 1, "unchanged": 1, "gone": 0, "restored": 0},
+        "github": {"new": 0, "changed": 1, "unchanged": 1, "gone": 1, "restored": 0},
         "nhtsa": {"new": 1, "changed": 1, "unchanged": 1, "gone": 0, "restored": 1},
     }
     by_doc = {d["doc_id"]: d for d in report["documents"]}
     assert {d: v["outcome"] for d, v in by_doc.items()} == {
         "forem/comment/2a4bc": "gone",
         "github/acme/handbook/docs/policy.md": "changed",
+        "github/acme/handbook/docs/old-faq.md": "gone",
         "nhtsa/complaint/11561423": "new",
         "nhtsa/complaint/11561421": "changed",
         "nhtsa/complaint/11561422": "restored",
@@ -75,6 +76,10 @@ def test_json_report_says_what_drifted(corpus: tuple[str, Path]) -> None:
     assert "+Customers may return a vehicle within 14 days." in text_file["diff"]["lines"]
     gone = by_doc["forem/comment/2a4bc"]
     assert gone["new"]["tombstone"] and gone["new"]["tombstone_reason"] == "gone upstream"
+    assert not gone["left_corpus"]
+    left = by_doc["github/acme/handbook/docs/old-faq.md"]
+    assert left["left_corpus"] and not left["new"]["tombstone"]
+    assert left["note"] == "left the corpus: no entry of the manifest yields it any more"
     restored = by_doc["nhtsa/complaint/11561422"]
     assert [r["revision"] for r in restored["timeline"]] == [1, 2, 3]
     assert restored["compared_with"] == 1
@@ -95,8 +100,8 @@ def test_html_report_is_one_self_contained_file(corpus: tuple[str, Path], tmp_pa
     assert "url(" not in page and "@import" not in page
     # summary first, then one article per drifted document with its timeline
     assert page.index('id="summary"') < page.index('id="documents"')
-    assert page.count("<article ") == 5
-    assert page.count('<ol class="timeline">') == 5
+    assert page.count("<article ") == 6
+    assert page.count('<ol class="timeline">') == 6
     assert "<del>highway</del><ins>interstate</ins>" in page
     assert '<span class="del">-Customers may return a vehicle within 30 days.</span>' in page
 
@@ -136,11 +141,11 @@ def test_limit_keeps_counts_complete(corpus: tuple[str, Path]) -> None:
     warehouse, manifest = corpus
     result = cli("drift", manifest, "--warehouse", warehouse, "--limit", "2", "--json")
     report = json.loads(result.stdout)
-    assert len(report["documents"]) == 2 and report["omitted"] == 3
+    assert len(report["documents"]) == 2 and report["omitted"] == 4
     assert report["totals"]["changed"] == 2
     text = cli("drift", manifest, "--warehouse", warehouse, "--limit", "2").stdout
-    assert "drifted documents (5)" in text
-    assert "… and 3 more drifted documents (raise --limit)" in text
+    assert "drifted documents (6)" in text
+    assert "… and 4 more drifted documents (raise --limit)" in text
 
 
 def test_json_flag_and_format_must_agree(corpus: tuple[str, Path]) -> None:

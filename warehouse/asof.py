@@ -63,11 +63,18 @@ class Point:
     def before_any_run(cls) -> Point:
         return cls(run_id=0)
 
-    def condition(self, alias: str, param: str) -> tuple[str, dict[str, Any]]:
-        """SQL selecting the revisions (table alias ``alias``) written by this point."""
+    def condition(
+        self,
+        alias: str,
+        param: str,
+        run_column: str = "valid_from_run",
+        time_column: str = "valid_from",
+    ) -> tuple[str, dict[str, Any]]:
+        """SQL selecting the rows of table ``alias`` written by this point: revisions by
+        default, or another ledger given its run and time columns."""
         if self.run_id is not None:
-            return f"{alias}.valid_from_run <= ${param}", {param: self.run_id}
-        return f"{alias}.valid_from <= ${param}", {param: self.at}
+            return f"{alias}.{run_column} <= ${param}", {param: self.run_id}
+        return f"{alias}.{time_column} <= ${param}", {param: self.at}
 
     @property
     def label(self) -> str:
@@ -98,6 +105,19 @@ def resolve_point(warehouse: Warehouse, text: str) -> Point:
     return Point(at=parse_instant(value))
 
 
+def members_sql(point: Point, param: str) -> tuple[str, dict[str, Any]]:
+    """A query of ``(doc_id, member)`` for corpus ``$corpus`` at ``point``: each document's
+    latest membership event by then (as the ``corpus_members`` view decides: the newest run
+    wins, 'joined' before 'left')."""
+    condition, params = point.condition("m", param, "run_id", "recorded_at")
+    sql = (
+        "SELECT m.doc_id, m.event = 'joined' AS member FROM memberships m "
+        f"WHERE m.corpus = $corpus AND {condition} "
+        "QUALIFY row_number() OVER (PARTITION BY m.doc_id ORDER BY m.run_id DESC, m.event) = 1"
+    )
+    return sql, params
+
+
 class CorpusRow(NamedTuple):
     """One document of the corpus at a point (a tuple: corpora have many documents)."""
 
@@ -119,15 +139,21 @@ class CorpusRow(NamedTuple):
         }
 
 
-def as_of(warehouse: Warehouse, point: Point, source: str | None = None) -> list[CorpusRow]:
-    """Every document that was part of the corpus at ``point``, with the revision it had
-    then (and the run that wrote it), ordered by doc_id. Documents tombstoned at that point
-    are left out."""
+def as_of(
+    warehouse: Warehouse, point: Point, source: str | None = None, corpus: str | None = None
+) -> list[CorpusRow]:
+    """Every document the warehouse held at ``point`` (of one source, of the members of
+    one corpus), with the revision it had then and the run that wrote it, ordered by
+    doc_id. Documents tombstoned at that point are left out."""
     condition, params = point.condition("r", "point")
     source_filter = ""
     if source is not None:
-        source_filter = "AND d.source = $source"
+        source_filter += "AND d.source = $source"
         params["source"] = source
+    if corpus is not None:
+        members, member_params = members_sql(point, "member_point")
+        source_filter += f" AND r.doc_id IN (SELECT doc_id FROM ({members}) WHERE member)"
+        params.update(member_params, corpus=corpus)
     rows = warehouse.con.execute(
         f"""
         WITH cut AS (
@@ -150,3 +176,9 @@ def known_sources(warehouse: Warehouse) -> list[str]:
     """The sources that have documents in the warehouse."""
     rows = warehouse.con.execute("SELECT DISTINCT source FROM documents ORDER BY 1").fetchall()
     return [str(source) for (source,) in rows]
+
+
+def known_corpora(warehouse: Warehouse) -> list[str]:
+    """The corpora that have (or had) members in the warehouse."""
+    rows = warehouse.con.execute("SELECT DISTINCT corpus FROM memberships ORDER BY 1").fetchall()
+    return [str(corpus) for (corpus,) in rows]

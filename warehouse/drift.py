@@ -4,15 +4,17 @@ Pure SQL over the append-only revisions. Each document's revision at the older p
 compared with its revision at the newer point (see :mod:`warehouse.asof` for points):
 
 =========  =================================================================
-new        no revision at the older point, content at the newer one
+new        no content at the older point, content at the newer one
 changed    content at both points, different content hashes
 unchanged  content at both points, the same content hash
-gone       content at the older point, a tombstone at the newer one
+gone       content at the older point; at the newer one a tombstone, or (for a
+           corpus) no longer a member: no entry of the manifest yields it
 restored   a tombstone at the older point, content at the newer one
 =========  =================================================================
 
 Documents without content at either point (e.g. new and gone in between) are not counted.
-A corpus (manifest name) limits the comparison to the scopes its runs have read.
+Given a corpus (a manifest name), a document counts at a point only while it is a member
+of that corpus there (table ``memberships``), so corpora sharing a warehouse stay apart.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from warehouse.asof import Point, PointError, utc_iso
+from warehouse.asof import Point, PointError, members_sql, utc_iso
 from warehouse.errors import NotFound
 from warehouse.store import Warehouse
 
@@ -59,7 +61,9 @@ class RevisionRef:
 @dataclass(frozen=True)
 class DriftRow:
     """One document that drifted. ``baseline`` is the revision its new content is compared
-    with: the old revision, or for a restored document its last content before it went."""
+    with: the old revision, or for a restored document its last content before it went.
+    ``left_corpus`` marks a document gone because the corpus no longer yields it (its
+    content may be unchanged)."""
 
     doc_id: str
     source: str
@@ -69,6 +73,7 @@ class DriftRow:
     new: RevisionRef
     baseline: RevisionRef | None
     timeline: list[RevisionRef] = field(default_factory=list)
+    left_corpus: bool = False
 
 
 @dataclass(frozen=True)
@@ -189,33 +194,40 @@ pairs AS (
     SELECT coalesce(n.doc_id, o.doc_id) AS doc_id, o.revision AS old_rev, n.revision AS new_rev
     FROM new_cut n FULL OUTER JOIN old_cut o ON o.doc_id = n.doc_id
 ),
+{members}
 compared AS (
     SELECT p.doc_id, d.source, d.kind, p.old_rev, p.new_rev,
-           ro.tombstone AS old_dead, rn.tombstone AS new_dead,
+           coalesce(ro.tombstone, false) AS old_dead,
+           coalesce(rn.tombstone, false) AS new_dead,
            ro.content_hash AS old_hash, rn.content_hash AS new_hash,
-           ro.scope AS old_scope, rn.scope AS new_scope
+           {in_old} AS in_old, {in_new} AS in_new
     FROM pairs p
     JOIN documents d ON d.doc_id = p.doc_id
     LEFT JOIN revisions ro ON ro.doc_id = p.doc_id AND ro.revision = p.old_rev
     LEFT JOIN revisions rn ON rn.doc_id = p.doc_id AND rn.revision = p.new_rev
+    {member_joins}
+),
+judged AS (
+    SELECT *,
+        in_old AND old_rev IS NOT NULL AND NOT old_dead AS old_live,
+        in_new AND new_rev IS NOT NULL AND NOT new_dead AS new_live
+    FROM compared
 )
-SELECT *,
+SELECT * EXCLUDE (old_live, new_live),
     CASE
-        WHEN old_rev IS NULL AND NOT new_dead THEN 'new'
-        WHEN old_rev IS NULL OR new_rev IS NULL THEN NULL
-        WHEN old_dead AND new_dead THEN NULL
-        WHEN old_dead THEN 'restored'
-        WHEN new_dead THEN 'gone'
-        WHEN old_hash = new_hash THEN 'unchanged'
-        ELSE 'changed'
-    END AS outcome
-FROM compared
-WHERE {scoped}
+        WHEN old_live AND new_live AND old_hash = new_hash THEN 'unchanged'
+        WHEN old_live AND new_live THEN 'changed'
+        WHEN old_live THEN 'gone'
+        WHEN new_live AND old_dead THEN 'restored'
+        WHEN new_live THEN 'new'
+    END AS outcome,
+    old_live AND NOT new_live AND NOT new_dead AS left_corpus
+FROM judged
 """
 
-_SCOPED = (
-    "(old_scope IN (SELECT scope FROM _drift_scopes) "
-    "OR new_scope IN (SELECT scope FROM _drift_scopes))"
+_MEMBER_JOINS = (
+    "LEFT JOIN old_members om ON om.doc_id = p.doc_id "
+    "LEFT JOIN new_members nm ON nm.doc_id = p.doc_id"
 )
 
 _OUTCOME_ORDER = "CASE outcome " + " ".join(
@@ -227,16 +239,6 @@ _DRIFTED = "outcome IN (" + ", ".join(f"'{name}'" for name in DRIFT_OUTCOMES) + 
 _REVISION_COLUMNS = (
     "r.revision, r.content_hash, s.media_type, r.valid_from_run, r.valid_from, r.tombstone_reason"
 )
-
-
-def _corpus_scopes(warehouse: Warehouse, corpus: str) -> None:
-    warehouse.con.execute(
-        "CREATE OR REPLACE TEMP TABLE _drift_scopes AS "
-        "SELECT DISTINCT p.scope FROM run_progress p "
-        "JOIN runs s ON s.run_id = p.run_id AND s.event = 'started' "
-        "WHERE s.manifest_name = $corpus",
-        {"corpus": corpus},
-    )
 
 
 def _ref(row: tuple[Any, ...]) -> RevisionRef:
@@ -271,6 +273,7 @@ def _drift_row(
     kind: str,
     outcome: str,
     old_rev: int | None,
+    left_corpus: bool,
     history: list[RevisionRef],
 ) -> DriftRow:
     by_number = {ref.revision: ref for ref in history}
@@ -281,7 +284,8 @@ def _drift_row(
         baseline = earlier[-1] if earlier else None
     first = 1 if old is None else min(r.revision for r in (baseline, old) if r is not None)
     timeline = [r for r in history if r.revision >= first]
-    return DriftRow(doc_id, source, kind, outcome, old, history[-1], baseline, timeline)
+    new = history[-1]
+    return DriftRow(doc_id, source, kind, outcome, old, new, baseline, timeline, left_corpus)
 
 
 def _check_order(since: Point, until: Point) -> None:
@@ -306,12 +310,20 @@ def compare(
     _check_order(since, until)
     old, old_params = since.condition("r", "old_point")
     new, new_params = until.condition("r", "new_point")
-    scoped = "true"
+    params = {**old_params, **new_params}
+    parts = {"members": "", "in_old": "true", "in_new": "true", "member_joins": ""}
     if corpus is not None:
-        _corpus_scopes(warehouse, corpus)
-        scoped = _SCOPED
+        old_members, _ = members_sql(since, "old_point")
+        new_members, _ = members_sql(until, "new_point")
+        parts = {
+            "members": f"old_members AS ({old_members}), new_members AS ({new_members}),",
+            "in_old": "coalesce(om.member, false)",
+            "in_new": "coalesce(nm.member, false)",
+            "member_joins": _MEMBER_JOINS,
+        }
+        params["corpus"] = corpus
     con = warehouse.con
-    con.execute(_COMPARE.format(old=old, new=new, scoped=scoped), {**old_params, **new_params})
+    con.execute(_COMPARE.format(old=old, new=new, **parts), params)
     counts: dict[str, dict[str, int]] = {}
     for source, outcome, n in con.execute(
         "SELECT source, outcome, count(*) FROM _drift WHERE outcome IS NOT NULL "
@@ -321,13 +333,13 @@ def compare(
     drifted = int(warehouse.scalar(f"SELECT count(*) FROM _drift WHERE {_DRIFTED}"))
     limit_sql = "" if limit is None else f" LIMIT {int(limit)}"
     listed = con.execute(
-        f"SELECT doc_id, source, kind, outcome, old_rev FROM _drift WHERE {_DRIFTED} "
+        f"SELECT doc_id, source, kind, outcome, old_rev, left_corpus FROM _drift WHERE {_DRIFTED} "
         f"ORDER BY source, {_OUTCOME_ORDER} END, doc_id{limit_sql}"
     ).fetchall()
     histories = _histories(warehouse, [str(r[0]) for r in listed])
     rows = [
-        _drift_row(str(doc_id), str(source), str(kind), str(outcome), old_rev, histories[doc_id])
-        for doc_id, source, kind, outcome, old_rev in listed
+        _drift_row(doc_id, source, kind, outcome, old_rev, bool(left), histories[doc_id])
+        for doc_id, source, kind, outcome, old_rev, left in listed
     ]
     return Drift(
         corpus=corpus,
