@@ -1,7 +1,8 @@
 """Audit commands: ``drift``, ``diff``, ``as-of`` and ``verify-quote``.
 
 Each one opens the warehouse read-only, asks :mod:`warehouse.drift`, :mod:`warehouse.asof`
-or :mod:`warehouse.audit`, and hands the answer to a pure renderer or checker.
+or :mod:`warehouse.audit`, and hands the answer to a pure renderer or checker. ``drift
+--pins`` hands over to the pinned-file drift of :mod:`pipelines.cli_github`.
 """
 
 from __future__ import annotations
@@ -120,9 +121,9 @@ def drift(
     and hash, its timeline of revisions, and what changed (the JSON fields of a record, a
     short unified diff of a text file).
 
-    By default it compares the last two finished runs (of MANIFEST's corpus when given,
-    which also limits the report to the documents that corpus reads; of any manifest
-    otherwise). With a single run, everything is new.
+    By default it compares the last two finished runs of MANIFEST's corpus (of any corpus
+    without a MANIFEST); with a single run, everything is new. With a MANIFEST a document
+    counts only while it is a member of that corpus, and leaving the corpus is "gone".
 
     With --pins MANIFEST [--ref REF] it reports pinned-file drift against GitHub instead:
     for every pinned file, changed, unchanged or deleted at the ref.
