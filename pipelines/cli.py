@@ -12,7 +12,15 @@ from pathlib import Path
 import click
 
 from pipelines import __version__
-from pipelines.clikit import emit_json, handle_errors, json_option, warehouse_option
+from pipelines.clikit import (
+    check_only,
+    emit_json,
+    handle_errors,
+    ingest_options,
+    json_option,
+    print_run,
+    warehouse_option,
+)
 from pipelines.errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
 from pipelines.ingest import IngestOptions, run_ingest
 from pipelines.manifest import load_manifest
@@ -77,30 +85,7 @@ def manifest_check(file: Path, as_json: bool) -> None:
 @main.command()
 @click.argument("manifest_file", metavar="MANIFEST", type=click.Path(path_type=Path))
 @warehouse_option
-@click.option(
-    "--only",
-    multiple=True,
-    metavar="SOURCE",
-    help="Ingest only this source (repeatable), e.g. --only nhtsa.",
-)
-@click.option(
-    "--allow-mass-retire",
-    is_flag=True,
-    help="Allow a complete listing to tombstone more than half of its scope in one run.",
-)
-@click.option(
-    "--record",
-    "record_dir",
-    type=click.Path(path_type=Path, file_okay=False),
-    help="Save every HTTP exchange under DIR as evidence of the fetch.",
-)
-@click.option(
-    "--replay",
-    "replay_dir",
-    type=click.Path(path_type=Path, file_okay=False),
-    help="Serve HTTP from a recorded session in DIR, offline; unrecorded requests fail.",
-)
-@click.option("--batch-size", default=5_000, show_default=True, help="Records per transaction.")
+@ingest_options
 @json_option
 @handle_errors
 def ingest(
@@ -119,12 +104,7 @@ def ingest(
     bad manifest or usage.
     """
     loaded = load_manifest(manifest_file)
-    unknown = [s for s in only if s not in loaded.entries]
-    if unknown:
-        raise click.BadParameter(
-            f"unknown source(s) {', '.join(unknown)}; valid: {', '.join(loaded.entries)}",
-            param_hint="--only",
-        )
+    check_only(only, loaded)
     http = HttpFactory(record_dir=record_dir, replay_dir=replay_dir)
     options = IngestOptions(
         only=list(only) or None, allow_mass_retire=allow_mass_retire, batch_size=batch_size
@@ -139,16 +119,7 @@ def ingest(
     if as_json:
         emit_json(result.as_json())
     else:
-        click.echo(f"run {result.run_id}: {result.status}")
-        if result.resumes_run:
-            click.echo(f"  completes interrupted run {result.resumes_run}")
-        for source, counts in result.counts.items():
-            listed = ", ".join(f"{k} {v}" for k, v in counts.items())
-            click.echo(f"  {source}: {listed}")
-        for warning in result.warnings:
-            click.echo(f"  warning: {warning['source']}: {warning['entry']}: {warning['warning']}")
-        for failure in result.failures:
-            click.echo(f"  FAILED {failure['source']}: {failure['entry']}: {failure['reason']}")
+        print_run(result)
     sys.exit(EXIT_OK if result.status == "ok" else EXIT_FAILURE)
 
 
@@ -265,8 +236,8 @@ def verify(warehouse: str, upstream: str | None, as_json: bool) -> None:
 COMMAND_MODULES: list[str] = [
     "pipelines.cli_github",
     "pipelines.cli_publish",
-    # after cli_github: its `drift --pins` is served by the one `drift` command here
     "pipelines.cli_audit",
+    "pipelines.cli_refresh",
 ]
 
 

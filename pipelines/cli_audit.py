@@ -20,8 +20,16 @@ from pipelines.diffing import diff_snapshots
 from pipelines.errors import EXIT_DRIFT, EXIT_FAILURE, EXIT_OK
 from pipelines.manifest import load_manifest
 from pipelines.quote import QuoteError, RevisionText, check_quote
-from pipelines.report import FORMATS, build_report, field_phrase, render, size_phrase
+from pipelines.report import (
+    FORMATS,
+    build_report,
+    field_phrase,
+    render,
+    size_phrase,
+    target_drift_groups,
+)
 from pipelines.report import short as short_hash
+from pipelines.target_drift import read_target_drift
 from sources.registry import SOURCES
 from warehouse import audit
 from warehouse.asof import (
@@ -101,6 +109,18 @@ def _optional_point(warehouse: Warehouse, text: str | None, option: str) -> Poin
 @click.option(
     "--ref", metavar="REF", help="With --pins: the branch or tag the pins track (default: main)."
 )
+@click.option(
+    "--target",
+    is_flag=True,
+    help="With a MANIFEST: also read the publish target (Sanity when SANITY_* are set, else "
+    "the NDJSON file) and list documents edited or deleted there since our last push, and "
+    "open drafts. Reported only; nothing is written.",
+)
+@click.option(
+    "--target-out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="With --target: the NDJSON file the corpus is published to (default out/<corpus>.ndjson).",
+)
 @json_option
 @handle_errors
 def drift(
@@ -114,6 +134,8 @@ def drift(
     fail_on_drift: bool,
     pins_manifest: Path | None,
     ref: str | None,
+    target: bool,
+    target_out: Path | None,
     as_json: bool,
 ) -> None:
     """What drifted between two runs: per source, how many documents are new, changed,
@@ -159,7 +181,10 @@ def drift(
     if as_json and fmt not in (None, "json"):
         raise click.UsageError("--json is --format json; give one of them")
     fmt = "json" if as_json else (fmt or "text")
-    corpus = load_manifest(manifest_file).name if manifest_file is not None else None
+    loaded = load_manifest(manifest_file) if manifest_file is not None else None
+    corpus = loaded.name if loaded is not None else None
+    if target and loaded is None:
+        raise click.UsageError("--target needs a MANIFEST (its namespace is what is read)")
     with Warehouse.open(warehouse, read_only=True) as wh:
         start, end = default_points(
             wh,
@@ -172,6 +197,8 @@ def drift(
         except PointError as exc:
             raise click.BadParameter(str(exc), param_hint="--since/--until") from None
         report = build_report(wh, result, now())
+        if loaded is not None and target:
+            report["target_drift"] = read_target_drift(loaded, wh, out=target_out).as_json()
     text = render(report, fmt)
     if out is None:
         click.echo(text, nl=False)
@@ -180,7 +207,8 @@ def drift(
         totals = report["totals"]
         listed = ", ".join(f"{k} {v}" for k, v in totals.items())
         click.echo(f"{fmt} drift report written to {out}: {listed}")
-    sys.exit(EXIT_DRIFT if fail_on_drift and result.found else EXIT_OK)
+    found = result.found or bool(target_drift_groups(report))
+    sys.exit(EXIT_DRIFT if fail_on_drift and found else EXIT_OK)
 
 
 # -- diff ----------------------------------------------------------------------------------

@@ -199,4 +199,6 @@ def render_upstream(report: UpstreamReport) -> str:
     return "\n".join(lines)
 
 
-COMMANDS = [pin, drift]
+# `drift` is not registered on its own: `receipts drift --pins` (pipelines.cli_audit) hands
+# over to it, so there is one `drift` command.
+COMMANDS = [pin]

@@ -29,7 +29,7 @@ def _receipt(before: Any, after: Any, touched: Any) -> str:
     return f"unrelated documents before {before}, after {after}; touched by us {touched}"
 
 
-def _print(result: PushResult) -> None:
+def print_push(result: PushResult) -> None:
     counts = result.plan.counts()
     if result.dry_run:
         click.echo(f"dry run, nothing sent: {result.target}, namespace {result.namespace}")
@@ -119,7 +119,7 @@ def publish(
     if as_json:
         emit_json(result.as_json())
     else:
-        _print(result)
+        print_push(result)
     sys.exit(result.exit_code)
 
 

@@ -6,11 +6,14 @@ import functools
 import json
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
 from pipelines.errors import EXIT_FAILURE, ReceiptsError
+from pipelines.ingest import RunResult
+from pipelines.manifest import Manifest
 from sources.http import HttpError
 from warehouse.errors import WarehouseError
 from warehouse.ingest import MassRetireRefused
@@ -48,3 +51,61 @@ warehouse_option = click.option(
     help=f"DuckDB connection string of the warehouse (a file path). Env: {ENV_WAREHOUSE}.",
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+
+
+def ingest_options(func: F) -> F:
+    """The options of every command that runs an ingest (``ingest``, ``refresh``)."""
+    decorators = [
+        click.option(
+            "--only",
+            multiple=True,
+            metavar="SOURCE",
+            help="Ingest only this source (repeatable), e.g. --only nhtsa.",
+        ),
+        click.option(
+            "--allow-mass-retire",
+            is_flag=True,
+            help="Allow a run to retire more than half of a scope or of the corpus at once.",
+        ),
+        click.option(
+            "--record",
+            "record_dir",
+            type=click.Path(path_type=Path, file_okay=False),
+            help="Save every HTTP exchange under DIR as evidence of the fetch.",
+        ),
+        click.option(
+            "--replay",
+            "replay_dir",
+            type=click.Path(path_type=Path, file_okay=False),
+            help="Serve HTTP from a recorded session in DIR, offline; unrecorded requests fail.",
+        ),
+        click.option(
+            "--batch-size", default=5_000, show_default=True, help="Records per transaction."
+        ),
+    ]
+    for decorator in reversed(decorators):
+        func = decorator(func)
+    return func
+
+
+def check_only(only: tuple[str, ...], manifest: Manifest) -> None:
+    unknown = [s for s in only if s not in manifest.entries]
+    if unknown:
+        raise click.BadParameter(
+            f"unknown source(s) {', '.join(unknown)}; valid: {', '.join(manifest.entries)}",
+            param_hint="--only",
+        )
+
+
+def print_run(result: RunResult) -> None:
+    """The human summary of an ingest run."""
+    click.echo(f"run {result.run_id}: {result.status}")
+    if result.resumes_run:
+        click.echo(f"  completes interrupted run {result.resumes_run}")
+    for source, counts in result.counts.items():
+        listed = ", ".join(f"{k} {v}" for k, v in counts.items())
+        click.echo(f"  {source}: {listed}")
+    for warning in result.warnings:
+        click.echo(f"  warning: {warning['source']}: {warning['entry']}: {warning['warning']}")
+    for failure in result.failures:
+        click.echo(f"  FAILED {failure['source']}: {failure['entry']}: {failure['reason']}")

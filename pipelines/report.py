@@ -194,6 +194,28 @@ def _counts_rows(report: dict[str, Any]) -> list[list[str]]:
 
 
 # -- text ----------------------------------------------------------------------------------
+TARGET_DRIFT_LABELS = (
+    ("edited", "edited in the target (owned fields changed)"),
+    ("written", "written by someone else (fields we do not own)"),
+    ("deleted", "deleted in the target"),
+    ("drafts", "open draft (publishing it in the Studio replaces our update)"),
+)
+
+
+def target_drift_groups(report: dict[str, Any]) -> list[tuple[str, list[str]]]:
+    """(label, _ids) of each non-empty kind of target drift, when the report has it."""
+    drift = report.get("target_drift")
+    if not drift:
+        return []
+    return [(label, list(drift[key])) for key, label in TARGET_DRIFT_LABELS if drift[key]]
+
+
+def _target_heading(report: dict[str, Any]) -> str:
+    drift = report["target_drift"]
+    found = "none" if not target_drift_groups(report) else "reported, nothing overwritten"
+    return f"target drift in {drift['target']} (namespace {drift['namespace']}): {found}"
+
+
 def render_text(report: dict[str, Any]) -> str:
     out = [
         _title(report),
@@ -212,6 +234,10 @@ def render_text(report: dict[str, Any]) -> str:
             c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True)
         ]
         out.append("  ".join(cells).rstrip())
+    if report.get("target_drift"):
+        out += ["", _target_heading(report)]
+        for label, ids in target_drift_groups(report):
+            out.append(f"  {label}: {', '.join(ids)}")
     documents = report["documents"]
     if documents or report["omitted"]:
         out += ["", f"drifted documents ({len(documents) + report['omitted']})"]
@@ -282,6 +308,10 @@ def render_md(report: dict[str, Any]) -> str:
     rows = _counts_rows(report)
     rows[-1] = [f"**{cell}**" for cell in rows[-1]]
     out += _md_table(["source", *OUTCOMES], rows, ["---"] + ["---:"] * len(OUTCOMES))
+    if report.get("target_drift"):
+        out += ["", "## Target drift", "", _target_heading(report)]
+        for label, ids in target_drift_groups(report):
+            out.append(f"- {label}: " + ", ".join(_md_code(i) for i in ids))
     documents = report["documents"]
     if documents:
         out += ["", f"## Drifted documents ({len(documents) + report['omitted']})"]
@@ -485,6 +515,12 @@ def render_html(report: dict[str, Any]) -> str:
             )
         out.append("</ul>")
     out.append("</section>")
+    if report.get("target_drift"):
+        out.append(f'<section id="target-drift"><h2>{_e(_target_heading(report))}</h2><ul>')
+        for label, ids in target_drift_groups(report):
+            codes = ", ".join(f"<code>{_e(i)}</code>" for i in ids)
+            out.append(f"<li>{_e(label)}: {codes}</li>")
+        out.append("</ul></section>")
     if documents:
         total = len(documents) + report["omitted"]
         out.append(f'<section id="documents"><h2>Drifted documents ({total})</h2>')

@@ -1,0 +1,149 @@
+"""``receipts refresh``: the scheduled job — ingest, publish, drift summary."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from pipelines.cli_publish import print_push
+from pipelines.clikit import (
+    check_only,
+    emit_json,
+    handle_errors,
+    ingest_options,
+    json_option,
+    print_run,
+    warehouse_option,
+)
+from pipelines.ingest import IngestOptions
+from pipelines.manifest import load_manifest
+from pipelines.progress import reporter_for
+from pipelines.refresh import RefreshResult, drift_summary, refresh_manifest
+from sources.http import HttpFactory
+from warehouse.store import Warehouse
+
+SHOWN = 20
+
+
+def _short(content_hash: str | None) -> str:
+    return "tombstone" if content_hash is None else content_hash[:12]
+
+
+def print_refresh(result: RefreshResult) -> None:
+    print_run(result.ingest)
+    drift = result.target_drift
+    if drift is not None:
+        if not drift.found:
+            click.echo(f"target drift ({drift.target}): none")
+        else:
+            click.echo(f"target drift ({drift.target}) — reported, nothing overwritten:")
+            for label, ids in (
+                ("edited in the target (owned fields changed)", drift.edited),
+                ("written by someone else (fields we do not own)", drift.written),
+                ("deleted in the target", drift.deleted),
+                ("open draft (publishing it will replace our update)", drift.drafts),
+            ):
+                if ids:
+                    more = f" … and {len(ids) - SHOWN} more" if len(ids) > SHOWN else ""
+                    click.echo(f"  {label}: {', '.join(ids[:SHOWN])}{more}")
+    if result.push is not None:
+        print_push(result.push)
+    if result.publish_error is not None:
+        click.echo(f"publish FAILED: {result.publish_error}", err=True)
+    summary = drift_summary(result.drift)
+    since = summary["since_run"]
+    click.echo(
+        f"drift since {'run ' + str(since) if since else 'the beginning'}: "
+        + ("none" if not summary["found"] else "")
+    )
+    for source, counts in summary["counts"].items():
+        listed = ", ".join(f"{k} {v}" for k, v in counts.items())
+        click.echo(f"  {source}: {listed}")
+    for doc in summary["documents"]:
+        old = "" if doc["old_revision"] is None else f"revision {doc['old_revision']} → "
+        click.echo(
+            f"  {doc['outcome']:<8} {doc['doc_id']}: {old}revision {doc['new_revision']} "
+            f"({_short(doc['old_hash'])} → {_short(doc['new_hash'])})"
+            + (" (left the corpus)" if doc["left_corpus"] else "")
+        )
+    if summary["omitted"]:
+        click.echo(f"  … and {summary['omitted']} more (receipts drift MANIFEST for all)")
+
+
+@click.command()
+@click.argument("manifest_file", metavar="MANIFEST", type=click.Path(path_type=Path))
+@warehouse_option
+@ingest_options
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Publish to this NDJSON file instead of Sanity (default without SANITY_* settings: "
+    "out/<corpus>.ndjson).",
+)
+@click.option("--prune", is_flag=True, help="Delete orphans in the namespace after publishing.")
+@click.option("--allow-mass-prune", is_flag=True, help="Allow --prune to delete over half.")
+@click.option(
+    "--fail-on-drift",
+    is_flag=True,
+    help="Exit 3 when the run found upstream drift or target drift.",
+)
+@json_option
+@handle_errors
+def refresh(
+    manifest_file: Path,
+    warehouse: str,
+    only: tuple[str, ...],
+    allow_mass_retire: bool,
+    record_dir: Path | None,
+    replay_dir: Path | None,
+    batch_size: int,
+    out: Path | None,
+    prune: bool,
+    allow_mass_prune: bool,
+    fail_on_drift: bool,
+    as_json: bool,
+) -> None:
+    """Ingest every entry of MANIFEST, publish the corpus, and print the drift of this run.
+
+    The job to schedule (cron, systemd timer). Before pushing, the target is read for target
+    drift — documents edited or deleted in the Studio since our last push, open drafts —
+    which is reported and never overwritten by reporting.
+
+    \b
+    Exit codes:
+      0  ok
+      1  an entry failed (the others still committed) or the publish failed
+      2  bad usage or an invalid manifest
+      3  drift found (only with --fail-on-drift)
+      4  the unrelated-document guard tripped during the push
+    """
+    loaded = load_manifest(manifest_file)
+    check_only(only, loaded)
+    http = HttpFactory(record_dir=record_dir, replay_dir=replay_dir)
+    options = IngestOptions(
+        only=list(only) or None, allow_mass_retire=allow_mass_retire, batch_size=batch_size
+    )
+    with Warehouse.open(warehouse) as wh:
+        try:
+            result = refresh_manifest(
+                loaded,
+                wh,
+                http=http,
+                options=options,
+                reporter=reporter_for(quiet=as_json),
+                out=out,
+                prune=prune,
+                allow_mass_prune=allow_mass_prune,
+            )
+        finally:
+            http.close()
+    if as_json:
+        emit_json(result.as_json())
+    else:
+        print_refresh(result)
+    sys.exit(result.exit_code(fail_on_drift))
+
+
+COMMANDS = [refresh]

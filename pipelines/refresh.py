@@ -1,0 +1,159 @@
+"""A scheduled refresh: ingest every entry, publish, then the drift summary of the run.
+
+The target is read for target drift (Studio edits, deletions, open drafts) before the push,
+and only reported. Ingest and publish stay separate steps: a failed publish never loses the
+ingested data, and one failing entry does not stop the others.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pipelines.curate import curate_manifest
+from pipelines.errors import EXIT_DRIFT, EXIT_FAILURE, EXIT_GUARD, EXIT_OK, ReceiptsError
+from pipelines.ingest import IngestOptions, RunResult, run_ingest
+from pipelines.manifest import Manifest
+from pipelines.progress import Reporter
+from pipelines.publish import PushResult, push
+from pipelines.target_drift import TargetDrift, target_drift
+from pipelines.targets import Target, open_target
+from sources.http import HttpError, HttpFactory
+from warehouse.asof import Point
+from warehouse.drift import Drift, compare, default_points
+from warehouse.store import Warehouse
+
+
+@dataclass
+class RefreshResult:
+    ingest: RunResult
+    drift: Drift
+    target_drift: TargetDrift | None = None
+    push: PushResult | None = None
+    publish_error: str | None = None
+
+    @property
+    def drift_found(self) -> bool:
+        return self.drift.found or bool(self.target_drift and self.target_drift.found)
+
+    def exit_code(self, fail_on_drift: bool = False) -> int:
+        """4 the guard tripped; 1 an entry or the publish failed; 3 drift (when asked); 0."""
+        if self.push is not None and self.push.exit_code == EXIT_GUARD:
+            return EXIT_GUARD
+        if self.ingest.status != "ok" or self.publish_error is not None:
+            return EXIT_FAILURE
+        if self.push is not None and self.push.exit_code != EXIT_OK:
+            return EXIT_FAILURE
+        if fail_on_drift and self.drift_found:
+            return EXIT_DRIFT
+        return EXIT_OK
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "run": self.ingest.as_json(),
+            "target_drift": None if self.target_drift is None else self.target_drift.as_json(),
+            "push": None if self.push is None else self.push.as_json(),
+            "publish_error": self.publish_error,
+            "drift": drift_summary(self.drift),
+        }
+
+
+def drift_summary(drift: Drift) -> dict[str, Any]:
+    """Counts per source and one line per drifted document: the summary a refresh prints."""
+    return {
+        "since_run": None if drift.since_run is None else drift.since_run.run_id,
+        "until_run": None if drift.until_run is None else drift.until_run.run_id,
+        "found": drift.found,
+        "counts": drift.counts,
+        "documents": [
+            {
+                "doc_id": row.doc_id,
+                "outcome": row.outcome,
+                "old_revision": None if row.old is None else row.old.revision,
+                "new_revision": row.new.revision,
+                "old_hash": None if row.old is None else row.old.content_hash,
+                "new_hash": row.new.content_hash,
+                "left_corpus": row.left_corpus,
+            }
+            for row in drift.rows
+        ],
+        "omitted": drift.omitted,
+    }
+
+
+def refresh_manifest(
+    manifest: Manifest,
+    warehouse: Warehouse,
+    *,
+    http: HttpFactory | None = None,
+    options: IngestOptions | None = None,
+    reporter: Reporter | None = None,
+    target: Target | None = None,
+    out: Path | None = None,
+    prune: bool = False,
+    allow_mass_prune: bool = False,
+    drift_limit: int | None = 50,
+) -> RefreshResult:
+    own_http = http is None
+    http = http or HttpFactory()
+    options = options or IngestOptions()
+    options.command = "refresh"
+    try:
+        ingested = run_ingest(manifest, warehouse, http=http, options=options, reporter=reporter)
+        published = _publish(
+            manifest, warehouse, ingested.run_id, http, target, out, prune, allow_mass_prune
+        )
+        return RefreshResult(
+            ingested, _run_drift(warehouse, manifest, ingested, drift_limit), *published
+        )
+    finally:
+        if own_http:
+            http.close()
+
+
+def _run_drift(
+    warehouse: Warehouse, manifest: Manifest, ingested: RunResult, limit: int | None
+) -> Drift:
+    """This run against the corpus's previous finished run."""
+    since, until = default_points(warehouse, manifest.name, until=Point(run_id=ingested.run_id))
+    return compare(warehouse, since, until, corpus=manifest.name, limit=limit)
+
+
+def _publish(
+    manifest: Manifest,
+    warehouse: Warehouse,
+    run_id: int,
+    http: HttpFactory,
+    target: Target | None,
+    out: Path | None,
+    prune: bool,
+    allow_mass_prune: bool,
+) -> tuple[TargetDrift | None, PushResult | None, str | None]:
+    """Target drift, then the push; a failure is returned as its message."""
+    opened = target is None
+    notices: list[str] = []
+    drift: TargetDrift | None = None
+    try:
+        documents = curate_manifest(manifest, warehouse)
+        if target is None:
+            target, notices = open_target(manifest.name, http=http, out=out)
+        drift = target_drift(warehouse, target, manifest.corpus.namespace, manifest.name, documents)
+        pushed = push(
+            documents,
+            target,
+            namespace=manifest.corpus.namespace,
+            settings=manifest.publish,
+            ledger=warehouse,
+            manifest_name=manifest.name,
+            run_id=run_id,
+            prune=prune,
+            allow_mass_prune=allow_mass_prune,
+            notices=notices,
+        )
+        return drift, pushed, None
+    except (ReceiptsError, HttpError) as exc:
+        return drift, None, str(exc)
+    finally:
+        if opened and target is not None:
+            target.close()
