@@ -13,19 +13,18 @@ import click
 
 from pipelines import __version__
 from pipelines.clikit import (
-    check_only,
     emit_json,
     handle_errors,
     ingest_options,
     json_option,
+    prepare_ingest,
     print_run,
     warehouse_option,
 )
 from pipelines.errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
-from pipelines.ingest import IngestOptions, run_ingest
+from pipelines.ingest import run_ingest
 from pipelines.manifest import load_manifest
 from pipelines.progress import reporter_for
-from sources.http import HttpFactory
 from warehouse import audit
 from warehouse.store import Warehouse
 
@@ -103,11 +102,8 @@ def ingest(
     Exit 0 when every entry succeeded, 1 when any failed (the others still commit), 2 for a
     bad manifest or usage.
     """
-    loaded = load_manifest(manifest_file)
-    check_only(only, loaded)
-    http = HttpFactory(record_dir=record_dir, replay_dir=replay_dir)
-    options = IngestOptions(
-        only=list(only) or None, allow_mass_retire=allow_mass_retire, batch_size=batch_size
+    loaded, http, options = prepare_ingest(
+        manifest_file, only, allow_mass_retire, record_dir, replay_dir, batch_size
     )
     with Warehouse.open(warehouse) as wh:
         try:

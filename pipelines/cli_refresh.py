@@ -9,19 +9,16 @@ import click
 
 from pipelines.cli_publish import print_push
 from pipelines.clikit import (
-    check_only,
     emit_json,
     handle_errors,
     ingest_options,
     json_option,
+    prepare_ingest,
     print_run,
     warehouse_option,
 )
-from pipelines.ingest import IngestOptions
-from pipelines.manifest import load_manifest
 from pipelines.progress import reporter_for
 from pipelines.refresh import RefreshResult, drift_summary, refresh_manifest
-from sources.http import HttpFactory
 from warehouse.store import Warehouse
 
 SHOWN = 20
@@ -119,11 +116,8 @@ def refresh(
       3  drift found (only with --fail-on-drift)
       4  the unrelated-document guard tripped during the push
     """
-    loaded = load_manifest(manifest_file)
-    check_only(only, loaded)
-    http = HttpFactory(record_dir=record_dir, replay_dir=replay_dir)
-    options = IngestOptions(
-        only=list(only) or None, allow_mass_retire=allow_mass_retire, batch_size=batch_size
+    loaded, http, options = prepare_ingest(
+        manifest_file, only, allow_mass_retire, record_dir, replay_dir, batch_size
     )
     with Warehouse.open(warehouse) as wh:
         try:

@@ -12,9 +12,9 @@ from typing import Any, TypeVar
 import click
 
 from pipelines.errors import EXIT_FAILURE, ReceiptsError
-from pipelines.ingest import RunResult
-from pipelines.manifest import Manifest
-from sources.http import HttpError
+from pipelines.ingest import IngestOptions, RunResult
+from pipelines.manifest import Manifest, load_manifest
+from sources.http import HttpError, HttpFactory
 from warehouse.errors import WarehouseError
 from warehouse.ingest import MassRetireRefused
 from warehouse.store import DEFAULT_WAREHOUSE, ENV_WAREHOUSE
@@ -109,3 +109,21 @@ def print_run(result: RunResult) -> None:
         click.echo(f"  warning: {warning['source']}: {warning['entry']}: {warning['warning']}")
     for failure in result.failures:
         click.echo(f"  FAILED {failure['source']}: {failure['entry']}: {failure['reason']}")
+
+
+def prepare_ingest(
+    manifest_file: Path,
+    only: tuple[str, ...],
+    allow_mass_retire: bool,
+    record_dir: Path | None,
+    replay_dir: Path | None,
+    batch_size: int,
+) -> tuple[Manifest, HttpFactory, IngestOptions]:
+    """What ``ingest`` and ``refresh`` build from the options of :func:`ingest_options`."""
+    loaded = load_manifest(manifest_file)
+    check_only(only, loaded)
+    http = HttpFactory(record_dir=record_dir, replay_dir=replay_dir)
+    options = IngestOptions(
+        only=list(only) or None, allow_mass_retire=allow_mass_retire, batch_size=batch_size
+    )
+    return loaded, http, options
