@@ -1,0 +1,155 @@
+"""``make demo``: the three corpora from recorded sessions, day 1 then day 2, reproducibly."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from pipelines.demo import (
+    CORPORA,
+    DAYS,
+    DRIFT_SINCE,
+    MANIFESTS,
+    Layout,
+    day_steps,
+    demo,
+    dump_tables,
+    report_steps,
+    run_demo,
+    warehouse_digest,
+)
+from tests.conftest import REPO, cli
+from warehouse.store import Warehouse
+
+
+@dataclass
+class DemoRun:
+    layout: Layout
+    output: str
+
+
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory: pytest.TempPathFactory) -> DemoRun:
+    """One demo, run as ``make demo`` runs it (``python -m pipelines.demo``)."""
+    root = tmp_path_factory.mktemp("demo")
+    layout = Layout(warehouse=root / "receipts.duckdb", out=root / "out" / "demo")
+    result = CliRunner().invoke(
+        demo, ["--warehouse", str(layout.warehouse), "--out", str(layout.out)]
+    )
+    assert result.exit_code == 0, result.output
+    return DemoRun(layout, result.output)
+
+
+@pytest.fixture
+def layout(demo_run: DemoRun) -> Layout:
+    return demo_run.layout
+
+
+def demo_run_steps(layout: Layout) -> list[str]:
+    steps = [s for day in DAYS for s in day_steps(layout, day)] + report_steps(layout)
+    return [s.shell() for s in steps]
+
+
+def _dump(layout: Layout) -> dict[str, Any]:
+    with Warehouse.open(str(layout.warehouse), read_only=True) as wh:
+        return dump_tables(wh)
+
+
+def _drift(layout: Layout) -> dict[str, Any]:
+    result = cli("drift", "--since", DRIFT_SINCE, "--json", "--warehouse", layout.warehouse)
+    assert result.exit_code == 0, result.output
+    report: dict[str, Any] = json.loads(result.output)
+    return report
+
+
+def test_demo_prints_each_command_the_receipts_and_where_everything_went(
+    demo_run: DemoRun,
+) -> None:
+    layout, output = demo_run.layout, demo_run.output
+    for step in demo_run_steps(layout):
+        assert step in output
+    assert output.count("receipt: unrelated documents before 0, after 0; touched by us 0") >= 6
+    assert "receipts pin" in output
+    assert "## where everything went" in output
+    for path in layout.owned_files():
+        if path.suffix != ".wal":
+            assert path.exists(), path
+            assert path.name in output
+    assert "<html" in layout.report("html").read_text("utf-8").lower()
+
+
+def test_day_two_brings_the_changes_the_sessions_recorded(layout: Layout) -> None:
+    report = _drift(layout)
+    drifted = {doc["doc_id"]: doc["outcome"] for doc in report["documents"]}
+    hyphae = "github/Hyphae-Research-Foundation/hyphae/"
+    assert {
+        hyphae + "CHANGELOG.md": "changed",
+        hyphae + "config/native-gate-status.json": "changed",
+        hyphae + "docs/gates/native-gate-status.md": "changed",
+    }.items() <= drifted.items()
+    forem = {d: o for d, o in drifted.items() if d.startswith("forem/")}
+    assert sorted(forem.values()) == ["changed", "new"], forem
+    assert report["totals"]["gone"] == 0
+
+
+def test_the_bundled_manifest_is_never_edited_only_its_working_copy(layout: Layout) -> None:
+    (pinned,) = [c for c in CORPORA if c.pinned]
+    bundled = (MANIFESTS / f"{pinned.name}.toml").read_text("utf-8")
+    copy = layout.manifest(pinned).read_text("utf-8")
+    commit = re.compile(r'^commit = "([0-9a-f]{40})"', re.M)
+    assert commit.findall(bundled) != commit.findall(copy)
+    assert commit.sub("", bundled) == commit.sub("", copy)
+
+
+def test_a_second_demo_writes_the_same_warehouse_and_ndjson_bytes(layout: Layout) -> None:
+    tables = _dump(layout)
+    ndjson = {c.name: layout.ndjson(c).read_bytes() for c in CORPORA}
+    digest = warehouse_digest(layout.warehouse)
+
+    again = run_demo(layout, echo=lambda _line: None)
+
+    assert _dump(layout) == tables
+    assert {c.name: layout.ndjson(c).read_bytes() for c in CORPORA} == ndjson
+    assert again.digest == digest
+    assert tables["runs"] and tables["revisions"] and tables["pushes"]
+
+
+# -- the README's walk through the demo -----------------------------------------------------
+def readme_commands() -> list[tuple[list[str], int]]:
+    """The ``receipts`` commands of the README's demo section, with the exit code each
+    announces in a trailing ``# exit N`` comment (0 without one)."""
+    text = (REPO / "README.md").read_text("utf-8")
+    section = text.split("## The demo", 1)[1].split("\n## ", 1)[0]
+    commands = []
+    for block in re.findall(r"```sh\n(.*?)```", section, re.S):
+        for line in block.splitlines():
+            if not line.startswith("receipts "):
+                continue
+            code, comment = 0, re.search(r"#\s*exit (\d+)", line)
+            if comment:
+                code = int(comment.group(1))
+            commands.append((shlex.split(line, comments=True)[1:], code))
+    return commands
+
+
+def test_the_readme_walkthrough_names_real_documents() -> None:
+    commands = readme_commands()
+    assert len(commands) >= 6
+    assert {args[0] for args, _ in commands} >= {"history", "diff", "verify-quote"}
+
+
+@pytest.mark.parametrize(
+    ("args", "code"), readme_commands(), ids=lambda v: " ".join(v) if isinstance(v, list) else ""
+)
+def test_readme_walkthrough_command_runs_against_the_demo(
+    layout: Layout, args: list[str], code: int
+) -> None:
+    result = cli(*args, "--warehouse", layout.warehouse)
+    assert result.exit_code == code, result.output
+    assert result.output.strip()
