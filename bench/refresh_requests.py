@@ -4,8 +4,9 @@ Each corpus is refreshed twice from the demo's day-2 recording into a fresh ware
 hyphae manifest first re-pinned from that recording, as the demo does): the first refresh is
 the baseline (everything is new), the second meets an unchanged upstream and must add no
 revision. Requests are counted by the HTTP layer itself (``RunResult.http_requests``, the
-sum of every client's ``requests_made``). A pinned GitHub file already stored at its commit
-needs none; the other sources cannot know their upstream is unchanged without asking.
+sum of every client's ``requests_made``); publishing to NDJSON makes none. A pinned GitHub
+file already stored at its commit needs none; the other sources cannot know their upstream
+is unchanged without asking.
 """
 
 from __future__ import annotations
@@ -16,18 +17,20 @@ from pathlib import Path
 from typing import Any
 
 from pipelines.demo import CORPORA, DAYS, Corpus, Layout, environment
-from pipelines.ingest import RunResult, run_ingest
+from pipelines.ingest import RunResult
 from pipelines.manifest import load_manifest
+from pipelines.refresh import refresh_manifest
 from sources.github import GithubClients
 from sources.github_pins import RefResolver, pin_manifest
 from sources.http import HttpFactory
 from warehouse.store import Warehouse
 
 
-def _refresh(manifest: Path, warehouse: Warehouse, session: Path) -> RunResult:
+def _refresh(manifest: Path, warehouse: Warehouse, session: Path, out: Path) -> RunResult:
+    """One ``receipts refresh`` (to an NDJSON file: publishing makes no HTTP request)."""
     http = HttpFactory(replay_dir=session)
     try:
-        return run_ingest(load_manifest(manifest), warehouse, http=http)
+        return refresh_manifest(load_manifest(manifest), warehouse, http=http, out=out).ingest
     finally:
         http.close()
 
@@ -47,8 +50,9 @@ def corpus_requests(corpus: Corpus, layout: Layout, workdir: Path) -> dict[str, 
     if corpus.pinned:
         _pin(manifest, session)
     with Warehouse.open(str(workdir / f"{corpus.name}.duckdb")) as wh:
-        first = _refresh(manifest, wh, session)
-        second = _refresh(manifest, wh, session)
+        out = workdir / f"{corpus.name}.ndjson"
+        first = _refresh(manifest, wh, session, out)
+        second = _refresh(manifest, wh, session, out)
     documents = sum(c.get("unchanged", 0) for c in second.counts.values())
     written = sum(
         c.get(k, 0) for c in second.counts.values() for k in ("new", "changed", "gone", "restored")

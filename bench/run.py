@@ -20,11 +20,13 @@ import duckdb
 from rich.console import Console
 from rich.table import Table
 
-from bench import ingest
+from bench import ingest, publish_plan, refresh_requests
 from pipelines import __version__
 
 BENCHMARKS: dict[str, Callable[[bool], dict[str, Any]]] = {
     "ingest": lambda quick: ingest.run(20_000 if quick else 200_000),
+    "publish": lambda quick: publish_plan.run(10_000 if quick else 100_000, changed_percent=1.0),
+    "refresh_requests": lambda quick: refresh_requests.run(),
 }
 
 
@@ -38,38 +40,93 @@ def machine() -> dict[str, Any]:
     }
 
 
-def table_rows(name: str, result: dict[str, Any]) -> list[tuple[str, str, str]]:
+Row = tuple[str, str, str]
+
+
+def ingest_rows(result: dict[str, Any]) -> list[Row]:
+    rows = [
+        (
+            "ingest: baseline (canonical+sha256+Arrow insert)",
+            f"{result['baseline_seconds']} s",
+            "1.00×",
+        )
+    ]
+    for key, ratio_key in (
+        ("first_ingest", "ratio_to_baseline"),
+        ("identical_reingest", "ratio_to_first_ingest"),
+        ("one_percent_changed", "ratio_to_first_ingest"),
+    ):
+        part = result[key]
+        label = "of baseline" if ratio_key == "ratio_to_baseline" else "of first ingest"
+        rows.append(
+            (
+                f"ingest: {key.replace('_', ' ')} ({result['records']:,} records)",
+                f"{part['records_per_second']:,} rec/s",
+                f"{part[ratio_key]}× {label}",
+            )
+        )
+    peak = result["peak_rss_mb"]
+    rows.append(
+        (
+            "ingest: peak RSS, ¼ vs full corpus",
+            " / ".join(f"{v} MB" for k, v in peak.items() if k != "ratio"),
+            f"{peak['ratio']}×",
+        )
+    )
+    return rows
+
+
+def _seconds(part: dict[str, Any]) -> float:
+    return float(part["plan_seconds"]) + float(part["push_seconds"])
+
+
+def publish_rows(result: dict[str, Any]) -> list[Row]:
+    """Planning and pushing against an in-memory target; the baseline is the first push,
+    which sends every document (what re-sending the whole corpus each time would cost)."""
+    first = _seconds(result["first_push"])
     rows = []
-    if name == "ingest":
+    for key, label, expected in (
+        ("first_push", f"first push of {result['documents']:,} documents", result["documents"]),
+        ("identical_push", "identical corpus", 0),
+        ("changed_push", f"{result['changed_percent']:g}% changed", result["expected_changed"]),
+    ):
+        part = result[key]
+        sent = f"{part['mutations']:,} mutations in {part['transactions']} transaction(s)"
+        needed = part["size_lower_bound"] if part["mutations"] else 0
+        ratio = "1.00× (baseline)" if key == "first_push" else f"{_seconds(part) / first:.2f}×"
         rows.append(
             (
-                "ingest: baseline (canonical+sha256+Arrow insert)",
-                f"{result['baseline_seconds']} s",
-                "1.00×",
+                f"publish: {label}",
+                f"{_seconds(part):.2f} s; {sent}",
+                f"{ratio}; expected {expected:,} mutations, ≥{needed} transaction(s)",
             )
         )
-        for key, ratio_key in (
-            ("first_ingest", "ratio_to_baseline"),
-            ("identical_reingest", "ratio_to_first_ingest"),
-            ("one_percent_changed", "ratio_to_first_ingest"),
-        ):
-            part = result[key]
-            label = "of baseline" if ratio_key == "ratio_to_baseline" else "of first ingest"
-            rows.append(
-                (
-                    f"ingest: {key.replace('_', ' ')} ({result['records']:,} records)",
-                    f"{part['records_per_second']:,} rec/s",
-                    f"{part[ratio_key]}× {label}",
-                )
-            )
-        peak = result["peak_rss_mb"]
+    return rows
+
+
+def refresh_rows(result: dict[str, Any]) -> list[Row]:
+    rows = []
+    for name, part in result["corpora"].items():
         rows.append(
             (
-                "ingest: peak RSS, ¼ vs full corpus",
-                " / ".join(f"{v} MB" for k, v in peak.items() if k != "ratio"),
-                f"{peak['ratio']}×",
+                f"refresh of unchanged {name} ({part['documents']} documents): HTTP requests",
+                f"{part['second_refresh_requests']}",
+                f"{part['ratio_to_first_refresh']:.2f}× of a first refresh "
+                f"({part['first_refresh_requests']})",
             )
         )
+    return rows
+
+
+ROWS: dict[str, Callable[[dict[str, Any]], list[Row]]] = {
+    "ingest": ingest_rows,
+    "publish": publish_rows,
+    "refresh_requests": refresh_rows,
+}
+
+
+def table_rows(name: str, result: dict[str, Any]) -> list[Row]:
+    rows = ROWS[name](result)
     for target, ok in result.get("targets", {}).items():
         rows.append((f"{name}: target {target.replace('_', ' ')}", "met" if ok else "NOT MET", ""))
     return rows
@@ -105,7 +162,8 @@ def main(out: Path, only: tuple[str, ...], quick: bool) -> None:
     for name, result in results["results"].items():
         for row in table_rows(name, result):
             table.add_row(*row)
-    Console().print(table)
+    # Off a terminal (a log, a pipe) rich would wrap at 80 columns.
+    Console(width=None if sys.stdout.isatty() else 160).print(table)
     console.print(f"wrote {out}")
 
 

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from bench import ingest
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from bench import ingest, refresh_requests
+from bench.run import main as bench_main
+from pipelines.demo import CORPORA
 
 
 def test_ingest_benchmark_measures_real_work() -> None:
@@ -18,3 +25,31 @@ def test_ingest_benchmark_measures_real_work() -> None:
     changed = result["one_percent_changed"]
     assert changed["counts"]["changed"] == changed["expected_changed"] > 0
     assert set(result["targets"]) >= {"identical_reingest_writes_nothing"}
+
+
+def test_refresh_benchmark_counts_requests_of_an_unchanged_demo_refresh() -> None:
+    result = refresh_requests.run()
+    corpora = result["corpora"]
+    assert set(corpora) == {c.name for c in CORPORA}
+    for name, part in corpora.items():
+        assert part["status"] == ["ok", "ok"], name
+        assert part["first_refresh_requests"] > 0, name
+        assert part["second_refresh_revisions"] == 0, name
+    for corpus in CORPORA:
+        second = corpora[corpus.name]["second_refresh_requests"]
+        assert (second == 0) is corpus.pinned, corpus.name
+    assert all(result["targets"].values()), result["targets"]
+
+
+def test_bench_command_writes_json_and_a_table(tmp_path: Path) -> None:
+    out = tmp_path / "results.json"
+    result = CliRunner().invoke(
+        bench_main, ["--only", "refresh_requests", "--quick", "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    written = json.loads(out.read_text())
+    assert written["command"] == "make bench (quick)"
+    assert set(written["results"]) == {"refresh_requests"}
+    assert written["machine"]["cpus"]
+    for name in written["results"]["refresh_requests"]["corpora"]:
+        assert f"unchanged {name}" in result.output
