@@ -27,7 +27,7 @@ lint: install ## Run ruff and mypy on the packages.
 	$(BIN)/ruff format --check pipelines sources warehouse tests bench
 	$(BIN)/mypy pipelines sources warehouse
 
-demo: install ## Run the main job on the embedded defaults, offline (local DuckDB + NDJSON).
+demo: install ## Offline: refresh the bundled corpora from recorded sessions into a fresh receipts.duckdb; NDJSON, drift report in out/demo/.
 	$(BIN)/python -m pipelines.demo --warehouse $(WAREHOUSE)
 
 bench: install ## Run the benchmarks; writes bench/results.json.
