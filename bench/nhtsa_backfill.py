@@ -26,6 +26,8 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+from sources.nhtsa_flatfile import CMPL_FIELDS_49
+
 REPO = Path(__file__).resolve().parent.parent
 MEMBER = "FLAT_CMPL.txt"
 
@@ -80,6 +82,13 @@ def generate(path: Path, rows: int, seed: int = 1) -> Path:
     """Write a deterministic zipped FLAT_CMPL-style file of ``rows`` rows (49 fields)."""
     rng = random.Random(seed)
     narratives = _narratives(rng)
+    template = dict.fromkeys(CMPL_FIELDS_49, "")
+    template.update(
+        FIRE="N", INJURED="0", DEATHS="0", CITY="SPRINGFIELD", CMPL_TYPE="IVOQ",
+        POLICE_RPT_YN="N", ORIG_OWNER_YN="Y", ANTI_BRAKES_YN="Y", CRUISE_CONT_YN="N",
+        NUM_CYLS="4", DRIVE_TRAIN="FWD", FUEL_TYPE="GS", TRANS_TYPE="AUTO", PROD_TYPE="V",
+        MEDICAL_ATTN="N", VEHICLES_TOWED_YN="N",
+    )  # fmt: skip
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(path.name + ".part")
     written = 0
@@ -100,58 +109,26 @@ def generate(path: Path, rows: int, seed: int = 1) -> Path:
             group = 1 if rng.random() < 0.75 else (2 if rng.random() < 0.8 else 3)
             for _ in range(min(group, rows - written)):
                 written += 1
-                fields = [
-                    str(written),
-                    str(odi),
-                    mfr,
-                    make,
-                    model,
-                    year,
-                    crash,
-                    _date(rng),
-                    "N",
-                    "0",
-                    "0",
-                    rng.choice(_COMPONENTS),
-                    "SPRINGFIELD",
-                    rng.choice(_STATES),
-                    f"{rng.getrandbits(40):011X}"[:11],
-                    filed,
-                    filed,
-                    str(rng.randint(0, 150_000)),
-                    "",
-                    narrative,
-                    "IVOQ",
-                    "N",
-                    "",
-                    "Y",
-                    "Y",
-                    "N",
-                    "4",
-                    "FWD",
-                    "",
-                    "GS",
-                    "AUTO",
-                    str(rng.randint(0, 80)),
-                    "",
-                    "",
-                    "",
-                    "",
-                    "",
-                    "",
-                    "",
-                    "",
-                    "",
-                    "",
-                    "",
-                    "",
-                    "",
-                    "V",
-                    "",
-                    "N",
-                    "N",
-                ]
-                lines.append("\t".join(fields))
+                row = {
+                    **template,
+                    "CMPLID": str(written),
+                    "ODINO": str(odi),
+                    "MFR_NAME": mfr,
+                    "MAKETXT": make,
+                    "MODELTXT": model,
+                    "YEARTXT": year,
+                    "CRASH": crash,
+                    "FAILDATE": _date(rng),
+                    "COMPDESC": rng.choice(_COMPONENTS),
+                    "STATE": rng.choice(_STATES),
+                    "VIN": f"{rng.getrandbits(44):011X}"[:11],
+                    "DATEA": filed,
+                    "LDATE": filed,
+                    "MILES": str(rng.randint(0, 150_000)),
+                    "CDESCR": narrative,
+                    "VEH_SPEED": str(rng.randint(0, 80)),
+                }
+                lines.append("\t".join(row[name] for name in CMPL_FIELDS_49))
             if len(lines) >= 10_000:
                 out.write(("\n".join(lines) + "\n").encode("iso-8859-1"))
                 lines = []
@@ -166,7 +143,6 @@ def baseline(zip_path: Path, database: Path, batch: int = 50_000) -> int:
     import duckdb
     import pyarrow as pa
 
-    from sources.nhtsa_flatfile import CMPL_FIELDS_49
     from warehouse.canonical import canonical_json
 
     con = duckdb.connect(str(database))
