@@ -6,7 +6,8 @@ to three rows per ODI number as in the published file, a few ``9999`` model year
 
 ``run(rows, workdir)`` backfills it through the real path (``receipts backfill nhtsa`` in a
 subprocess, into a fresh warehouse) and, in the same run, a raw baseline (read the zip,
-split each line, canonical JSON, SHA-256, one Arrow insert per 50,000 rows into DuckDB).
+split each line, canonical JSON, SHA-256, one Arrow insert per 50,000 rows into DuckDB,
+under the same DuckDB memory limit).
 Each is measured in its own subprocess: wall time, rows/s and peak RSS (``wait4``).
 
     python -m bench.nhtsa_backfill --rows 2000000 --workdir bench/data
@@ -143,9 +144,11 @@ def baseline(zip_path: Path, database: Path, batch: int = 50_000) -> int:
     import duckdb
     import pyarrow as pa
 
+    from pipelines.backfill import DEFAULT_MEMORY_LIMIT
     from warehouse.canonical import canonical_json
 
-    con = duckdb.connect(str(database))
+    # The same DuckDB memory budget as the backfill, so peak RSS compares like with like.
+    con = duckdb.connect(str(database), config={"memory_limit": DEFAULT_MEMORY_LIMIT})
     con.execute("CREATE TABLE snapshots (content_hash VARCHAR, body BLOB)")
     hashes: list[str] = []
     bodies: list[bytes] = []
