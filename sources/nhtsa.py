@@ -524,7 +524,6 @@ def curate(doc: CurationInput, entries: list[NhtsaEntry]) -> Curated:
         "modelYears": body.get("modelYears", []),
         "pdfUrls": _pdf_urls(body),
         "sourceFormat": source_format,
-        "sourceUrl": doc.provenance.get("url"),
     }
     if entry is not None:
         fields["make"] = fields.get("make") or entry.make

@@ -417,7 +417,7 @@ def test_a_killed_backfill_rerun_yields_exactly_an_uninterrupted_run(tmp_path: P
     process.stderr.close()
     assert process.returncode == -signal.SIGKILL
     (killed,) = _ledger(warehouse)
-    assert killed["status"] == "unfinished"
+    assert killed["status"] == "interrupted"
 
     code, report, _ = backfill(warehouse, *args)
     assert code == 0
@@ -427,5 +427,5 @@ def test_a_killed_backfill_rerun_yields_exactly_an_uninterrupted_run(tmp_path: P
     assert report["documents"]["unchanged"] == 0  # committed documents were not read again
     assert revisions(warehouse) == revisions(tmp_path / "whole.duckdb")
     ledger = _ledger(warehouse)
-    assert [r["status"] for r in ledger] == ["ok", "unfinished"]
+    assert [r["status"] for r in ledger] == ["ok", "interrupted"]
     assert cli("verify", "--warehouse", warehouse).exit_code == 0

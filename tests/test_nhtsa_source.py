@@ -424,3 +424,19 @@ def test_curation_is_deterministic(fake: FakeNhtsa, tmp_path: Path) -> None:
     for doc in sorted(AEB_DOCS):
         assert body(first, doc) == body(second, doc)
         assert curated(first, doc) == curated(second, doc)
+
+
+def test_the_corpus_is_published_as_safety_records(fake: FakeNhtsa, tmp_path: Path) -> None:
+    warehouse = tmp_path / "w.duckdb"
+    assert ingest_cli(warehouse)[0] == 0
+    out = tmp_path / "crv.ndjson"
+    result = cli("publish", MANIFEST, "--warehouse", warehouse, "--out", out, "--json")
+    assert result.exit_code == 0, result.output
+    documents = [json.loads(line) for line in out.read_text().splitlines()]
+    assert {d["_type"] for d in documents} == {"safetyRecord"}
+    assert {d["provenance"]["docId"] for d in documents} == AEB_DOCS
+    by_id = {d["_id"]: d for d in documents}
+    investigation = by_id[f"crvAeb.investigation.{INVESTIGATION}"]
+    assert investigation["actionNumber"] == "EA24-002"
+    assert investigation["modelYears"] == [2018, 2019, 2020, 2021, 2022]
+    assert all(d["_id"].startswith("crvAeb.") for d in documents)
