@@ -8,7 +8,7 @@ to three rows per ODI number as in the published file, a few ``9999`` model year
 subprocess, into a fresh warehouse) and, in the same run, a raw baseline (read the zip,
 split each line, canonical JSON, SHA-256, one Arrow insert per 50,000 rows into DuckDB,
 under the same DuckDB memory limit).
-Each is measured in its own subprocess: wall time, rows/s and peak RSS (``wait4``).
+Each is measured in its own subprocess: wall time, rows/s and peak RSS (its own VmHWM).
 
     python -m bench.nhtsa_backfill --rows 2000000 --workdir bench/data
 """
@@ -177,18 +177,32 @@ def baseline(zip_path: Path, database: Path, batch: int = 50_000) -> int:
     return rows
 
 
-def measure(command: list[str], output: Path) -> dict[str, Any]:
-    """Run ``command`` in a subprocess; its wall time and peak RSS (from ``wait4``)."""
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+# Runs a module as ``__main__`` with the given argv and, however it exits, writes its own
+# VmHWM (kB) to $RECEIPTS_BENCH_HWM: ``wait4``'s ru_maxrss would include the parent's.
+_HWM_RUNNER = """
+import os, runpy, sys
+sys.argv = sys.argv[1:]
+try:
+    runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
+finally:
+    hwm = next(l for l in open("/proc/self/status") if l.startswith("VmHWM:"))
+    with open(os.environ["RECEIPTS_BENCH_HWM"], "w") as out:
+        out.write(hwm.split()[1])
+"""
+
+
+def measure(module: str, args: list[str], output: Path) -> dict[str, Any]:
+    """Run ``python -m module args`` in a subprocess: its wall time and peak RSS."""
+    hwm = output.with_suffix(".hwm")
+    env = {**os.environ, "PYTHONPATH": str(REPO), "RECEIPTS_BENCH_HWM": str(hwm)}
+    command = [sys.executable, "-c", _HWM_RUNNER, module, *args]
     started = time.perf_counter()
     with output.open("wb") as out:
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)
-        _, status, usage = os.wait4(process.pid, 0)
-        process.returncode = os.waitstatus_to_exitcode(status)
+        done = subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, env=env)
     seconds = time.perf_counter() - started
-    if process.returncode != 0:
-        raise RuntimeError(f"{command[2:5]} exited {process.returncode}: {output.read_text()}")
-    return {"seconds": round(seconds, 3), "peak_rss_mb": round(usage.ru_maxrss / 1024, 1)}
+    if done.returncode != 0:
+        raise RuntimeError(f"{module} exited {done.returncode}: {output.read_text()[-2000:]}")
+    return {"seconds": round(seconds, 3), "peak_rss_mb": round(int(hwm.read_text()) / 1024, 1)}
 
 
 def run(rows: int, workdir: Path) -> dict[str, Any]:
@@ -201,30 +215,15 @@ def run(rows: int, workdir: Path) -> dict[str, Any]:
     floor_db = workdir / "bench-baseline.duckdb"
     for stale in (warehouse, floor_db, warehouse.with_name(warehouse.name + ".lock")):
         stale.unlink(missing_ok=True)
-    python = sys.executable
     backfill = measure(
-        [
-            python,
-            "-m",
-            "pipelines.cli",
-            "backfill",
-            "nhtsa",
-            "--file",
-            str(zip_path),
-            "--kind",
-            "complaints",
-            "--warehouse",
-            str(warehouse),
-            "--json",
-            "--scratch-dir",
-            str(workdir / "scratch"),
-        ],
+        "pipelines.cli",
+        ["backfill", "nhtsa", "--file", str(zip_path), "--kind", "complaints",
+         "--warehouse", str(warehouse), "--json", "--scratch-dir", str(workdir / "scratch")],
         workdir / "backfill.out",
-    )
+    )  # fmt: skip
     report = json.loads((workdir / "backfill.out").read_text())
     floor = measure(
-        [python, "-m", "bench.nhtsa_backfill", "--baseline", str(zip_path), str(floor_db)],
-        workdir / "baseline.out",
+        "bench.nhtsa_backfill", ["--baseline", str(zip_path), str(floor_db)], workdir / "base.out"
     )
     for result in (backfill, floor):
         result["rows_per_s"] = round(rows / result["seconds"])
