@@ -23,7 +23,7 @@ from sources.base import CurationInput
 from sources.nhtsa import curate
 from sources.nhtsa_flatfile import INV_FIELDS, RCL_FIELDS, TSBS_FIELDS_14
 from tests.conftest import REPO, cli
-from tests.fakes.nhtsa import AEB_COMPLAINT, API, STATIC, FakeNhtsa, cmpl_row, write_zip
+from tests.fakes.nhtsa import AEB_COMPLAINT, STATIC, FakeNhtsa, cmpl_row, write_zip
 from warehouse import audit
 from warehouse.store import Warehouse
 
@@ -159,10 +159,7 @@ def test_a_second_backfill_of_the_same_file_changes_nothing(tmp_path: Path) -> N
 
 @pytest.fixture
 def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeNhtsa]:
-    monkeypatch.setenv("RECEIPTS_NHTSA_URL", API)
-    monkeypatch.setenv("RECEIPTS_NHTSA_STATIC_URL", STATIC)
-    nhtsa = FakeNhtsa()
-    with nhtsa.mocked():
+    with FakeNhtsa().serving(monkeypatch) as nhtsa:
         yield nhtsa
 
 

@@ -28,7 +28,6 @@ from tests.fakes.nhtsa import (
     HTML_ERROR,
     INVESTIGATION,
     RADIO_BULLETIN,
-    STATIC,
     FakeNhtsa,
 )
 from warehouse import audit
@@ -49,10 +48,7 @@ COMPLAINTS = "/complaints/complaintsByVehicle"
 
 @pytest.fixture
 def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeNhtsa]:
-    monkeypatch.setenv("RECEIPTS_NHTSA_URL", API)
-    monkeypatch.setenv("RECEIPTS_NHTSA_STATIC_URL", STATIC)
-    nhtsa = FakeNhtsa()
-    with nhtsa.mocked():
+    with FakeNhtsa().serving(monkeypatch) as nhtsa:
         yield nhtsa
 
 

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 import respx
 
 API = "https://nhtsa.test"
@@ -323,11 +324,14 @@ class FakeNhtsa:
 
     # -- serving -------------------------------------------------------------------------
     @contextmanager
-    def mocked(self) -> Iterator[respx.MockRouter]:
+    def serving(self, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeNhtsa]:
+        """Answer every request to the NHTSA base URLs, which the environment points here."""
+        monkeypatch.setenv("RECEIPTS_NHTSA_URL", API)
+        monkeypatch.setenv("RECEIPTS_NHTSA_STATIC_URL", STATIC)
         with respx.mock(assert_all_called=False, assert_all_mocked=True) as router:
             router.route(url__startswith=API).mock(side_effect=self.handle_api)
             router.route(url__startswith=STATIC).mock(side_effect=self.handle_static)
-            yield router
+            yield self
 
     def _fault(self, request: httpx.Request) -> httpx.Response | None:
         for fault in self.faults:
