@@ -234,6 +234,7 @@ COMMAND_MODULES: list[str] = [
     "pipelines.cli_publish",
     "pipelines.cli_audit",
     "pipelines.cli_refresh",
+    "pipelines.cli_nhtsa",
 ]
 
 

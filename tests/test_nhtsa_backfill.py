@@ -1,0 +1,428 @@
+"""``receipts backfill nhtsa``: streaming, grouping rows into documents, malformed rows,
+idempotency, the same doc_id as the API, downloads, and resuming an interrupted run."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from bench.nhtsa_backfill import generate
+from pipelines.backfill import BackfillReporter, BackfillRequest, run_backfill
+from pipelines.cli_nhtsa import LineBackfillReporter, RichBackfillReporter, reporter_for
+from sources.base import CurationInput
+from sources.nhtsa import curate
+from sources.nhtsa_flatfile import INV_FIELDS, RCL_FIELDS, TSBS_FIELDS_14
+from tests.conftest import REPO, cli
+from tests.fakes.nhtsa import AEB_COMPLAINT, STATIC, FakeNhtsa, cmpl_row, write_zip
+from warehouse import audit
+from warehouse.store import Warehouse
+
+
+def complaints_file(directory: Path) -> Path:
+    """Five complaints in eleven lines: adjacent and scattered rows of one ODI number, a
+    51-field row, another make, and three malformed lines."""
+    rows: list[list[str] | str] = [
+        cmpl_row(11999001, 1, YEARTXT="2019"),
+        cmpl_row(11999001, 2, YEARTXT="2020", COMPDESC="SERVICE BRAKES"),
+        cmpl_row(11999002, 3, YEARTXT="2018"),
+        "a line that is not a complaint",
+        cmpl_row(11999003, 4, YEARTXT="9999"),
+        cmpl_row(11999002, 5, YEARTXT="2021", COMPDESC="ELECTRICAL SYSTEM"),  # scattered
+        cmpl_row(11999004, 6, FAILDATE="05/12/2021"),
+        [*cmpl_row(11999005, 7, YEARTXT="2022"), "", ""],
+        cmpl_row(11999006, 8, MAKETXT="ACURA", MODELTXT="RDX"),
+        cmpl_row(11999007, 9, ODINO=""),
+        cmpl_row(11999002, 10, YEARTXT="2018", COMPDESC="AIR BAGS"),
+    ]
+    return write_zip(directory / "FLAT_CMPL.zip", "FLAT_CMPL.txt", rows)
+
+
+def backfill(warehouse_path: Path, *args: Any) -> tuple[int, dict[str, Any], str]:
+    result = cli("backfill", "nhtsa", "--warehouse", warehouse_path, "--json", *args)
+    return result.exit_code, json.loads(result.stdout or "{}"), result.stderr
+
+
+def snapshot_body(warehouse_path: Path, doc: str) -> dict[str, Any]:
+    with Warehouse.open(str(warehouse_path), read_only=True) as wh:
+        return dict(orjson.loads(audit.snapshot(wh, doc).body))
+
+
+def revisions(warehouse_path: Path) -> list[tuple[Any, ...]]:
+    with Warehouse.open(str(warehouse_path), read_only=True) as wh:
+        return wh.con.execute(
+            "SELECT doc_id, revision, content_hash, tombstone, source_format FROM revisions "
+            "ORDER BY doc_id, revision"
+        ).fetchall()
+
+
+def test_a_flat_file_becomes_one_document_per_record(tmp_path: Path) -> None:
+    path = complaints_file(tmp_path)
+    code, report, _ = backfill(tmp_path / "w.duckdb", "--file", path, "--kind", "complaints")
+    assert code == 0, report
+    assert (report["rows"], report["matched"], report["malformed"]) == (11, 8, 3)
+    assert report["documents"]["new"] == 5
+    assert report["malformed_lines"] == [
+        {"line": 4, "reason": "expected 49 or 51 tab-separated fields, found 1"},
+        {"line": 7, "reason": "'05/12/2021' is not a YYYYMMDD date"},
+        {
+            "line": 10,
+            "reason": "complaint without an identity (looked for odiNumber, nhtsaIdNumber, ODINO)",
+        },
+    ]
+    scattered = snapshot_body(tmp_path / "w.duckdb", "nhtsa/complaint/11999002")
+    assert [r["CMPLID"] for r in scattered["rows"]] == ["3", "5", "10"]  # file order
+    assert scattered["modelYears"] == [2018, 2021]
+    assert snapshot_body(tmp_path / "w.duckdb", "nhtsa/complaint/11999003")["modelYears"] == []
+    wide = snapshot_body(tmp_path / "w.duckdb", "nhtsa/complaint/11999005")
+    assert "FIELD_51" in wide["rows"][0]
+
+
+def test_malformed_rows_are_reported_in_text_and_in_the_ledger(tmp_path: Path) -> None:
+    path = complaints_file(tmp_path)
+    warehouse = tmp_path / "w.duckdb"
+    result = cli(
+        "backfill", "nhtsa", "--file", path, "--kind", "complaints", "--warehouse", warehouse
+    )
+    assert result.exit_code == 0
+    assert "rows: 11 read, 8 kept, 3 malformed" in result.stdout
+    assert "malformed line 7: '05/12/2021' is not a YYYYMMDD date" in result.stdout
+    assert "backfill nhtsa: read 11 rows" in result.stderr  # quiet progress off a terminal
+    (run,) = json.loads(cli("runs", "--warehouse", warehouse, "--json").stdout)
+    assert run["command"] == "backfill" and run["status"] == "ok"
+    assert run["counts"]["nhtsa"]["malformed"] == 3
+    assert [w["warning"][:8] for w in run["warnings"]] == ["line 4: ", "line 7: ", "line 10:"]
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_on_a_terminal_progress_is_a_bar_with_rows_per_second_and_eta(tmp_path: Path) -> None:
+    stream = Terminal()
+    reporter = reporter_for(False, 10.0, stream)
+    assert isinstance(reporter, RichBackfillReporter)
+    request = BackfillRequest(complaints_file(tmp_path), "complaints")
+    with Warehouse.open(str(tmp_path / "w.duckdb")) as wh:
+        run_backfill(wh, request, reporter=reporter)
+    shown = stream.getvalue()
+    for part in ("reading", "writing", "100%", "rows/s", "ETA"):
+        assert part in shown
+    assert isinstance(reporter_for(False, 10.0, io.StringIO()), LineBackfillReporter)
+    assert type(reporter_for(True, 10.0, stream)) is BackfillReporter  # --json: silent
+
+
+def test_make_model_and_years_select_rows(tmp_path: Path) -> None:
+    path = complaints_file(tmp_path)
+    code, report, _ = backfill(
+        tmp_path / "w.duckdb",
+        "--file",
+        path,
+        "--kind",
+        "complaints",
+        "--make",
+        "honda",
+        "--model",
+        "CR-V",
+        "--years",
+        "2019-2021",
+    )
+    assert code == 0
+    assert report["matched"] == 3  # 11999001 (2019, 2020) and 11999002's 2021 row
+    assert report["scope"] == "nhtsa:flat:FLAT_CMPL:complaints:HONDA/CR-V/2019-2021"
+    assert report["documents"]["new"] == 2
+    bad = cli("backfill", "nhtsa", "--file", path, "--kind", "complaints", "--years", "2021-2019")
+    assert bad.exit_code == 2 and "2021 is after 2019" in bad.stderr
+
+
+def test_a_second_backfill_of_the_same_file_changes_nothing(tmp_path: Path) -> None:
+    path = complaints_file(tmp_path)
+    warehouse = tmp_path / "w.duckdb"
+    assert backfill(warehouse, "--file", path, "--kind", "complaints")[0] == 0
+    before = revisions(warehouse)
+    code, report, _ = backfill(warehouse, "--file", path, "--kind", "complaints")
+    assert code == 0
+    assert report["documents"]["unchanged"] == 5 and report["documents"]["new"] == 0
+    assert report["resumes_run"] is None and report["resumed_after_line"] is None
+    assert revisions(warehouse) == before
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeNhtsa]:
+    with FakeNhtsa().serving(monkeypatch) as nhtsa:
+        yield nhtsa
+
+
+def test_a_flat_row_and_the_api_record_are_the_same_document(
+    fake: FakeNhtsa, tmp_path: Path
+) -> None:
+    warehouse = tmp_path / "w.duckdb"
+    manifest = REPO / "manifests" / "cr-v-aeb.toml"
+    assert cli("ingest", manifest, "--warehouse", warehouse, "--json").exit_code == 0
+    path = write_zip(tmp_path / "FLAT_CMPL.zip", "FLAT_CMPL.txt", [cmpl_row(AEB_COMPLAINT, 1)])
+    code, report, _ = backfill(warehouse, "--file", path, "--kind", "complaints")
+    assert code == 0 and report["documents"]["changed"] == 1
+    doc = f"nhtsa/complaint/{AEB_COMPLAINT}"
+    history = json.loads(cli("history", doc, "--warehouse", warehouse, "--json").stdout)
+    formats = [r["provenance"]["source_format"] for r in history["revisions"]]
+    assert formats == ["api:complaintsByVehicle", "flat:FLAT_CMPL"]
+    assert history["revisions"][1]["provenance"]["url"] == "file:FLAT_CMPL.zip"
+
+
+def test_a_flat_file_is_downloaded_from_the_static_host(fake: FakeNhtsa, tmp_path: Path) -> None:
+    zipped = complaints_file(tmp_path)
+    fake.files["/odi/ffdd/cmpl/FLAT_CMPL.zip"] = zipped.read_bytes()
+    fake.fail("/odi/ffdd/cmpl/FLAT_CMPL.zip", 503, retry_after="0")
+    official = "https://static.nhtsa.gov/odi/ffdd/cmpl/FLAT_CMPL.zip"
+    code, report, _ = backfill(
+        tmp_path / "w.duckdb",
+        "--file",
+        official,
+        "--kind",
+        "complaints",
+        "--download-dir",
+        tmp_path / "downloads",
+    )
+    assert code == 0, report
+    assert report["file"] == f"{STATIC}/odi/ffdd/cmpl/FLAT_CMPL.zip"  # the configured mirror
+    assert report["documents"]["new"] == 5
+    assert (tmp_path / "downloads" / "FLAT_CMPL.zip").read_bytes() == zipped.read_bytes()
+
+    missing = cli(
+        "backfill",
+        "nhtsa",
+        "--file",
+        f"{STATIC}/odi/ffdd/cmpl/NOPE.zip",
+        "--kind",
+        "complaints",
+        "--warehouse",
+        tmp_path / "w.duckdb",
+        "--download-dir",
+        tmp_path / "downloads",
+    )
+    assert missing.exit_code == 1 and "HTTP 404" in missing.stderr
+    elsewhere = cli(
+        "backfill",
+        "nhtsa",
+        "--file",
+        "https://example.com/FLAT_CMPL.zip",
+        "--kind",
+        "complaints",
+        "--warehouse",
+        tmp_path / "w.duckdb",
+    )
+    assert elsewhere.exit_code == 1 and "host 'example.com' is not allowed" in elsewhere.stderr
+
+
+def test_usage_errors_are_one_line(tmp_path: Path) -> None:
+    missing = cli(
+        "backfill",
+        "nhtsa",
+        "--file",
+        tmp_path / "nope.zip",
+        "--kind",
+        "complaints",
+        "--warehouse",
+        tmp_path / "w.duckdb",
+    )
+    assert missing.exit_code == 1 and "no such file" in missing.stderr
+    assert "Traceback" not in missing.output
+    limit = cli(
+        "backfill",
+        "nhtsa",
+        "--file",
+        complaints_file(tmp_path),
+        "--kind",
+        "complaints",
+        "--warehouse",
+        tmp_path / "w.duckdb",
+        "--memory-limit",
+        "lots",
+    )
+    assert limit.exit_code == 2 and "memory limit 'lots'" in limit.stderr
+
+
+def _curated(warehouse_path: Path, doc: str) -> dict[str, Any]:
+    with Warehouse.open(str(warehouse_path), read_only=True) as wh:
+        revision = audit.history(wh, doc)[-1]
+        body = audit.snapshot(wh, doc).body
+    item = CurationInput(
+        doc,
+        doc.split("/")[1],
+        revision["revision"],
+        revision["content_hash"],
+        "application/json",
+        body,
+        revision["scope"],
+        revision["provenance"],
+        revision["attributes"],
+        lambda d: d,
+    )
+    return curate(item, []).fields
+
+
+def test_recalls_investigations_and_communications_files(tmp_path: Path) -> None:
+    warehouse = tmp_path / "w.duckdb"
+    recalls = []
+    for year in ("2019", "2020"):
+        row = dict.fromkeys(RCL_FIELDS, "")
+        row.update(
+            CAMPNO="20V999001",
+            MAKETXT="HONDA",
+            MODELTXT="CR-V",
+            YEARTXT=year,
+            COMPNAME="FORWARD COLLISION AVOIDANCE",
+            MFGNAME="Honda",
+            RCDATE="20211205",
+            DESC_DEFECT="AEB may activate.",
+            CONEQUENCE_DEFECT="Crash risk.",
+            CORRECTIVE_ACTION="Software update.",
+            POTAFF="1200",
+        )
+        recalls.append(list(row.values()))
+    inv = dict.fromkeys(INV_FIELDS, "")
+    inv.update(
+        {
+            "NHTSA ACTION NUMBER": "PE22003",
+            "MAKE": "HONDA",
+            "MODEL": "CR-V",
+            "YEAR": "2018",
+            "COMPNAME": "FORWARD COLLISION AVOIDANCE",
+            "ODATE": "20220201",
+            "CDATE": "20240312",
+            "CAMPNO": "",
+            "SUBJECT": "Unexpected braking",
+        }
+    )
+    tsb = dict.fromkeys(TSBS_FIELDS_14, "")
+    tsb.update(
+        nhtsaID="11035885",
+        tsbID="A26-091",
+        nhtsaDate="20210305",
+        manufacturerDate="20210302",
+        make="HONDA",
+        model="CR-V",
+        year="2019",
+        component="SERVICE BRAKES",
+        summary="CMBS activates unexpectedly.",
+    )
+    files = {
+        "recalls": write_zip(tmp_path / "FLAT_RCL_POST_2010.zip", "FLAT_RCL.txt", recalls),
+        "investigations": write_zip(
+            tmp_path / "FLAT_INV.zip", "FLAT_INV.txt", [list(inv.values())]
+        ),
+        "communications": write_zip(
+            tmp_path / "TSBS_RECEIVED_2020-2024.zip",
+            "TSBS_RECEIVED_2020-2024.txt",
+            [list(tsb.values())],
+        ),
+    }
+    for kind, path in files.items():
+        code, report, _ = backfill(warehouse, "--file", path, "--kind", kind)
+        assert code == 0 and report["documents"]["new"] == 1, (kind, report)
+
+    recall = _curated(warehouse, "nhtsa/recall/20V999001")
+    assert recall["reportReceivedDate"] == "2021-12-05" and recall["modelYears"] == [2019, 2020]
+    assert recall["remedy"] == "Software update." and recall["potentialUnitsAffected"] == 1200
+    assert recall["sourceFormat"] == "flat:FLAT_RCL"
+    investigation = _curated(warehouse, "nhtsa/investigation/PE22003")
+    assert investigation["actionNumber"] == "PE22-003" and investigation["status"] == "closed"
+    assert investigation["dateClosed"] == "2024-03-12"
+    bulletin = _curated(warehouse, "nhtsa/communication/11035885")
+    assert bulletin["communicationDate"] == "2021-03-02"
+    assert bulletin["components"] == ["SERVICE BRAKES"]
+
+
+# -- resuming ------------------------------------------------------------------------------
+class Interrupted(BaseException):
+    """Stands for the process dying: nothing after it runs, not even a 'failed' ledger row."""
+
+
+class DiesAfter(BackfillReporter):
+    def __init__(self, batches: int) -> None:
+        self.batches = batches
+
+    def writing(self, rows_done: int, rows_total: int, documents: int) -> None:
+        self.batches -= 1
+        if self.batches == 0:
+            raise Interrupted
+
+
+def test_an_interrupted_backfill_resumes_where_it_stopped(tmp_path: Path) -> None:
+    path = generate(tmp_path / "FLAT_CMPL.zip", 3_000)
+    request = BackfillRequest(path=path, kind="complaints", batch_size=200)
+    with Warehouse.open(str(tmp_path / "whole.duckdb")) as wh:
+        whole = run_backfill(wh, request)
+    with Warehouse.open(str(tmp_path / "w.duckdb")) as wh, pytest.raises(Interrupted):
+        run_backfill(wh, request, reporter=DiesAfter(batches=3))
+    with Warehouse.open(str(tmp_path / "w.duckdb")) as wh:
+        resumed = run_backfill(wh, request)
+    assert resumed.resumes_run == 1 and resumed.resumed_after_line
+    assert resumed.documents.new == whole.documents.new - 3 * 200  # nothing counted twice
+    assert resumed.documents.unchanged == 0
+    assert revisions(tmp_path / "w.duckdb") == revisions(tmp_path / "whole.duckdb")
+
+
+def _ledger(warehouse: Path) -> list[dict[str, Any]]:
+    return list(json.loads(cli("runs", "--warehouse", warehouse, "--json").stdout))
+
+
+@pytest.mark.slow
+def test_a_killed_backfill_rerun_yields_exactly_an_uninterrupted_run(tmp_path: Path) -> None:
+    path = generate(tmp_path / "FLAT_CMPL.zip", 6_000)
+    args = ["--file", path, "--kind", "complaints", "--batch-size", "150"]
+    assert backfill(tmp_path / "whole.duckdb", *args)[0] == 0
+
+    warehouse = tmp_path / "w.duckdb"
+    command = [
+        sys.executable,
+        "-m",
+        "pipelines.cli",
+        "backfill",
+        "nhtsa",
+        *map(str, args),
+        "--warehouse",
+        str(warehouse),
+        "--progress-interval",
+        "0",
+    ]
+    process = subprocess.Popen(
+        command,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    assert process.stderr is not None
+    committed = 0
+    for progress in process.stderr:
+        committed += progress.startswith("backfill nhtsa: committed")
+        if committed == 4:
+            process.send_signal(signal.SIGKILL)
+            break
+    process.wait(timeout=60)
+    process.stderr.close()
+    assert process.returncode == -signal.SIGKILL
+    (killed,) = _ledger(warehouse)
+    assert killed["status"] == "interrupted"
+
+    code, report, _ = backfill(warehouse, *args)
+    assert code == 0
+    assert report["resumes_run"] == killed["run_id"] and report["resumed_after_line"]
+    whole = _ledger(tmp_path / "whole.duckdb")[0]["counts"]["nhtsa"]
+    assert 0 < report["documents"]["new"] < whole["new"]
+    assert report["documents"]["unchanged"] == 0  # committed documents were not read again
+    assert revisions(warehouse) == revisions(tmp_path / "whole.duckdb")
+    ledger = _ledger(warehouse)
+    assert [r["status"] for r in ledger] == ["ok", "interrupted"]
+    assert cli("verify", "--warehouse", warehouse).exit_code == 0

@@ -1,0 +1,438 @@
+"""The per-vehicle NHTSA source against a fake NHTSA: endpoints and quirks, de-duplication
+across years and variants, filters, tombstones and restores, retries, error pages."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from pipelines.errors import ManifestError
+from pipelines.ingest import RunResult, run_ingest
+from pipelines.manifest import load_manifest, parse_manifest
+from sources.base import CurationInput
+from sources.http import HttpFactory
+from sources.nhtsa import NhtsaEntry, curate
+from tests.conftest import REPO, cli, write_manifest
+from tests.fakes.nhtsa import (
+    AEB_COMPLAINT,
+    AEB_RECALL,
+    API,
+    BULLETIN,
+    CMBS_TEXT_COMPLAINT,
+    CMBS_TEXT_RECALL,
+    HTML_ERROR,
+    INVESTIGATION,
+    RADIO_BULLETIN,
+    FakeNhtsa,
+)
+from warehouse import audit
+from warehouse.ids import doc_id
+from warehouse.store import Warehouse
+
+MANIFEST = REPO / "manifests" / "cr-v-aeb.toml"
+AEB_DOCS = {
+    doc_id("nhtsa", "recall", AEB_RECALL),
+    doc_id("nhtsa", "recall", CMBS_TEXT_RECALL),
+    doc_id("nhtsa", "complaint", str(AEB_COMPLAINT)),
+    doc_id("nhtsa", "complaint", str(CMBS_TEXT_COMPLAINT)),
+    doc_id("nhtsa", "investigation", INVESTIGATION),
+    doc_id("nhtsa", "communication", str(BULLETIN)),
+}
+COMPLAINTS = "/complaints/complaintsByVehicle"
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeNhtsa]:
+    with FakeNhtsa().serving(monkeypatch) as nhtsa:
+        yield nhtsa
+
+
+def ingest_cli(warehouse_path: Path, manifest: Path = MANIFEST) -> tuple[int, dict[str, Any]]:
+    result = cli("ingest", manifest, "--warehouse", warehouse_path, "--json")
+    return result.exit_code, json.loads(result.stdout)
+
+
+def ingest_lib(
+    warehouse_path: Path, sleeps: list[float] | None = None, manifest: Path = MANIFEST
+) -> RunResult:
+    """The library entry point the CLI calls, with a sleep that only records its waits."""
+    http = HttpFactory(sleep=(sleeps if sleeps is not None else []).append)
+    with Warehouse.open(str(warehouse_path)) as wh:
+        try:
+            return run_ingest(load_manifest(manifest), wh, http=http)
+        finally:
+            http.close()
+
+
+def current_docs(warehouse_path: Path) -> set[str]:
+    with Warehouse.open(str(warehouse_path), read_only=True) as wh:
+        rows = wh.con.execute("SELECT doc_id FROM current_revisions WHERE NOT tombstone").fetchall()
+    return {r[0] for r in rows}
+
+
+def body(warehouse_path: Path, doc: str) -> dict[str, Any]:
+    with Warehouse.open(str(warehouse_path), read_only=True) as wh:
+        return dict(orjson.loads(audit.snapshot(wh, doc).body))
+
+
+def table_counts(warehouse_path: Path) -> dict[str, int]:
+    with Warehouse.open(str(warehouse_path), read_only=True) as wh:
+        return {
+            t: int(wh.scalar(f"SELECT count(*) FROM {t}"))
+            for t in ("documents", "snapshots", "revisions")
+        }
+
+
+# -- the manifest --------------------------------------------------------------------------
+CORPUS = '[corpus]\nname = "t"\nnamespace = "t"\n[[nhtsa]]\n'
+ENTRY = 'make = "HONDA"\nmodel = "CR-V"\nyears = [2017, 2022]\n'
+
+VALID_ENTRIES = {
+    "minimal": ENTRY,
+    "filters": ENTRY + 'components = ["FORWARD COLLISION"]\ntext = "CMBS"\n',
+    "some kinds": ENTRY + 'kinds = ["complaints", "recalls"]\n',
+    "metadata": ENTRY + 'authority_domains = ["safety"]\nauthority_rank = 80\nlicense = "PD"\n',
+    "one year": 'make = "HONDA"\nmodel = "CR-V"\nyears = [2019, 2019]\n',
+}
+
+INVALID_ENTRIES = {
+    "unknown kind": (
+        ENTRY + 'kinds = ["recall"]\n',
+        "field 'kinds.0': Input should be 'recalls', 'complaints', 'investigations' or "
+        "'communications'",
+    ),
+    "kind twice": (ENTRY + 'kinds = ["recalls", "recalls"]\n', "lists a kind twice"),
+    "no kinds": (ENTRY + "kinds = []\n", "name at least one of: recalls, complaints"),
+    "years backwards": (
+        'make = "HONDA"\nmodel = "CR-V"\nyears = [2022, 2017]\n',
+        "field 'years': Value error, must be [first, last] model years",
+    ),
+    "one number": ('make = "HONDA"\nmodel = "CR-V"\nyears = 2019\n', "field 'years'"),
+    "bad regex": (ENTRY + 'text = "(CMBS"\n', "field 'text': Value error, not a valid regular"),
+    "empty component": (ENTRY + 'components = [" "]\n', "would match every record"),
+    "slash in model": (
+        'make = "HONDA"\nmodel = "CR/V"\nyears = [2017, 2022]\n',
+        "field 'model': String should match pattern",
+    ),
+    "typo": (
+        ENTRY + "year = 2019\n",
+        "field 'year': unknown field; valid fields: authority_domains, authority_rank, base_url,",
+    ),
+    "missing make": ('model = "CR-V"\nyears = [2017, 2022]\n', "field 'make': required field"),
+    "too eager": (ENTRY + "concurrency = 50\n", "field 'concurrency'"),
+}
+
+
+@pytest.mark.parametrize("text", VALID_ENTRIES.values(), ids=VALID_ENTRIES.keys())
+def test_valid_nhtsa_entries(text: str) -> None:
+    manifest = parse_manifest(CORPUS + text, Path("m.toml"))
+    entry = manifest.entries["nhtsa"][0]
+    assert isinstance(entry, NhtsaEntry)
+    assert entry.scope("complaints").startswith("nhtsa:HONDA/CR-V/")
+
+
+@pytest.mark.parametrize(("text", "message"), INVALID_ENTRIES.values(), ids=INVALID_ENTRIES.keys())
+def test_invalid_nhtsa_entries_name_the_field(text: str, message: str) -> None:
+    with pytest.raises(ManifestError) as caught:
+        parse_manifest(CORPUS + text, Path("m.toml"))
+    assert "[[nhtsa]] entry 1" in str(caught.value)
+    assert message in str(caught.value)
+
+
+def test_the_cr_v_aeb_manifest_declares_the_corpus() -> None:
+    manifest = load_manifest(MANIFEST)
+    (entry,) = manifest.entries["nhtsa"]
+    assert (entry.make, entry.model, entry.years) == ("HONDA", "CR-V", (2017, 2022))
+    assert set(entry.kinds) == {"recalls", "complaints", "investigations", "communications"}
+    wanted = entry.record_filter()
+    assert wanted.matches(["FORWARD COLLISION AVOIDANCE: AUTOMATIC EMERGENCY BRAKING"], [])
+    assert wanted.matches(["SERVICE BRAKES"], ["Honda's CMBS braked for a shadow"])
+    assert wanted.matches(["SERVICE BRAKES"], ["the Collision Mitigation Braking System"])
+    assert not wanted.matches(["SERVICE BRAKES"], ["the brakes squeal"])
+
+
+# -- ingest --------------------------------------------------------------------------------
+def test_the_corpus_is_ingested_through_the_cli(fake: FakeNhtsa, warehouse_path: Path) -> None:
+    code, summary = ingest_cli(warehouse_path)
+    assert code == 0, summary
+    assert summary["counts"]["nhtsa"]["new"] == len(AEB_DOCS)
+    assert current_docs(warehouse_path) == AEB_DOCS
+    # Polite and exact: the documented routes, parameter names as NHTSA spells them.
+    assert set(fake.paths()) == {
+        "/recalls/recallsByVehicle",
+        COMPLAINTS,
+        "/vehicles/byYmmt",
+        "/safetyIssues/byNhtsaId",
+    }
+    by_vehicle = [r for r in fake.requests if r.url.path == COMPLAINTS]
+    assert sorted(int(r.url.params["modelYear"]) for r in by_vehicle) == list(range(2017, 2023))
+    assert all(set(r.url.params) == {"make", "model", "modelYear"} for r in by_vehicle)
+    # Filtered-out records cost no further request.
+    asked = [r.url.params["nhtsaId"] for r in fake.requests if "byNhtsaId" in r.url.path]
+    assert str(RADIO_BULLETIN) not in asked and sorted(asked) == sorted(
+        [INVESTIGATION, str(BULLETIN)]
+    )
+
+
+def test_a_record_seen_under_several_years_and_variants_is_one_document(
+    fake: FakeNhtsa, warehouse_path: Path
+) -> None:
+    assert ingest_cli(warehouse_path)[0] == 0
+    complaint = body(warehouse_path, doc_id("nhtsa", "complaint", str(AEB_COMPLAINT)))
+    assert complaint["modelYears"] == [2019, 2020]
+    assert complaint["record"] == fake.vehicles[("HONDA", "CR-V", 2019)].complaints[0]
+    recall = body(warehouse_path, doc_id("nhtsa", "recall", AEB_RECALL))
+    assert recall["modelYears"] == [2019, 2020]
+    assert recall["record"]["ReportReceivedDate"] == "05/12/2021"  # verbatim, not reformatted
+
+    investigation = body(warehouse_path, doc_id("nhtsa", "investigation", INVESTIGATION))
+    assert investigation["modelYears"] == [2018, 2019, 2020, 2021, 2022]
+    assert len(investigation["variants"]) == 10  # FWD and AWD for each of five years
+    assert {v["series"] for v in investigation["variants"]} == {"FWD", "AWD"}
+    assert [d["url"] for d in investigation["associatedDocuments"]] == [
+        "https://static.nhtsa.gov/odi/inv/2024/INOA-EA24002-11766P1.pdf",
+        "https://static.nhtsa.gov/odi/inv/2024/INIM-EA24002-22222P1.pdf",
+    ]
+    bulletin = body(warehouse_path, doc_id("nhtsa", "communication", str(BULLETIN)))
+    assert bulletin["modelYears"] == [2017, 2018]
+    assert bulletin["associatedDocuments"][0]["fileName"] == "MC-11035781-0001.pdf"
+
+
+def test_provenance_names_the_request_and_the_source_format(
+    fake: FakeNhtsa, warehouse_path: Path
+) -> None:
+    assert ingest_cli(warehouse_path)[0] == 0
+    with Warehouse.open(str(warehouse_path), read_only=True) as wh:
+        complaint = audit.history(wh, doc_id("nhtsa", "complaint", str(AEB_COMPLAINT)))[-1]
+        bulletin = audit.history(wh, doc_id("nhtsa", "communication", str(BULLETIN)))[-1]
+    assert complaint["provenance"]["source_format"] == "api:complaintsByVehicle"
+    assert complaint["provenance"]["url"].startswith(f"{API}{COMPLAINTS}?")
+    assert "modelYear=2019" in complaint["provenance"]["url"]
+    assert complaint["scope"] == "nhtsa:HONDA/CR-V/2017-2022:complaints"
+    assert bulletin["provenance"]["source_format"] == "api:byYmmt"
+
+
+def test_a_refresh_of_an_unchanged_corpus_stores_nothing_new(
+    fake: FakeNhtsa, warehouse_path: Path
+) -> None:
+    assert ingest_cli(warehouse_path)[0] == 0
+    before = table_counts(warehouse_path)
+    code, summary = ingest_cli(warehouse_path)
+    assert code == 0
+    assert summary["counts"]["nhtsa"]["unchanged"] == len(AEB_DOCS)
+    assert summary["counts"]["nhtsa"]["new"] == summary["counts"]["nhtsa"]["changed"] == 0
+    assert table_counts(warehouse_path) == before
+
+
+def test_without_filters_every_record_is_a_document(fake: FakeNhtsa, tmp_path: Path) -> None:
+    manifest = write_manifest(
+        tmp_path, '[corpus]\nname = "all"\nnamespace = "all"\n[[nhtsa]]\n' + ENTRY
+    )
+    assert ingest_cli(tmp_path / "w.duckdb", manifest)[0] == 0
+    assert len(current_docs(tmp_path / "w.duckdb")) == len(AEB_DOCS) + 3
+
+
+def test_a_record_that_disappears_is_tombstoned_and_restored_when_it_returns(
+    fake: FakeNhtsa, warehouse_path: Path
+) -> None:
+    assert ingest_cli(warehouse_path)[0] == 0
+    gone_doc = doc_id("nhtsa", "complaint", str(CMBS_TEXT_COMPLAINT))
+    removed = fake.remove("complaints", CMBS_TEXT_COMPLAINT)
+    code, summary = ingest_cli(warehouse_path)
+    assert code == 0 and summary["counts"]["nhtsa"]["gone"] == 1
+    assert gone_doc not in current_docs(warehouse_path)
+
+    fake.restore("complaints", removed)
+    code, summary = ingest_cli(warehouse_path)
+    assert code == 0 and summary["counts"]["nhtsa"]["restored"] == 1
+    history = json.loads(cli("history", gone_doc, "--warehouse", warehouse_path, "--json").stdout)
+    revisions = history["revisions"]
+    assert [r["tombstone"] for r in revisions] == [False, True, False]
+    assert revisions[2]["content_hash"] == revisions[0]["content_hash"]
+
+
+def test_the_circuit_breaker_refuses_to_retire_a_whole_scope(
+    fake: FakeNhtsa, warehouse_path: Path
+) -> None:
+    assert ingest_cli(warehouse_path)[0] == 0
+    fake.remove("complaints", CMBS_TEXT_COMPLAINT)
+    fake.remove("complaints", AEB_COMPLAINT)
+    code, summary = ingest_cli(warehouse_path)
+    assert code == 1
+    assert "refusing to retire 2 of 2 documents" in summary["failures"][0]["reason"]
+    assert current_docs(warehouse_path) == AEB_DOCS
+
+
+def test_429_503_and_500_are_retried_politely(fake: FakeNhtsa, warehouse_path: Path) -> None:
+    fake.fail(COMPLAINTS, 429, retry_after="7", modelYear="2019")
+    fake.fail("/vehicles/byYmmt", 503, times=2, modelYear="2018")
+    fake.fail("/recalls/recallsByVehicle", 500, modelYear="2020")
+    fake.fail("/safetyIssues/byNhtsaId", 503, body=HTML_ERROR, content_type="text/html")
+    sleeps: list[float] = []
+    result = ingest_lib(warehouse_path, sleeps)
+    assert result.status == "ok", result.failures
+    assert current_docs(warehouse_path) == AEB_DOCS
+    assert 7.0 in sleeps  # Retry-After honoured
+    assert len([s for s in sleeps if s != 7.0]) == 4  # backoff for 503, 503, 500, 503
+    assert all(f.times == 0 for f in fake.faults)
+
+
+def test_a_failed_year_fails_the_entry_and_retires_nothing(
+    fake: FakeNhtsa, warehouse_path: Path
+) -> None:
+    assert ingest_lib(warehouse_path).status == "ok"
+    fake.remove("complaints", CMBS_TEXT_COMPLAINT)  # would be a tombstone if the listing ran
+    fake.fail(COMPLAINTS, 503, times=10, modelYear="2022")
+    result = ingest_lib(warehouse_path)
+    assert result.status == "failed"
+    (failure,) = result.failures
+    assert "HTTP 503" in failure["reason"] and "gave up after 5 attempts" in failure["reason"]
+    assert result.counts["nhtsa"]["gone"] == 0
+    assert current_docs(warehouse_path) == AEB_DOCS  # recalls committed, complaints untouched
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type", "status", "message"),
+    [
+        (HTML_ERROR, "text/html", 200, "HTML page where JSON was expected (HTTP 200)"),
+        (b"", "application/json", 200, "empty body where JSON was expected"),
+        (b'{"Count": 0, "Message": "Results returned', "application/json", 200, "malformed JSON"),
+        (b'{"message": "Invalid modelYear"}', "application/json", 400, "HTTP 400 for"),
+        (b'{"Count": 1, "Message": "ok"}', "application/json", 200, "no 'results'"),
+        (b"<html>Forbidden</html>", "text/html", 403, "nhtsa: HTTP 403 for"),
+    ],
+    ids=["html page", "empty body", "truncated json", "400 error", "no results", "403 page"],
+)
+def test_a_body_that_is_not_a_listing_fails_the_entry(
+    fake: FakeNhtsa,
+    warehouse_path: Path,
+    body: bytes,
+    content_type: str,
+    status: int,
+    message: str,
+) -> None:
+    fake.fail(
+        "/recalls/recallsByVehicle", status, body=body, content_type=content_type, modelYear="2018"
+    )
+    code, summary = ingest_cli(warehouse_path)
+    assert code == 1
+    (failure,) = summary["failures"]
+    assert message in failure["reason"]
+    assert not any(d.startswith("nhtsa/recall/") for d in current_docs(warehouse_path))
+
+
+def test_an_empty_year_answered_with_400_is_no_records(
+    fake: FakeNhtsa, warehouse_path: Path
+) -> None:
+    assert ingest_cli(warehouse_path)[0] == 0
+    empty = [
+        r for r in fake.requests if r.url.path == COMPLAINTS and r.url.params["modelYear"] == "2017"
+    ]
+    assert len(empty) == 1  # answered 400 with a zero count, read as an empty year
+
+
+def test_a_date_in_the_wrong_format_is_a_warning_and_kept_verbatim(
+    fake: FakeNhtsa, warehouse_path: Path
+) -> None:
+    for year in (2019, 2020):
+        fake.vehicles[("HONDA", "CR-V", year)].complaints[0]["dateComplaintFiled"] = "31/12/2021"
+    code, summary = ingest_cli(warehouse_path)
+    assert code == 0
+    assert summary["warnings"] == [
+        {
+            "source": "nhtsa",
+            "entry": "HONDA CR-V 2017–2022",
+            "warning": f"complaint {AEB_COMPLAINT}: dateComplaintFiled: '31/12/2021' is not a "
+            "valid MM/DD/YYYY date",
+        }
+    ]
+    stored = body(warehouse_path, doc_id("nhtsa", "complaint", str(AEB_COMPLAINT)))
+    assert stored["record"]["dateComplaintFiled"] == "31/12/2021"
+
+
+# -- curation ------------------------------------------------------------------------------
+def curation_input(wh: Warehouse, doc: str) -> CurationInput:
+    revision = audit.history(wh, doc)[-1]
+    return CurationInput(
+        doc_id=doc,
+        kind=doc.split("/")[1],
+        revision=revision["revision"],
+        content_hash=revision["content_hash"],
+        media_type="application/json",
+        body=audit.snapshot(wh, doc).body,
+        scope=revision["scope"],
+        provenance=revision["provenance"],
+        attributes=revision["attributes"],
+        sanity_id_of=lambda d: d,
+    )
+
+
+def curated(warehouse_path: Path, doc: str) -> dict[str, Any]:
+    entries = load_manifest(MANIFEST).entries["nhtsa"]
+    with Warehouse.open(str(warehouse_path), read_only=True) as wh:
+        result = curate(curation_input(wh, doc), entries)
+    assert result.type == "safetyRecord"
+    return result.fields
+
+
+def test_curated_records_carry_the_key_facts(fake: FakeNhtsa, warehouse_path: Path) -> None:
+    assert ingest_cli(warehouse_path)[0] == 0
+    recall = curated(warehouse_path, doc_id("nhtsa", "recall", AEB_RECALL))
+    assert recall["recordType"] == "recall" and recall["campaignNumber"] == AEB_RECALL
+    assert recall["reportReceivedDate"] == "2021-12-05"  # DD/MM/YYYY
+    assert recall["remedy"].startswith("Dealers will update")
+    assert recall["components"] == ["FORWARD COLLISION AVOIDANCE: AUTOMATIC EMERGENCY BRAKING"]
+    assert recall["modelYears"] == [2019, 2020]
+    assert recall["authorityRank"] == 90 and recall["license"].startswith("public-domain")
+    assert recall["sourceFormat"] == "api:recallsByVehicle"
+
+    complaint = curated(warehouse_path, doc_id("nhtsa", "complaint", str(AEB_COMPLAINT)))
+    assert complaint["dateOfIncident"] == "2021-05-12"  # MM/DD/YYYY
+    assert complaint["dateFiled"] == "2021-06-02"
+    assert complaint["components"] == ["FORWARD COLLISION AVOIDANCE", "SERVICE BRAKES"]
+    assert "vin" not in complaint
+    blank = curated(warehouse_path, doc_id("nhtsa", "complaint", str(CMBS_TEXT_COMPLAINT)))
+    assert "dateOfIncident" not in blank
+
+    investigation = curated(warehouse_path, doc_id("nhtsa", "investigation", INVESTIGATION))
+    assert investigation["actionNumber"] == "EA24-002"
+    assert investigation["investigationType"] == "EA"
+    assert investigation["status"] == "open" and investigation["dateOpened"] == "2024-03-13"
+    assert len(investigation["pdfUrls"]) == 2
+
+    bulletin = curated(warehouse_path, doc_id("nhtsa", "communication", str(BULLETIN)))
+    assert bulletin["nhtsaId"] == str(BULLETIN)
+    assert bulletin["manufacturerCommunicationNumber"] == "A26-091"
+    assert bulletin["communicationDate"] == "2021-03-02"
+    assert bulletin["pdfUrls"] == ["https://static.nhtsa.gov/odi/tsbs/2021/MC-11035781-0001.pdf"]
+    assert bulletin["make"] == "HONDA" and bulletin["model"] == "CR-V"
+
+
+def test_curation_is_deterministic(fake: FakeNhtsa, tmp_path: Path) -> None:
+    first, second = tmp_path / "a.duckdb", tmp_path / "b.duckdb"
+    assert ingest_cli(first)[0] == 0
+    assert ingest_cli(second)[0] == 0
+    for doc in sorted(AEB_DOCS):
+        assert body(first, doc) == body(second, doc)
+        assert curated(first, doc) == curated(second, doc)
+
+
+def test_the_corpus_is_published_as_safety_records(fake: FakeNhtsa, tmp_path: Path) -> None:
+    warehouse = tmp_path / "w.duckdb"
+    assert ingest_cli(warehouse)[0] == 0
+    out = tmp_path / "crv.ndjson"
+    result = cli("publish", MANIFEST, "--warehouse", warehouse, "--out", out, "--json")
+    assert result.exit_code == 0, result.output
+    documents = [json.loads(line) for line in out.read_text().splitlines()]
+    assert {d["_type"] for d in documents} == {"safetyRecord"}
+    assert {d["provenance"]["docId"] for d in documents} == AEB_DOCS
+    by_id = {d["_id"]: d for d in documents}
+    investigation = by_id[f"crvAeb.investigation.{INVESTIGATION}"]
+    assert investigation["actionNumber"] == "EA24-002"
+    assert investigation["modelYears"] == [2018, 2019, 2020, 2021, 2022]
+    assert all(d["_id"].startswith("crvAeb.") for d in documents)
