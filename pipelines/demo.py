@@ -79,7 +79,7 @@ class Corpus:
     pinned: bool = False
 
 
-CORPORA = (Corpus("hyphae-atlas", pinned=True), Corpus("ask-the-record"))
+CORPORA = (Corpus("cr-v-aeb"), Corpus("hyphae-atlas", pinned=True), Corpus("ask-the-record"))
 
 
 @dataclass(frozen=True)

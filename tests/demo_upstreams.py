@@ -1,12 +1,16 @@
 """The upstreams of the offline demo: the stateful fakes loaded with demo content, on two days.
 
 Everything here is invented demo content, written in the real response shapes (the fakes
-serve them): short excerpts standing in for the Hyphae repository's files, a dev.to article
-with its comment thread. ``tests.demo_sessions`` records what the demo fetches from these
-fakes into ``manifests/sessions/``; ``make demo`` replays those recordings offline.
+serve them): NHTSA records of the Honda CR-V's automatic emergency braking, short excerpts
+standing in for the Hyphae repository's files, a dev.to article with its comment thread.
+``tests.demo_sessions`` records what the demo fetches from these fakes into
+``manifests/sessions/``; ``make demo`` replays those recordings offline.
 
 Between day 1 and day 2:
 
+- NHTSA: Honda's service bulletin A26-091 is reissued, revised, under a new NHTSA id (the
+  first issue stays listed), a new complaint about the same braking is filed, and the
+  recall's remedy, not yet available on day 1, is;
 - GitHub: a new commit on ``main`` moves three pinned files (the gate status page, its
   machine index and the changelog); the other seventeen files keep their bytes;
 - dev.to: a comment is deleted (it keeps its place in the tree, and its reply stays), a new
@@ -20,10 +24,12 @@ import tomllib
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import respx
 
 from pipelines.demo import DAYS
+from tests.fakes import nhtsa
 from tests.fakes.forem import FakeForem
 from tests.fakes.github import FakeClock, FakeGitHub
 
@@ -370,18 +376,183 @@ def forem_day2(demo: ForemDemo) -> None:
         user.image_version += 1
 
 
+# -- NHTSA: Honda CR-V automatic emergency braking ------------------------------------------
+CR_V_YEARS = range(2017, 2023)
+AEB_RECALL = "22V999101"
+INVESTIGATION = "PE23999"
+# Honda's bulletin A26-091, filed under one NHTSA id and reissued, revised, under another
+# (the reference's example of a revised bulletin: v1 = 11035885, v2 = 11035781).
+BULLETIN = "A26-091"
+BULLETIN_V1 = 11035885
+BULLETIN_V2 = 11035781
+BULLETIN_V1_SUMMARY = (
+    "SERVICE BULLETIN A26-091: the Collision Mitigation Braking System (CMBS) may apply the "
+    "brakes when no obstacle is ahead. Update the millimeter-wave radar software."
+)
+BULLETIN_V2_SUMMARY = (
+    "SERVICE BULLETIN A26-091 (REVISED): the Collision Mitigation Braking System (CMBS) may "
+    "apply the brakes when no obstacle is ahead. Update the millimeter-wave radar software, "
+    "then recalibrate the radar and the camera. Vehicles updated under the first issue need "
+    "the recalibration only."
+)
+NEW_COMPLAINT = 11999104
+# A recall whose remedy was not yet available on day 1, and is on day 2.
+RECALL_REMEDY_DAY1 = (
+    "Remedy not yet available. Interim owner notification letters are expected to be mailed "
+    "October 9, 2026."
+)
+RECALL_REMEDY_DAY2 = (
+    "Dealers will update the radar software, free of charge. Owner notification letters are "
+    "expected to be mailed December 4, 2026."
+)
+
+
+def _cr_v_day1() -> dict[tuple[str, str, int], nhtsa.Vehicle]:
+    """Model years 2017-2022 as the API shows them on day 1, with records the manifest's
+    filters keep (AEB components, CMBS in the text) and some they leave out."""
+    vehicles = {("HONDA", "CR-V", year): nhtsa.Vehicle() for year in CR_V_YEARS}
+
+    def year(y: int) -> nhtsa.Vehicle:
+        return vehicles[("HONDA", "CR-V", y)]
+
+    for y in (2020, 2021, 2022):
+        aeb = nhtsa.recall(
+            AEB_RECALL,
+            "FORWARD COLLISION AVOIDANCE: AUTOMATIC EMERGENCY BRAKING",
+            "Honda (American Honda Motor Co.) is recalling certain 2020-2022 CR-V vehicles. "
+            "The Collision Mitigation Braking System (CMBS) may apply the brakes unexpectedly "
+            "when the radar misreads a roadside object.",
+            "14/08/2026",
+            y,
+        )
+        aeb["Remedy"] = RECALL_REMEDY_DAY1
+        aeb["Notes"] = "Owners may also contact NHTSA's Vehicle Safety Hotline."
+        year(y).recalls.append(aeb)
+    year(2021).recalls.append(
+        nhtsa.recall(
+            "21V999102",
+            "SEAT BELTS:REAR/OTHER:RETRACTOR",
+            "A rear seat belt retractor may not lock during a crash.",
+            "18/11/2021",
+            2021,
+        )
+    )
+    for y, odi, components, text, incident, filed in (
+        (
+            2019,
+            11999101,
+            "FORWARD COLLISION AVOIDANCE",
+            "While driving at 45 mph on an empty two-lane road the car braked hard by "
+            "itself. The CMBS warning flashed; there was no vehicle or object ahead.",
+            "09/14/2026",
+            "09/16/2026",
+        ),
+        (
+            2020,
+            11999102,
+            "SERVICE BRAKES",
+            "Collision mitigation braking engaged when passing a parked truck and the car "
+            "behind nearly hit me. The dealer found no fault codes.",
+            "10/02/2026",
+            "10/05/2026",
+        ),
+        (
+            2018,
+            11999103,
+            "ELECTRICAL SYSTEM",
+            "The radio display goes black and resets while driving.",
+            "08/20/2026",
+            "08/22/2026",
+        ),
+    ):
+        year(y).complaints.append(nhtsa.complaint(odi, components, text, incident, filed, y))
+    for y in range(2018, 2023):
+        investigation = nhtsa.investigation(
+            INVESTIGATION, "Unexpected automatic emergency braking", "2023-02-17T00:00:00Z", None
+        )
+        investigation["summary"] = (
+            "<p>The agency has received reports of CR-V vehicles braking without an obstacle "
+            "ahead. A Preliminary Evaluation has been opened to assess the scope and safety "
+            "consequence of the alleged defect.</p>"
+        )
+        year(y).investigations.append(investigation)
+    for y in (2017, 2018, 2019):
+        year(y).communications.append(_bulletin(BULLETIN_V1, BULLETIN_V1_SUMMARY, "2026-03-02"))
+        year(y).communications.append(
+            nhtsa.communication(
+                11000001, "A20-001", "SERVICE BULLETIN A20-001: radio update", "ELECTRICAL SYSTEM"
+            )
+        )
+    return vehicles
+
+
+def _bulletin(nhtsa_id: int, summary: str, date: str) -> dict[str, Any]:
+    record = nhtsa.communication(nhtsa_id, BULLETIN, summary, "SERVICE BRAKES")
+    record["communicationDate"] = f"{date}T00:00:00Z"
+    return record
+
+
+def _cr_v_documents() -> dict[tuple[str, str], list[dict[str, Any]]]:
+    return {
+        (INVESTIGATION, "investigations"): [
+            nhtsa.pdf(f"INOA-{INVESTIGATION}-4521.pdf", 2023, "Opening Resume")
+        ],
+        (str(BULLETIN_V1), "manufacturerCommunications"): [
+            nhtsa.pdf(f"MC-{BULLETIN_V1}-0001.pdf", 2026, "A26-091 service bulletin")
+        ],
+        ("11000001", "manufacturerCommunications"): [
+            nhtsa.pdf("MC-11000001-0001.pdf", 2020, "A20-001 service bulletin")
+        ],
+    }
+
+
+def cr_v_day1() -> nhtsa.FakeNhtsa:
+    return nhtsa.FakeNhtsa(vehicles=_cr_v_day1(), documents=_cr_v_documents())
+
+
+def cr_v_day2(fake: nhtsa.FakeNhtsa) -> None:
+    """Day 2: A26-091 reissued, revised, under a new NHTSA id (the first issue stays listed);
+    a new complaint about the same braking; the recall's remedy is now available."""
+    for vehicle in fake.vehicles.values():
+        for record in vehicle.recalls:
+            if record["NHTSACampaignNumber"] == AEB_RECALL:
+                record["Remedy"] = RECALL_REMEDY_DAY2
+    for y in (2017, 2018, 2019):
+        vehicle = fake.vehicles[("HONDA", "CR-V", y)]
+        vehicle.communications.insert(0, _bulletin(BULLETIN_V2, BULLETIN_V2_SUMMARY, "2026-10-29"))
+    fake.documents[(str(BULLETIN_V2), "manufacturerCommunications")] = [
+        nhtsa.pdf(f"MC-{BULLETIN_V2}-0001.pdf", 2026, "A26-091 service bulletin, revised")
+    ]
+    fake.vehicles[("HONDA", "CR-V", 2021)].complaints.append(
+        nhtsa.complaint(
+            NEW_COMPLAINT,
+            "FORWARD COLLISION AVOIDANCE,SERVICE BRAKES",
+            "Automatic emergency braking activated twice under the same overpass at about 55 "
+            "mph with nothing in the lane. The radar was updated under bulletin A26-091.",
+            "10/30/2026",
+            "11/02/2026",
+            2021,
+        )
+    )
+
+
 # -- all upstreams -------------------------------------------------------------------------
 @dataclass
 class DemoUpstreams:
     """The demo's fakes, day 1 state; :meth:`next_day` moves them to day 2."""
 
+    nhtsa: nhtsa.FakeNhtsa = field(default_factory=cr_v_day1)
     github: FakeGitHub = field(default_factory=hyphae_day1)
     forem: ForemDemo = field(default_factory=forem_day1)
 
     def mount(self, router: respx.MockRouter) -> None:
+        """Serve every fake at the upstreams' real base URLs (what the demo replays)."""
+        router.route(url__startswith=nhtsa.REAL_API).mock(side_effect=self.nhtsa.handle_api)
+        router.route(url__startswith=nhtsa.REAL_STATIC).mock(side_effect=self.nhtsa.handle_static)
         self.github.mount(router)
         self.forem.fake.install(router)
 
     def next_day(self) -> None:
+        cr_v_day2(self.nhtsa)
         hyphae_day2(self.github)
         forem_day2(self.forem)

@@ -93,6 +93,12 @@ def test_day_two_brings_the_changes_the_sessions_recorded(layout: Layout) -> Non
         hyphae + "config/native-gate-status.json": "changed",
         hyphae + "docs/gates/native-gate-status.md": "changed",
     }.items() <= drifted.items()
+    assert {
+        "nhtsa/communication/11035781": "new",  # A26-091 reissued under a new id
+        "nhtsa/complaint/11999104": "new",
+        "nhtsa/recall/22V999101": "changed",  # its remedy became available
+    }.items() <= drifted.items()
+    assert "nhtsa/communication/11035885" not in drifted  # the first issue stays as it was
     forem = {d: o for d, o in drifted.items() if d.startswith("forem/")}
     assert sorted(forem.values()) == ["changed", "new"], forem
     assert report["totals"]["gone"] == 0
