@@ -20,11 +20,15 @@ import duckdb
 from rich.console import Console
 from rich.table import Table
 
-from bench import ingest, publish_plan, refresh_requests
+from bench import ingest, nhtsa_backfill, publish_plan, refresh_requests
 from pipelines import __version__
+
+# Generated flat files and scratch warehouses of the backfill benchmark (git-ignored).
+DATA = Path(__file__).resolve().parent / "data"
 
 BENCHMARKS: dict[str, Callable[[bool], dict[str, Any]]] = {
     "ingest": lambda quick: ingest.run(20_000 if quick else 200_000),
+    "backfill": lambda quick: nhtsa_backfill.run(100_000 if quick else 2_000_000, DATA),
     "publish": lambda quick: publish_plan.run(10_000 if quick else 100_000, changed_percent=1.0),
     "refresh_requests": lambda quick: refresh_requests.run(),
 }
@@ -76,6 +80,28 @@ def ingest_rows(result: dict[str, Any]) -> list[Row]:
     return rows
 
 
+def backfill_rows(result: dict[str, Any]) -> list[Row]:
+    """``receipts backfill nhtsa`` of a generated complaints file beside the raw floor (read,
+    split, canonical JSON, SHA-256, Arrow insert), each in its own process."""
+    rows = []
+    base, ours = result["baseline"], result["backfill"]
+    for label, part in (("raw baseline", base), ("receipts backfill nhtsa", ours)):
+        ratio = (
+            "1.00× (baseline)"
+            if part is base
+            else f"{result['slowdown']}× the time, "
+            f"{part['peak_rss_mb'] / base['peak_rss_mb']:.2f}× the memory"
+        )
+        rows.append(
+            (
+                f"backfill: {label}, {result['rows']:,} complaint rows",
+                f"{part['rows_per_s']:,} rows/s; peak RSS {part['peak_rss_mb']} MB",
+                ratio,
+            )
+        )
+    return rows
+
+
 def _seconds(part: dict[str, Any]) -> float:
     return float(part["plan_seconds"]) + float(part["push_seconds"])
 
@@ -120,6 +146,7 @@ def refresh_rows(result: dict[str, Any]) -> list[Row]:
 
 ROWS: dict[str, Callable[[dict[str, Any]], list[Row]]] = {
     "ingest": ingest_rows,
+    "backfill": backfill_rows,
     "publish": publish_rows,
     "refresh_requests": refresh_rows,
 }
