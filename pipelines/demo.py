@@ -208,6 +208,9 @@ def run_step(step: Step, echo: Callable[[str], None]) -> None:
             code = cli_main.main(list(step.args), prog_name="receipts", standalone_mode=False)
         except SystemExit as exc:
             code = exc.code
+        except click.ClickException as exc:
+            exc.show()
+            code = exc.exit_code
     code = int(code or 0) if isinstance(code, int | None) else 1
     if code != EXIT_OK:
         raise DemoFailed(step, code)
@@ -246,7 +249,10 @@ def run_demo(
     for day in DAYS:
         if before_day is not None:
             before_day(day)
-        echo(f"\n## {day.name}: upstream as recorded on {day.now} ({ENV_NOW}={day.now})")
+        echo(
+            f"\n## {day.name}: upstream as recorded on {day.now} "
+            f"({ENV_NOW}={day.now} {ENV_WAREHOUSE}={_shown(layout.warehouse)})"
+        )
         with environment({**base, ENV_NOW: day.now}):
             for step in day_steps(layout, day, record=record):
                 run_step(step, echo)

@@ -6,6 +6,7 @@ import json
 import re
 import shlex
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +17,7 @@ from pipelines.demo import (
     DAYS,
     DRIFT_SINCE,
     MANIFESTS,
+    DemoFailed,
     Layout,
     day_steps,
     demo,
@@ -124,6 +126,19 @@ def test_a_second_demo_writes_the_same_warehouse_and_ndjson_bytes(layout: Layout
     assert {c.name: layout.ndjson(c).read_bytes() for c in CORPORA} == ndjson
     assert again.digest == digest
     assert tables["runs"] and tables["revisions"] and tables["pushes"]
+
+
+def test_a_missing_session_stops_the_demo_at_the_step_that_needs_it(tmp_path: Path) -> None:
+    layout = Layout(
+        warehouse=tmp_path / "w.duckdb", out=tmp_path / "out", sessions=tmp_path / "none"
+    )
+    with pytest.raises(DemoFailed) as failed:
+        run_demo(layout, echo=lambda _line: None)
+    assert failed.value.code == 1
+    step = failed.value.step
+    assert step.args[0] == "refresh"
+    assert step.args[1].endswith(f"{CORPORA[0].name}.toml")
+    assert "receipts refresh" in str(failed.value)
 
 
 # -- the README's walk through the demo -----------------------------------------------------
