@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -24,8 +25,14 @@ from warehouse.store import Warehouse
 SHOWN = 20
 
 
-def _short(content_hash: str | None) -> str:
-    return "tombstone" if content_hash is None else content_hash[:12]
+def _change(doc: dict[str, Any]) -> str:
+    """``revision 1 → revision 2 (abc… → def…)``, or ``revision 1 (abc…)`` for a new one."""
+    new = f"revision {doc['new_revision']}"
+    new_hash = "tombstone" if doc["new_hash"] is None else doc["new_hash"][:12]
+    if doc["old_revision"] is None:
+        return f"{new} ({new_hash})"
+    old_hash = "tombstone" if doc["old_hash"] is None else doc["old_hash"][:12]
+    return f"revision {doc['old_revision']} → {new} ({old_hash} → {new_hash})"
 
 
 def print_refresh(result: RefreshResult) -> None:
@@ -59,10 +66,8 @@ def print_refresh(result: RefreshResult) -> None:
         listed = ", ".join(f"{k} {v}" for k, v in counts.items())
         click.echo(f"  {source}: {listed}")
     for doc in summary["documents"]:
-        old = "" if doc["old_revision"] is None else f"revision {doc['old_revision']} → "
         click.echo(
-            f"  {doc['outcome']:<8} {doc['doc_id']}: {old}revision {doc['new_revision']} "
-            f"({_short(doc['old_hash'])} → {_short(doc['new_hash'])})"
+            f"  {doc['outcome']:<8} {doc['doc_id']}: {_change(doc)}"
             + (" (left the corpus)" if doc["left_corpus"] else "")
         )
     if summary["omitted"]:

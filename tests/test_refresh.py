@@ -147,6 +147,17 @@ def test_two_refreshes_with_upstream_and_studio_changes(
     assert "receipt: unrelated documents before 1, after 1; touched by us 0" in text
 
 
+def test_the_text_summary_names_old_and_new_revisions(tmp_path: Path, warehouse_path: Path) -> None:
+    text = '[corpus]\nname = "s"\nnamespace = "s"\n[[synthetic]]\nname = "a"\ncount = 2\n'
+    manifest = write_manifest(tmp_path, text)
+    out = tmp_path / "s.ndjson"
+    first = cli("refresh", manifest, "--warehouse", warehouse_path, "--out", out).output
+    assert "new      synthetic/record/a-0: revision 1 (" in first and "tombstone" not in first
+    write_manifest(tmp_path, text.replace("count = 2", "count = 2\nchanged_percent = 100.0"))
+    second = cli("refresh", manifest, "--warehouse", warehouse_path, "--out", out).output
+    assert "changed  synthetic/record/a-0: revision 1 → revision 2 (" in second
+
+
 def test_guard_trip_exits_4_and_keeps_the_ingest(
     tmp_path: Path,
     warehouse_path: Path,
