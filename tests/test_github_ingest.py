@@ -223,7 +223,7 @@ def test_repinning_keeps_one_revision_for_identical_bytes_and_shows_every_commit
 
 
 def test_the_token_is_sent_but_never_recorded(tmp_path: Path, warehouse_path: Path) -> None:
-    token = "ghp_fakeTokenForTests0123456789"
+    token = "test-only-github-token-0123456789"
     with serve(FakeGitHub(token=token)) as github:
         sha = github.push(REPO_NAME, FILES)
         manifest = write_manifest(tmp_path, manifest_toml(REPO_NAME, sha, FORMATS))
