@@ -125,15 +125,14 @@ def _payload_table(rows: list[Record]) -> pa.Table:
 
 _CLASSIFY = """
 CREATE OR REPLACE TEMP TABLE _classified AS
-WITH latest AS (
-    SELECT doc_id, max(revision) AS revision
+WITH cur AS (
+    -- One pass over the batch's revisions. A tombstone's hash is NULL, which arg_max
+    -- skips, but the CASE below looks at the tombstone flag before it compares hashes.
+    SELECT doc_id, max(revision) AS revision, arg_max(content_hash, revision) AS content_hash,
+           arg_max(tombstone, revision) AS tombstone
     FROM revisions
     WHERE doc_id IN (SELECT doc_id FROM _batch)
     GROUP BY doc_id
-),
-cur AS (
-    SELECT r.doc_id, r.revision, r.content_hash, r.tombstone
-    FROM revisions r JOIN latest l ON r.doc_id = l.doc_id AND r.revision = l.revision
 )
 SELECT
     b.*,

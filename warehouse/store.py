@@ -25,6 +25,10 @@ ENV_WAREHOUSE = "RECEIPTS_WAREHOUSE"
 # work at hand; beyond it DuckDB spills to disk.
 ENV_MEMORY_LIMIT = "RECEIPTS_DUCKDB_MEMORY_LIMIT"
 DEFAULT_MEMORY_LIMIT = "256MB"  # measured: bounds a 200k-record ingest at ~450 MB RSS
+# Batches commit often; checkpointing the WAL into the database every 16 MB (DuckDB's
+# default) made commits most of a first ingest's time. Measured on 100k ~1 KB records:
+# 5.5 s at 16 MB, 3.7 s at 64 MB.
+CHECKPOINT_THRESHOLD = "64MB"
 
 
 @dataclass(frozen=True)
@@ -97,7 +101,10 @@ class Warehouse:
             con = duckdb.connect(
                 location,
                 read_only=read_only,
-                config={"memory_limit": os.environ.get(ENV_MEMORY_LIMIT) or DEFAULT_MEMORY_LIMIT},
+                config={
+                    "memory_limit": os.environ.get(ENV_MEMORY_LIMIT) or DEFAULT_MEMORY_LIMIT,
+                    "checkpoint_threshold": CHECKPOINT_THRESHOLD,
+                },
             )
         except duckdb.IOException as exc:
             if lock is not None:
