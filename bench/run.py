@@ -73,7 +73,12 @@ def ingest_rows(result: dict[str, Any]) -> list[Row]:
     rows.append(
         (
             "ingest: peak RSS, ¼ vs full corpus",
-            " / ".join(f"{v} MB" for k, v in peak.items() if k != "ratio"),
+            " / ".join(
+                f"{peak[k]} MB"
+                for k in sorted(
+                    (k for k in peak if k != "ratio"), key=lambda k: int(k.split("_")[0])
+                )
+            ),
             f"{peak['ratio']}×",
         )
     )
@@ -159,16 +164,33 @@ def table_rows(name: str, result: dict[str, Any]) -> list[Row]:
     return rows
 
 
+def markdown(results: dict[str, Any]) -> str:
+    """The README's table of a results file: the same rows as the screen table."""
+    lines = ["| measure | value | ratio |", "|---|---|---|"]
+    for name, result in results["results"].items():
+        for row in table_rows(name, result):
+            lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |")
+    return "\n".join(lines) + "\n"
+
+
 @click.command()
 @click.option(
     "--out", type=click.Path(path_type=Path), default=Path("bench/results.json"), show_default=True
 )
 @click.option(
+    "--markdown-from",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    help="Run nothing: print the Markdown table of an existing results file.",
+)
+@click.option(
     "--only", multiple=True, type=click.Choice(sorted(BENCHMARKS)), help="Run only these."
 )
 @click.option("--quick", is_flag=True, help="Smaller inputs, for a smoke run.")
-def main(out: Path, only: tuple[str, ...], quick: bool) -> None:
+def main(out: Path, markdown_from: Path | None, only: tuple[str, ...], quick: bool) -> None:
     """Run the benchmarks and write their results as JSON."""
+    if markdown_from is not None:
+        click.echo(markdown(json.loads(markdown_from.read_text())), nl=False)
+        return
     console = Console(stderr=True)
     results: dict[str, Any] = {
         "recorded_at": datetime.now(UTC).isoformat(),

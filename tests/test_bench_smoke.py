@@ -53,3 +53,13 @@ def test_bench_command_writes_json_and_a_table(tmp_path: Path) -> None:
     assert written["machine"]["cpus"]
     for name in written["results"]["refresh_requests"]["corpora"]:
         assert f"unchanged {name}" in result.output
+
+
+def test_the_readme_table_is_rendered_from_a_results_file(tmp_path: Path) -> None:
+    from bench.run import markdown
+
+    results = {"results": {"ingest": ingest.run(count=200, batch_size=50)}}
+    table = markdown(results)
+    assert table.startswith("| measure | value | ratio |\n|---|---|---|\n")
+    assert "| ingest: first ingest (200 records) |" in table
+    assert "target identical reingest writes nothing | met |" in table
