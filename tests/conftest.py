@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from pipelines.cli import main
+from tests.fakes.upstreams import upstreams  # noqa: F401 (a fixture shared by several modules)
 from warehouse.store import Warehouse
 
 REPO = Path(__file__).resolve().parent.parent

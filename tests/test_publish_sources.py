@@ -4,11 +4,7 @@ ingested from their fakes and pushed to the fake Content Lake, as a user runs it
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
-import respx
 
 from tests.conftest import cli, write_manifest
 from tests.fakes.forem import FakeForem, forem_entry
@@ -17,21 +13,6 @@ from tests.fakes.sanity import FakeContentLake
 
 REPO_NAME = "octo/hyphae"
 FILES = {"README.md": b"# Hyphae\n\nNotes.\n", "docs/claims.md": b"Every claim cites.\n"}
-
-
-@pytest.fixture
-def upstreams(
-    monkeypatch: pytest.MonkeyPatch,
-) -> Iterator[tuple[FakeGitHub, FakeForem, FakeContentLake]]:
-    github, forem, lake = FakeGitHub(), FakeForem(reads_per_second=None), FakeContentLake()
-    for name, value in lake.env().items():
-        monkeypatch.setenv(name, value)
-    lake.put({"_id": "homepage", "_type": "page"})
-    with respx.mock(assert_all_called=False) as router:
-        github.mount(router)
-        forem.install(router)
-        lake.mount(router)
-        yield github, forem, lake
 
 
 def test_github_files_and_a_forem_thread_are_published_with_references(

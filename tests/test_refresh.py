@@ -4,11 +4,7 @@ the real sources against their fakes and the fake Content Lake, as cron runs it.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
-import respx
 
 from pipelines.target_drift import classify
 from tests.conftest import cli, write_manifest
@@ -19,21 +15,6 @@ from tests.fakes.sanity import FakeContentLake
 REPO_NAME = "octo/hyphae"
 DAY1 = {"README.md": b"# Hyphae\n\nNotes.\n", "docs/claims.md": b"Every claim cites.\n"}
 DAY2 = {"README.md": b"# Hyphae\n\nNotes, revised.\n", "docs/claims.md": b"Every claim cites.\n"}
-
-
-@pytest.fixture
-def upstreams(
-    monkeypatch: pytest.MonkeyPatch,
-) -> Iterator[tuple[FakeGitHub, FakeForem, FakeContentLake]]:
-    github, forem, lake = FakeGitHub(), FakeForem(reads_per_second=None), FakeContentLake()
-    for name, value in lake.env().items():
-        monkeypatch.setenv(name, value)
-    lake.put({"_id": "homepage", "_type": "page", "title": "Someone else's"})
-    with respx.mock(assert_all_called=False) as router:
-        github.mount(router)
-        forem.install(router)
-        lake.mount(router)
-        yield github, forem, lake
 
 
 def refresh(manifest: Path, warehouse: Path, *args: str) -> tuple[int, dict]:  # type: ignore[type-arg]
