@@ -23,12 +23,12 @@ test: install ## Run the test suite.
 	$(BIN)/pytest -q
 
 lint: install ## Run ruff and mypy on the packages.
-	$(BIN)/ruff check pipelines sources warehouse tests bench
-	$(BIN)/ruff format --check pipelines sources warehouse tests bench
+	$(BIN)/ruff check pipelines sources warehouse tests bench demo
+	$(BIN)/ruff format --check pipelines sources warehouse tests bench demo
 	$(BIN)/mypy pipelines sources warehouse
 
 demo: install ## Offline: refresh the bundled corpora from recorded sessions into a fresh receipts.duckdb; NDJSON, drift report in out/demo/.
-	$(BIN)/python -m pipelines.demo --warehouse $(WAREHOUSE)
+	$(BIN)/python -m demo.run --warehouse $(WAREHOUSE)
 
 bench: install ## Run the benchmarks; writes bench/results.json.
 	$(BIN)/python -m bench.run --out bench/results.json

@@ -4,7 +4,7 @@ Three pushes of the same corpus to a target that applies mutations in memory: th
 (everything is a create), an identical one (must send zero mutations), and one where
 ``changed_percent`` of the upstream records changed (must send exactly that many
 mutations, in the fewest transactions the size limit allows in ``_id`` order). Curation is
-timed on its own: the pure part of ``pipelines.curate`` (reading the warehouse is the
+timed on its own: the pure part of ``pipelines.publish.curate`` (reading the warehouse is the
 ingest benchmark's business).
 """
 
@@ -20,12 +20,18 @@ from typing import Any
 
 import orjson
 
-from pipelines.confinement import is_ours, mutation_ids
-from pipelines.curate import CuratedDocument, RevisionMeta, build_document
 from pipelines.manifest import Publish
-from pipelines.plan import ENVELOPE_BYTES, TargetDocument, TargetState, make_plan, mutation_size
-from pipelines.publish import PushResult, push
-from pipelines.targets.base import Committed, Touched, Transaction, target_document
+from pipelines.publish.confinement import is_ours, mutation_ids
+from pipelines.publish.curate import CuratedDocument, RevisionMeta, build_document
+from pipelines.publish.plan import (
+    ENVELOPE_BYTES,
+    TargetDocument,
+    TargetState,
+    make_plan,
+    mutation_size,
+)
+from pipelines.publish.push import PushResult, push
+from pipelines.publish.targets.base import Committed, Touched, Transaction, target_document
 from sources import synthetic
 from sources.base import CurationInput
 from warehouse.canonical import canonical_json, content_hash
@@ -109,7 +115,7 @@ class MemoryTarget:
 
 
 def curate(docs: int, changed_percent: float) -> list[CuratedDocument]:
-    """The synthetic corpus, curated as ``pipelines.curate`` does (without the warehouse)."""
+    """The synthetic corpus, curated as ``pipelines.publish.curate`` does (no warehouse)."""
     captured = datetime(2026, 11, 1, tzinfo=UTC)
     settings = Publish()
     out = []

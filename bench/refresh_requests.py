@@ -16,12 +16,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from pipelines.demo import CORPORA, DAYS, Corpus, Layout, environment
+from demo.run import CORPORA, DAYS, Corpus, Layout, environment
 from pipelines.ingest import RunResult
 from pipelines.manifest import load_manifest
 from pipelines.refresh import refresh_manifest
-from sources.github import GithubClients
-from sources.github_pins import RefResolver, pin_manifest
+from sources.github.pins import RefResolver, pin_manifest
+from sources.github.source import GithubClients
 from sources.http import HttpFactory
 from warehouse.store import Warehouse
 

@@ -37,7 +37,7 @@ import duckdb
 import pyarrow as pa
 
 from pipelines.errors import ReceiptsError, UsageError
-from sources.nhtsa_flatfile import (
+from sources.nhtsa.flatfile import (
     LAYOUTS,
     FlatFileError,
     FlatRow,

@@ -11,14 +11,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pipelines.curate import curate_manifest
+from pipelines.audit.target_drift import TargetDrift, target_drift
 from pipelines.errors import EXIT_DRIFT, EXIT_FAILURE, EXIT_GUARD, EXIT_OK, ReceiptsError
 from pipelines.ingest import IngestOptions, RunResult, run_ingest
 from pipelines.manifest import Manifest
 from pipelines.progress import Reporter
-from pipelines.publish import PushResult, push
-from pipelines.target_drift import TargetDrift, target_drift
-from pipelines.targets import Target, open_target
+from pipelines.publish.curate import curate_manifest
+from pipelines.publish.push import PushResult, push
+from pipelines.publish.targets import Target, open_target
 from sources.http import HttpError, HttpFactory
 from warehouse.asof import Point
 from warehouse.drift import Drift, compare, default_points

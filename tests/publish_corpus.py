@@ -20,8 +20,8 @@ from pydantic import Field
 
 from pipelines.ingest import run_ingest
 from pipelines.manifest import load_manifest
-from pipelines.publish import PushResult, publish_manifest
-from pipelines.targets.base import Target
+from pipelines.publish.push import PushResult, publish_manifest
+from pipelines.publish.targets.base import Target
 from sources.base import Curated, CurationInput, FetchContext, Source, StrictModel
 from sources.http import HttpFactory
 from sources.registry import SOURCES

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from bench import ingest, refresh_requests
 from bench.run import main as bench_main
-from pipelines.demo import CORPORA
+from demo.run import CORPORA
 
 
 def test_ingest_benchmark_measures_real_work() -> None:

@@ -11,7 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipelines.curate import (
+from pipelines.ingest import run_ingest
+from pipelines.manifest import Publish, load_manifest
+from pipelines.publish.curate import (
     CurationError,
     RevisionMeta,
     build_document,
@@ -21,8 +23,6 @@ from pipelines.curate import (
     strong_refs,
     with_keys,
 )
-from pipelines.ingest import run_ingest
-from pipelines.manifest import Publish, load_manifest
 from sources.base import Curated, CurationInput
 from sources.registry import SOURCES
 from tests.publish_corpus import FIXTURE_SOURCE, FixtureEntry, ingest, manifest_text, register

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from pipelines.demo import (
+from demo.run import (
     CORPORA,
     DAYS,
     DRIFT_SINCE,
@@ -38,7 +38,7 @@ class DemoRun:
 
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory: pytest.TempPathFactory) -> DemoRun:
-    """One demo, run as ``make demo`` runs it (``python -m pipelines.demo``)."""
+    """One demo, run as ``make demo`` runs it (``python -m demo.run``)."""
     root = tmp_path_factory.mktemp("demo")
     layout = Layout(warehouse=root / "receipts.duckdb", out=root / "out" / "demo")
     result = CliRunner().invoke(

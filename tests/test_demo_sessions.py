@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pipelines.demo import CORPORA, DAYS, SESSIONS
-from tests.demo_sessions import record_sessions
+from demo.run import CORPORA, DAYS, SESSIONS
+from demo.sessions_gen import record_sessions
 
 
 def _files(root: Path) -> dict[str, bytes]:
@@ -25,10 +25,10 @@ def test_committed_sessions_equal_a_fresh_recording(tmp_path: Path) -> None:
         if name.split("/")[0] in {c.name for c in CORPORA}
     }
     assert sorted(fresh) == sorted(committed), (
-        "the committed sessions are stale: run `python -m tests.demo_sessions`"
+        "the committed sessions are stale: run `python -m demo.sessions_gen`"
     )
     changed = [name for name in fresh if fresh[name] != committed[name]]
-    assert not changed, f"stale sessions (run `python -m tests.demo_sessions`): {changed}"
+    assert not changed, f"stale sessions (run `python -m demo.sessions_gen`): {changed}"
 
 
 def test_every_corpus_has_a_session_for_every_day() -> None:

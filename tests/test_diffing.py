@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipelines.diffing import (
+from pipelines.audit.diffing import (
     diff_snapshots,
     json_changes,
     render_words,

@@ -158,7 +158,7 @@ def test_json_flag_and_format_must_agree(corpus: tuple[str, Path]) -> None:
 def test_reading_bodies_in_small_chunks_changes_nothing(
     corpus: tuple[str, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pipelines import report
+    from pipelines.audit import report
 
     monkeypatch.setattr(report, "BODY_CHUNK", 2)
     warehouse, manifest = corpus

@@ -14,7 +14,7 @@ import pytest
 from pipelines.ingest import RunResult, run_ingest
 from pipelines.manifest import load_manifest
 from sources.base import Curated, CurationInput, FetchContext, SourceError, default_identity
-from sources.forem import Fetched, tree_is_complete, tree_nodes
+from sources.forem.source import Fetched, tree_is_complete, tree_nodes
 from sources.http import HttpFactory
 from sources.registry import SOURCES
 from tests.conftest import write_manifest

@@ -9,7 +9,7 @@ import pytest
 
 from pipelines.errors import ManifestError
 from pipelines.manifest import parse_manifest
-from sources.forem import ForemEntry, Instance, article_url_parts
+from sources.forem.source import ForemEntry, Instance, article_url_parts
 from tests.conftest import REPO, cli
 
 CORPUS = '[corpus]\nname = "demo"\nnamespace = "demoCorpus"\n'

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sources.forem_tree import (
+from sources.forem.tree import (
     VOLATILE_ARTICLE_FIELDS,
     VOLATILE_COMMENT_FIELDS,
     CommentNode,

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.manifest import load_manifest
-from pipelines.pin_drift import (
+from pipelines.audit.pin_drift import (
     CHANGED,
     DELETED,
     MISSING_AT_PIN,
@@ -17,6 +16,7 @@ from pipelines.pin_drift import (
     drift_status,
     pin_drift,
 )
+from pipelines.manifest import load_manifest
 from sources.http import HttpFactory
 from tests.conftest import cli, write_manifest
 from tests.fakes.github import FakeGitHub, manifest_toml, serve

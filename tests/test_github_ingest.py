@@ -12,7 +12,7 @@ import pytest
 
 from pipelines.manifest import load_manifest
 from sources.base import CurationInput
-from sources.github import SOURCE, GithubEntry, raw_file_url
+from sources.github.source import SOURCE, GithubEntry, raw_file_url
 from tests.conftest import REPO, cli, write_manifest
 from tests.fakes.github import RAW, FakeGitHub, manifest_toml, no_network, serve
 from warehouse import audit

@@ -9,7 +9,7 @@ import pytest
 
 from pipelines.errors import ManifestError
 from pipelines.manifest import load_manifest, parse_manifest
-from sources.github import GithubEntry, path_problem
+from sources.github.source import GithubEntry, path_problem
 from tests.conftest import REPO, cli, write_manifest
 
 SHA = "fcccee58a96987867381a5a5fca7cb12dc3bb632"

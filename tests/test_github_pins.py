@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from pipelines.manifest import load_manifest
-from sources.github_pins import commit_sha_of
+from sources.github.pins import commit_sha_of
 from tests.conftest import cli, write_manifest
 from tests.fakes.github import FakeGitHub, manifest_toml, serve
 

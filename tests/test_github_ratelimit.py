@@ -12,14 +12,14 @@ import pytest
 
 from pipelines.ingest import IngestOptions, RunResult, run_ingest
 from pipelines.manifest import load_manifest
-from sources.github import (
+from sources.github.pins import RefResolver
+from sources.github.source import (
     RATE_LIMIT_OPTION,
     GithubClients,
     RateLimited,
     RateLimitPolicy,
     rate_limit_verdict,
 )
-from sources.github_pins import RefResolver
 from sources.http import HttpFactory, TransientHttpError
 from tests.conftest import write_manifest
 from tests.fakes.github import FakeClock, FakeGitHub, manifest_toml, serve

@@ -18,10 +18,10 @@ import pytest
 
 from bench.nhtsa_backfill import generate
 from pipelines.backfill import BackfillReporter, BackfillRequest, run_backfill
-from pipelines.cli_nhtsa import LineBackfillReporter, RichBackfillReporter, reporter_for
+from pipelines.cli.backfill import LineBackfillReporter, RichBackfillReporter, reporter_for
 from sources.base import CurationInput
-from sources.nhtsa import curate
-from sources.nhtsa_flatfile import INV_FIELDS, RCL_FIELDS, TSBS_FIELDS_14
+from sources.nhtsa.flatfile import INV_FIELDS, RCL_FIELDS, TSBS_FIELDS_14
+from sources.nhtsa.source import curate
 from tests.conftest import REPO, cli
 from tests.fakes.nhtsa import AEB_COMPLAINT, STATIC, FakeNhtsa, cmpl_row, write_zip
 from warehouse import audit

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from bench.nhtsa_backfill import MEMBER, generate, run
-from sources.nhtsa_flatfile import LAYOUTS, FlatRow, parse_line
+from sources.nhtsa.flatfile import LAYOUTS, FlatRow, parse_line
 
 
 def test_the_generated_file_is_a_valid_deterministic_flat_cmpl(tmp_path: Path) -> None:

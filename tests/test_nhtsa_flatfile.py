@@ -8,7 +8,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from sources.nhtsa_flatfile import (
+from sources.nhtsa.flatfile import (
     INV_FIELDS,
     LAYOUTS,
     RCL_FIELDS,

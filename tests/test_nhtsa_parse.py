@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sources.nhtsa_parse import (
+from sources.nhtsa.parse import (
     NhtsaParseError,
     RecordFilter,
     action_number,

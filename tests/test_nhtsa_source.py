@@ -16,7 +16,7 @@ from pipelines.ingest import RunResult, run_ingest
 from pipelines.manifest import load_manifest, parse_manifest
 from sources.base import CurationInput
 from sources.http import HttpFactory
-from sources.nhtsa import NhtsaEntry, curate
+from sources.nhtsa.source import NhtsaEntry, curate
 from tests.conftest import REPO, cli, write_manifest
 from tests.fakes.nhtsa import (
     AEB_COMPLAINT,

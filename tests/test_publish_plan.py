@@ -11,16 +11,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipelines.confinement import (
+from pipelines.manifest import Publish
+from pipelines.publish.confinement import (
     NamespaceViolation,
     check_confinement,
     check_mutations,
     is_ours,
     mutation_ids,
 )
-from pipelines.curate import CuratedDocument, RevisionMeta, build_document
-from pipelines.manifest import Publish
-from pipelines.plan import (
+from pipelines.publish.curate import CuratedDocument, RevisionMeta, build_document
+from pipelines.publish.plan import (
     ENVELOPE_BYTES,
     Action,
     TargetDocument,
@@ -30,8 +30,8 @@ from pipelines.plan import (
     mutation_size,
     replan,
 )
-from pipelines.targets.base import target_document
-from pipelines.targets.sanity_http import OURS
+from pipelines.publish.targets.base import target_document
+from pipelines.publish.targets.sanity_http import OURS
 from sources.base import Curated
 from tests.fakes.groq import evaluate
 

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from pipelines import curate as curate_module
-from pipelines.confinement import NamespaceViolation
 from pipelines.errors import EXIT_FAILURE, EXIT_GUARD
-from pipelines.publish import MassPruneRefused, push
-from pipelines.targets.sanity_http import SanityHttpTarget, SanitySettings
+from pipelines.publish import curate as curate_module
+from pipelines.publish.confinement import NamespaceViolation
+from pipelines.publish.push import MassPruneRefused, push
+from pipelines.publish.targets.sanity_http import SanityHttpTarget, SanitySettings
 from sources.http import HttpFactory
 from tests.conftest import cli
 from tests.fakes.sanity import FakeContentLake, MutationFailed

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipelines.quote import (
+from pipelines.audit.quote import (
     QuoteError,
     RevisionText,
     check_quote,

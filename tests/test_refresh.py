@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pipelines.target_drift import classify
+from pipelines.audit.target_drift import classify
 from tests.conftest import cli, write_manifest
 from tests.fakes.forem import FakeForem, forem_entry
 from tests.fakes.github import FakeGitHub, manifest_toml

@@ -1,0 +1,1 @@
+"""The offline demo: recorded upstream sessions, their generator, and the driver."""

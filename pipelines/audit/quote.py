@@ -1,0 +1,317 @@
+"""Does a quote occur in a snapshot, as a reader of the document would see it?
+
+Both the quote and the document are reduced to reader text before comparison:
+
+- HTML markup is removed (block elements such as ``<p>`` or ``<br>`` become a space,
+  inline ones such as ``<em>`` vanish, ``<script>``/``<style>`` bodies are dropped) and
+  character references are decoded (``&amp;``, ``&#39;``, ``&mdash;``);
+- in Markdown, links and images keep their text and emphasis/code markers are dropped;
+- Unicode is NFKC-normalised (no-break spaces, ligatures, ``…``), invisible characters
+  (zero-width spaces, soft hyphens, BOM) are removed;
+- typographic quotes become ``'``/``"``, every dash becomes ``-`` (runs of dashes and the
+  spaces around a dash collapse), and every run of whitespace becomes one space.
+
+Letters, digits and case are compared exactly: tolerance stops where the words would change.
+JSON records are searched one string value at a time, so a match names its field.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import unicodedata
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from pipelines.audit.diffing import is_json_media, is_text_media, path_join
+
+EXCERPT_CHARS = 40
+
+_DROP_ELEMENTS = re.compile(r"<(script|style)\b[^>]*>.*?</\1\s*>", re.I | re.S)
+_COMMENT = re.compile(r"<!--.*?-->", re.S)
+_BLOCK_TAG = re.compile(
+    r"</?(?:address|article|aside|blockquote|br|caption|dd|details|div|dl|dt|figcaption|"
+    r"figure|footer|h[1-6]|header|hr|li|main|nav|ol|p|pre|section|summary|table|tbody|td|"
+    r"tfoot|th|thead|tr|ul)\b[^<>]*>",
+    re.I,
+)
+_ANY_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>")
+_MD_IMAGE_OR_LINK = re.compile(r"!?\[([^\]]*)\]\([^)\s]*(?:\s+\"[^\"]*\")?\)")
+_MD_REF_LINK = re.compile(r"!?\[([^\]]*)\]\[[^\]]*\]")
+_MD_LINE_MARKERS = re.compile(r"^[ \t]*(?:#{1,6}[ \t]+|>[ \t]?)+", re.M)
+_MD_INLINE_MARKERS = re.compile(r"[*_`]+")
+_INVISIBLE = dict.fromkeys(map(ord, "\u00ad\u200b\u200c\u200d\u2060\ufeff"))
+_TYPOGRAPHIC = str.maketrans(
+    {
+        **dict.fromkeys("\u2018\u2019\u201a\u201b\u2032\u2039\u203a\u02bc", "'"),
+        **dict.fromkeys("\u201c\u201d\u201e\u201f\u2033\u00ab\u00bb", '"'),
+        **dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d", "-"),
+    }
+)
+_DASH_RUN = re.compile(r"\s*-+\s*")
+_WHITESPACE = re.compile(r"\s+")
+
+
+class QuoteError(ValueError):
+    """The quote cannot be checked (it is empty once reduced to reader text)."""
+
+
+def is_markdown_media(media_type: str) -> bool:
+    base = media_type.split(";", 1)[0].strip().lower()
+    return base in ("text/markdown", "text/x-markdown")
+
+
+def strip_markup(text: str) -> str:
+    """HTML markup removed the way a browser shows the text; character references decoded."""
+    text = _DROP_ELEMENTS.sub(" ", text)
+    text = _COMMENT.sub("", text)
+    text = _BLOCK_TAG.sub(" ", text)
+    text = _ANY_TAG.sub("", text)
+    return html.unescape(text)
+
+
+def strip_markdown(text: str) -> str:
+    """Markdown inline markup removed: link and image text kept, markers dropped."""
+    text = _MD_IMAGE_OR_LINK.sub(r"\1", text)
+    text = _MD_REF_LINK.sub(r"\1", text)
+    text = _MD_LINE_MARKERS.sub("", text)
+    return _MD_INLINE_MARKERS.sub("", text)
+
+
+def reader_text(text: str, *, markdown: bool = False, markup: bool = True) -> str:
+    """``text`` as a reader compares it: see the module docstring for every rule.
+    ``markup=False`` keeps tag-like text and only decodes character references."""
+    text = strip_markup(text) if markup else html.unescape(text)
+    if markdown:
+        text = strip_markdown(text)
+    text = unicodedata.normalize("NFKC", text).translate(_INVISIBLE).translate(_TYPOGRAPHIC)
+    text = _DASH_RUN.sub("-", text)
+    return _WHITESPACE.sub(" ", text).strip()
+
+
+@dataclass(frozen=True)
+class QuoteMatch:
+    """Where a quote was found: ``where`` is ``text`` or ``field <path>``; ``excerpt`` is the
+    reader text around the match."""
+
+    where: str
+    excerpt: str
+
+
+def _json_strings(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
+    if isinstance(value, str):
+        yield path or "(whole record)", value
+    elif isinstance(value, dict):
+        for key in sorted(value):
+            yield from _json_strings(value[key], path_join(path, str(key)))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _json_strings(item, path_join(path, index))
+
+
+def _excerpt(haystack: str, start: int, length: int) -> str:
+    lo = max(0, start - EXCERPT_CHARS)
+    hi = min(len(haystack), start + length + EXCERPT_CHARS)
+    return ("…" if lo else "") + haystack[lo:hi] + ("…" if hi < len(haystack) else "")
+
+
+def _needles(quote: str, *, markdown: bool) -> list[str]:
+    """The quote as reader text: with its markup removed (quoted from the source), and as
+    written (quoted from the page, where text such as ``<b>`` can be literal)."""
+    needles = [reader_text(quote, markdown=markdown)]
+    if not needles[0]:
+        raise QuoteError("the quote is empty once markup and whitespace are removed")
+    literal = reader_text(quote, markdown=markdown, markup=False)
+    return needles if literal == needles[0] else [*needles, literal]
+
+
+def _search(needles: list[str], text: str, *, markdown: bool) -> str | None:
+    haystack = reader_text(text, markdown=markdown)
+    for needle in needles:
+        at = haystack.find(needle)
+        if at >= 0:
+            return _excerpt(haystack, at, len(needle))
+    return None
+
+
+def is_searchable(media_type: str) -> bool:
+    return is_json_media(media_type) or is_text_media(media_type)
+
+
+def find_quote(quote: str, body: bytes, media_type: str) -> QuoteMatch | None:
+    """The first place ``quote`` occurs in ``body`` as reader text, or None.
+
+    Raises :class:`QuoteError` for a quote with no reader text, and for a body that is not
+    text (a PDF, an image): its words cannot be read here.
+    """
+    markdown = is_markdown_media(media_type)
+    needles = _needles(quote, markdown=markdown)
+    if not is_searchable(media_type):
+        raise QuoteError(f"{media_type} content is not text; the quote cannot be checked")
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        raise QuoteError(f"{media_type} content is not UTF-8 text") from None
+    if is_json_media(media_type):
+        try:
+            value = json.loads(text)
+        except ValueError:
+            value = None
+        else:
+            for path, string in _json_strings(value):
+                excerpt = _search(needles, string, markdown=False)
+                if excerpt is not None:
+                    return QuoteMatch(f"field {path}", excerpt)
+            return None
+    excerpt = _search(needles, text, markdown=markdown)
+    return None if excerpt is None else QuoteMatch("text", excerpt)
+
+
+# -- a quote against every revision of a document -------------------------------------------
+@dataclass(frozen=True)
+class RevisionText:
+    """One revision of a document as the quote check sees it (no body for a tombstone)."""
+
+    revision: int
+    content_hash: str | None
+    media_type: str | None = None
+    body: bytes | None = None
+    tombstone_reason: str | None = None
+
+    @property
+    def tombstone(self) -> bool:
+        return self.content_hash is None
+
+
+@dataclass(frozen=True)
+class RevisionOutcome:
+    revision: int
+    content_hash: str | None
+    contains: bool
+    where: str | None = None
+    excerpt: str | None = None
+    problem: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "revision": self.revision,
+            "content_hash": self.content_hash,
+            "contains": self.contains,
+            "where": self.where,
+            "excerpt": self.excerpt,
+            "problem": self.problem,
+        }
+
+
+@dataclass(frozen=True)
+class QuoteVerdict:
+    """The answer to "does the cited revision contain this quote?", with every revision's
+    outcome so a mismatch can say which revisions do contain it."""
+
+    doc_id: str
+    quote: str
+    cited: RevisionOutcome
+    cited_by: str
+    revisions: list[RevisionOutcome]
+
+    @property
+    def ok(self) -> bool:
+        return self.cited.contains
+
+    @property
+    def containing(self) -> list[RevisionOutcome]:
+        return [r for r in self.revisions if r.contains]
+
+    def message(self) -> str:
+        cited = _cited_phrase(self.cited, self.cited_by)
+        if self.ok:
+            where = f", in {self.cited.where}" if self.cited.where != "text" else ""
+            return (
+                f"the quote occurs in {self.doc_id} revision {self.cited.revision} "
+                f"(hash {short_hash(self.cited.content_hash)}){where}"
+            )
+        others = [r for r in self.containing if r.revision != self.cited.revision]
+        if others:
+            failure = self.cited.problem or "does not contain it"
+            listed = _join(f"{r.revision} (hash {short_hash(r.content_hash)})" for r in others)
+            plural = "s" if len(others) > 1 else ""
+            return f"quote matches revision{plural} {listed}, but {cited} {failure}"
+        failure = self.cited.problem or "does not contain the quote"
+        if len(self.revisions) == 1:
+            return f"{cited} {failure}; it is the only revision of {self.doc_id}"
+        checked = _join(str(r.revision) for r in self.revisions)
+        return (
+            f"{cited} {failure}, and no other revision of {self.doc_id} contains it "
+            f"(checked revisions {checked})"
+        )
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "doc_id": self.doc_id,
+            "quote": self.quote,
+            "ok": self.ok,
+            "cited_by": self.cited_by,
+            "cited": self.cited.as_json(),
+            "revisions_containing": [r.revision for r in self.containing],
+            "revisions": [r.as_json() for r in self.revisions],
+            "message": self.message(),
+        }
+
+
+def short_hash(content_hash: str | None, length: int = 12) -> str:
+    return "-" if content_hash is None else content_hash[:length] + "…"
+
+
+def _join(items: Iterable[str]) -> str:
+    parts = list(items)
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def _cited_phrase(cited: RevisionOutcome, cited_by: str) -> str:
+    if cited_by == "hash":
+        return f"the cited hash {short_hash(cited.content_hash)} (revision {cited.revision})"
+    if cited_by == "current":
+        return f"the current revision {cited.revision}"
+    return f"the cited revision {cited.revision}"
+
+
+def _outcome(quote: str, rev: RevisionText) -> RevisionOutcome:
+    if rev.tombstone or rev.body is None or rev.media_type is None:
+        reason = rev.tombstone_reason or "no stored bytes"
+        return RevisionOutcome(
+            rev.revision, None, False, problem=f"is a tombstone ({reason}) and has no text"
+        )
+    if not is_searchable(rev.media_type):
+        problem = f"is {rev.media_type}, not text; its words cannot be checked here"
+        return RevisionOutcome(rev.revision, rev.content_hash, False, problem=problem)
+    try:
+        match = find_quote(quote, rev.body, rev.media_type)
+    except QuoteError as exc:
+        return RevisionOutcome(rev.revision, rev.content_hash, False, problem=f"fails: {exc}")
+    if match is None:
+        return RevisionOutcome(rev.revision, rev.content_hash, False)
+    return RevisionOutcome(rev.revision, rev.content_hash, True, match.where, match.excerpt)
+
+
+def check_quote(
+    doc_id: str,
+    quote: str,
+    revisions: list[RevisionText],
+    cited_revision: int,
+    cited_by: str = "revision",
+) -> QuoteVerdict:
+    """Check ``quote`` against every revision; the verdict is about ``cited_revision``.
+
+    ``cited_by`` (``revision``, ``hash`` or ``current``) only shapes the message.
+    Raises :class:`QuoteError` for an empty quote, and ``ValueError`` when the cited revision
+    is not among ``revisions``.
+    """
+    if not reader_text(quote):
+        raise QuoteError("the quote is empty once markup and whitespace are removed")
+    outcomes = [_outcome(quote, rev) for rev in revisions]
+    cited = next((o for o in outcomes if o.revision == cited_revision), None)
+    if cited is None:
+        raise ValueError(f"{doc_id} has no revision {cited_revision}")
+    return QuoteVerdict(doc_id, quote, cited, cited_by, outcomes)

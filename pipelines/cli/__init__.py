@@ -1,0 +1,54 @@
+"""The ``receipts`` command line: a thin layer over the library.
+
+Exit codes: 0 ok; 1 failure (an entry failed, a check found a mismatch); 2 bad usage or
+manifest; 3 drift found (only with --fail-on-drift); 4 the unrelated-document guard tripped.
+"""
+
+from __future__ import annotations
+
+import click
+
+from pipelines import __version__
+from pipelines.cli import audit as cli_audit
+from pipelines.cli import backfill as cli_backfill
+from pipelines.cli import ingest as cli_ingest
+from pipelines.cli import ledger as cli_ledger
+from pipelines.cli import manifest as cli_manifest
+from pipelines.cli import pins as cli_pins
+from pipelines.cli import publish as cli_publish
+from pipelines.cli import refresh as cli_refresh
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="receipts")
+def main() -> None:
+    """receipts: evidence corpora with provable provenance.
+
+    Pull public records into a DuckDB warehouse where every snapshot is hashed at import and
+    every revision is kept, then publish curated documents without touching anything else.
+
+    \b
+    Exit codes:
+      0  ok
+      1  failure (an entry failed, a verification found a mismatch)
+      2  bad usage or an invalid manifest
+      3  drift found (only with --fail-on-drift)
+      4  the unrelated-document guard tripped during a push
+    """
+
+
+# Every command group, wired by plain imports: one module per group.
+for _command in (
+    cli_manifest.manifest,
+    cli_ingest.ingest,
+    *cli_ledger.COMMANDS,
+    *cli_audit.COMMANDS,
+    *cli_publish.COMMANDS,
+    *cli_refresh.COMMANDS,
+    *cli_backfill.COMMANDS,
+    *cli_pins.COMMANDS,
+):
+    main.add_command(_command)
+
+__all__ = ["main"]
+

@@ -1,0 +1,462 @@
+"""Audit commands: ``drift``, ``diff``, ``as-of`` and ``verify-quote``.
+
+Each one opens the warehouse read-only, asks :mod:`warehouse.drift`, :mod:`warehouse.asof`
+or :mod:`warehouse.audit`, and hands the answer to a pure renderer or checker. ``drift
+--pins`` hands over to the pinned-file drift of :mod:`pipelines.cli.pins`.
+"""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import click
+
+from pipelines.audit.diffing import diff_snapshots
+from pipelines.audit.quote import QuoteError, RevisionText, check_quote
+from pipelines.audit.report import (
+    FORMATS,
+    build_report,
+    field_phrase,
+    render,
+    size_phrase,
+    target_drift_groups,
+)
+from pipelines.audit.report import short as short_hash
+from pipelines.audit.target_drift import read_target_drift
+from pipelines.cli.common import emit_json, handle_errors, json_option, warehouse_option
+from pipelines.cli.pins import report_pin_drift
+from pipelines.errors import EXIT_DRIFT, EXIT_FAILURE, EXIT_OK
+from pipelines.manifest import load_manifest
+from sources.registry import SOURCES
+from warehouse import audit
+from warehouse.asof import (
+    Point,
+    PointError,
+    as_of,
+    known_corpora,
+    known_sources,
+    resolve_point,
+    utc_iso,
+)
+from warehouse.clock import now
+from warehouse.drift import compare, default_points, snapshot_bodies
+from warehouse.errors import NotFound
+from warehouse.store import Warehouse
+
+POINT_HELP = (
+    "a run id (e.g. 3) or an ISO-8601 date or date-time (2026-11-01 means 00:00 UTC; "
+    "no offset means UTC)"
+)
+
+
+def _point(warehouse: Warehouse, text: str, option: str) -> Point:
+    try:
+        return resolve_point(warehouse, text)
+    except PointError as exc:
+        raise click.BadParameter(str(exc), param_hint=option) from None
+
+
+def _optional_point(warehouse: Warehouse, text: str | None, option: str) -> Point | None:
+    return None if text is None else _point(warehouse, text, option)
+
+
+# -- drift ---------------------------------------------------------------------------------
+@click.command("drift")
+@click.argument(
+    "manifest_file", metavar="[MANIFEST]", required=False, type=click.Path(path_type=Path)
+)
+@warehouse_option
+@click.option("--since", metavar="RUN|DATE", help=f"Compare from this point: {POINT_HELP}.")
+@click.option(
+    "--until", metavar="RUN|DATE", help="Compare up to this point (default: the newest run)."
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    default=None,
+    help="Report format: text (default), json, md, or html (one self-contained file).",
+)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Write the report to FILE and print a one-line summary instead.",
+)
+@click.option(
+    "--limit",
+    type=click.IntRange(min=0),
+    default=1000,
+    show_default=True,
+    help="List at most N drifted documents; the counts always cover every document.",
+)
+@click.option(
+    "--fail-on-drift",
+    is_flag=True,
+    help="Exit 3 when any document is new, changed, gone or restored (with --pins: when a "
+    "pinned file changed or was deleted at --ref).",
+)
+@click.option(
+    "--pins",
+    "pins_manifest",
+    metavar="MANIFEST",
+    type=click.Path(path_type=Path),
+    help="Instead of the warehouse: compare every pinned GitHub file of MANIFEST with its "
+    "bytes at --ref.",
+)
+@click.option(
+    "--ref", metavar="REF", help="With --pins: the branch or tag the pins track (default: main)."
+)
+@click.option(
+    "--target",
+    is_flag=True,
+    help="With a MANIFEST: also read the publish target (Sanity when SANITY_* are set, else "
+    "the NDJSON file) and list documents edited or deleted there since our last push, and "
+    "open drafts. Reported only; nothing is written.",
+)
+@click.option(
+    "--target-out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="With --target: the NDJSON file the corpus is published to (default out/<corpus>.ndjson).",
+)
+@json_option
+@handle_errors
+def drift(
+    manifest_file: Path | None,
+    warehouse: str,
+    since: str | None,
+    until: str | None,
+    fmt: str | None,
+    out: Path | None,
+    limit: int,
+    fail_on_drift: bool,
+    pins_manifest: Path | None,
+    ref: str | None,
+    target: bool,
+    target_out: Path | None,
+    as_json: bool,
+) -> None:
+    """What drifted between two runs: per source, how many documents are new, changed,
+    unchanged, gone or restored, then each drifted document with its old and new revision
+    and hash, its timeline of revisions, and what changed (the JSON fields of a record, a
+    short unified diff of a text file).
+
+    By default it compares the last two finished runs of MANIFEST's corpus (of any corpus
+    without a MANIFEST); with a single run, everything is new. With a MANIFEST a document
+    counts only while it is a member of that corpus, and leaving the corpus is "gone".
+
+    With --pins MANIFEST [--ref REF] it reports pinned-file drift against GitHub instead:
+    for every pinned file, changed, unchanged or deleted at the ref.
+
+    Exit 0, or 3 with --fail-on-drift when something drifted; 2 for a bad argument.
+    """
+    if pins_manifest is not None:
+        given = [
+            name
+            for name, value in (
+                ("MANIFEST", manifest_file),
+                ("--since", since),
+                ("--until", until),
+                ("--format", fmt),
+                ("--out", out),
+            )
+            if value is not None
+        ]
+        if given:
+            raise click.UsageError(
+                f"--pins compares pinned files with GitHub; drop {', '.join(given)}"
+            )
+        report_pin_drift(pins_manifest, ref or "main", fail_on_drift, as_json)
+        return
+    if ref is not None:
+        raise click.UsageError("--ref goes with --pins")
+    if as_json and fmt not in (None, "json"):
+        raise click.UsageError("--json is --format json; give one of them")
+    fmt = "json" if as_json else (fmt or "text")
+    loaded = load_manifest(manifest_file) if manifest_file is not None else None
+    corpus = loaded.name if loaded is not None else None
+    if target and loaded is None:
+        raise click.UsageError("--target needs a MANIFEST (its namespace is what is read)")
+    with Warehouse.open(warehouse, read_only=True) as wh:
+        start, end = default_points(
+            wh,
+            corpus,
+            _optional_point(wh, since, "--since"),
+            _optional_point(wh, until, "--until"),
+        )
+        try:
+            result = compare(wh, start, end, corpus=corpus, limit=limit)
+        except PointError as exc:
+            raise click.BadParameter(str(exc), param_hint="--since/--until") from None
+        report = build_report(wh, result, now())
+        if loaded is not None and target:
+            report["target_drift"] = read_target_drift(loaded, wh, out=target_out).as_json()
+    text = render(report, fmt)
+    if out is None:
+        click.echo(text, nl=False)
+    else:
+        out.write_text(text, encoding="utf-8")
+        totals = report["totals"]
+        listed = ", ".join(f"{k} {v}" for k, v in totals.items())
+        click.echo(f"{fmt} drift report written to {out}: {listed}")
+    found = result.found or bool(target_drift_groups(report))
+    sys.exit(EXIT_DRIFT if fail_on_drift and found else EXIT_OK)
+
+
+# -- diff ----------------------------------------------------------------------------------
+def _find(
+    doc_id: str,
+    revisions: list[dict[str, Any]],
+    *,
+    number: int | None = None,
+    hash_prefix: str | None = None,
+) -> dict[str, Any]:
+    """The revision with this number, or the (newest) one whose hash starts with the prefix."""
+    if number is not None:
+        chosen = [r for r in revisions if r["revision"] == number]
+        what = f"revision {number}"
+    else:
+        prefix = (hash_prefix or "").lower()
+        chosen = [r for r in revisions if (r["content_hash"] or "").startswith(prefix)]
+        what = f"revision with hash {hash_prefix}"
+        if len({r["content_hash"] for r in chosen}) > 1:
+            raise NotFound(f"hash prefix {hash_prefix!r} is ambiguous for {doc_id}")
+    if not chosen:
+        raise NotFound(f"{doc_id} has no {what}; it has revisions 1..{len(revisions)}")
+    return chosen[-1]
+
+
+def _pick(doc_id: str, revisions: list[dict[str, Any]], ref: str) -> dict[str, Any]:
+    """A revision with content, by number (``2``) or by content-hash prefix (7+ chars)."""
+    if ref.isdigit() and len(ref) < 7:
+        picked = _find(doc_id, revisions, number=int(ref))
+    else:
+        picked = _find(doc_id, revisions, hash_prefix=ref)
+    if picked["tombstone"]:
+        raise NotFound(
+            f"{doc_id} revision {picked['revision']} is a tombstone "
+            f"({picked['tombstone_reason']}); it has no bytes to compare"
+        )
+    return picked
+
+
+def _pair(
+    doc_id: str, revisions: list[dict[str, Any]], a: str | None, b: str | None
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    with_content = [r for r in revisions if not r["tombstone"]]
+    if a is None:
+        if len(with_content) < 2:
+            have = ", ".join(str(r["revision"]) for r in with_content) or "none"
+            raise NotFound(
+                f"{doc_id} has fewer than two revisions with content (have: {have}); "
+                "nothing to compare"
+            )
+        return with_content[-2], with_content[-1]
+    old = _pick(doc_id, revisions, a)
+    if b is None:
+        if not with_content:
+            raise NotFound(f"{doc_id} has no revision with content")
+        return old, with_content[-1]
+    return old, _pick(doc_id, revisions, b)
+
+
+def _revision_json(rev: dict[str, Any], media_type: str) -> dict[str, Any]:
+    return {
+        "revision": rev["revision"],
+        "content_hash": rev["content_hash"],
+        "media_type": media_type,
+        "valid_from_run": rev["valid_from_run"],
+        "valid_from": utc_iso(datetime.fromisoformat(rev["valid_from"])),
+    }
+
+
+def _revision_line(rev: dict[str, Any]) -> str:
+    return (
+        f"revision {rev['revision']}  {rev['content_hash']}  "
+        f"(run {rev['valid_from_run']}, {rev['valid_from']})"
+    )
+
+
+@click.command("diff")
+@click.argument("doc_id")
+@click.argument("a", metavar="[A]", required=False)
+@click.argument("b", metavar="[B]", required=False)
+@warehouse_option
+@json_option
+@handle_errors
+def diff(doc_id: str, a: str | None, b: str | None, warehouse: str, as_json: bool) -> None:
+    """What changed in DOC_ID between revisions A and B: the JSON fields of a record, a
+    unified diff of a text file.
+
+    A and B are revision numbers or content-hash prefixes (7 or more hex characters).
+    Without them: the last two revisions with content; with only A: A against the newest
+    revision with content.
+    """
+    with Warehouse.open(warehouse, read_only=True) as wh:
+        revisions = audit.history(wh, doc_id)
+        old, new = _pair(doc_id, revisions, a, b)
+        bodies = snapshot_bodies(wh, [old["content_hash"], new["content_hash"]])
+    old_media, old_body = bodies[old["content_hash"]]
+    new_media, new_body = bodies[new["content_hash"]]
+    result = diff_snapshots(
+        old_body,
+        old_media,
+        new_body,
+        new_media,
+        old_label=f"revision {old['revision']}",
+        new_label=f"revision {new['revision']}",
+        max_fields=10_000,
+        max_lines=100_000,
+        max_bytes=None,
+    )
+    identical = old["content_hash"] == new["content_hash"]
+    old_json, new_json = _revision_json(old, old_media), _revision_json(new, new_media)
+    if as_json:
+        emit_json(
+            {
+                "doc_id": doc_id,
+                "old": old_json,
+                "new": new_json,
+                "identical": identical,
+                "diff": result.as_json(),
+            }
+        )
+        return
+    click.echo(doc_id)
+    click.echo(f"  - {_revision_line(old_json)}")
+    click.echo(f"  + {_revision_line(new_json)}")
+    if identical:
+        click.echo("  identical content")
+    elif result.kind == "json":
+        for change in result.fields:
+            click.echo(f"  {field_phrase(change.as_json())}")
+    elif result.kind == "text":
+        for line in result.lines:
+            click.echo(f"  {line}")
+    else:
+        click.echo(f"  {size_phrase(result.as_json())}")
+
+
+# -- as-of ---------------------------------------------------------------------------------
+@click.command("as-of")
+@click.argument("point_text", metavar="RUN|DATE")
+@click.option("--source", help="Only documents of this source, e.g. nhtsa.")
+@click.option(
+    "--corpus",
+    metavar="NAME",
+    help="Only documents that were members of this corpus (a manifest's name) then.",
+)
+@warehouse_option
+@json_option
+@handle_errors
+def as_of_command(
+    point_text: str, source: str | None, corpus: str | None, warehouse: str, as_json: bool
+) -> None:
+    """The corpus as it stood at RUN (after that run) or at DATE: every document that had
+    content then, with the revision and content hash it had.
+
+    DATE is ISO-8601: 2026-11-01 means 00:00 UTC that day; a date-time without an offset
+    is UTC. Documents that were tombstoned at that point are left out.
+    """
+    with Warehouse.open(warehouse, read_only=True) as wh:
+        point = _point(wh, point_text, "RUN|DATE")
+        if source is not None:
+            valid = sorted(set(SOURCES) | set(known_sources(wh)))
+            if source not in valid:
+                raise click.BadParameter(
+                    f"unknown source {source!r}; valid: {', '.join(valid)}", param_hint="--source"
+                )
+        if corpus is not None and corpus not in (corpora := known_corpora(wh)):
+            raise click.BadParameter(
+                f"no corpus {corpus!r} in the warehouse; known: {', '.join(corpora) or 'none'}",
+                param_hint="--corpus",
+            )
+        rows = as_of(wh, point, source, corpus)
+    if as_json:
+        emit_json(
+            {
+                "point": point.as_json(),
+                "source": source,
+                "corpus": corpus,
+                "documents": [row.as_json() for row in rows],
+            }
+        )
+        return
+    name = f"corpus {corpus}" if corpus else "corpus"
+    of = f" ({source})" if source else ""
+    noun = "document" if len(rows) == 1 else "documents"
+    click.echo(f"{name}{of} as of {point.label}: {len(rows)} {noun}")
+    width = max((len(row.doc_id) for row in rows), default=0)
+    lines = [
+        f"{row.doc_id:<{width}}  revision {row.revision:<3} {row.content_hash}" for row in rows
+    ]
+    if lines:
+        click.echo("\n".join(lines))
+
+
+# -- verify-quote --------------------------------------------------------------------------
+def _revision_texts(wh: Warehouse, revisions: list[dict[str, Any]]) -> list[RevisionText]:
+    bodies = snapshot_bodies(wh, [r["content_hash"] for r in revisions if r["content_hash"]])
+    out = []
+    for r in revisions:
+        media_type, body = bodies.get(r["content_hash"], (None, None))
+        out.append(
+            RevisionText(r["revision"], r["content_hash"], media_type, body, r["tombstone_reason"])
+        )
+    return out
+
+
+@click.command("verify-quote")
+@click.argument("doc_id")
+@click.argument("quote")
+@click.option("--hash", "content_hash", metavar="H", help="The cited content hash (a prefix).")
+@click.option("--revision", type=int, metavar="N", help="The cited revision number.")
+@warehouse_option
+@json_option
+@handle_errors
+def verify_quote(
+    doc_id: str,
+    quote: str,
+    content_hash: str | None,
+    revision: int | None,
+    warehouse: str,
+    as_json: bool,
+) -> None:
+    """Check that QUOTE occurs in the cited revision of DOC_ID (the current one unless
+    --hash or --revision names it), as a reader would see the text: whitespace, typographic
+    quotes and dashes, HTML markup and entities do not matter; the words do.
+
+    Exit 0 only when the cited revision contains the quote. Otherwise exit 1 and say which
+    revisions, if any, do contain it, e.g. "quote matches revision 1 (hash …), but the cited
+    revision 2 does not contain it".
+    """
+    if revision is not None and content_hash is not None:
+        raise click.UsageError("give --hash or --revision, not both")
+    with Warehouse.open(warehouse, read_only=True) as wh:
+        revisions = audit.history(wh, doc_id)
+        texts = _revision_texts(wh, revisions)
+    cited_by, cited = "current", revisions[-1]
+    if revision is not None:
+        cited_by, cited = "revision", _find(doc_id, revisions, number=revision)
+    elif content_hash is not None:
+        cited_by, cited = "hash", _find(doc_id, revisions, hash_prefix=content_hash)
+    try:
+        verdict = check_quote(doc_id, quote, texts, cited["revision"], cited_by)
+    except QuoteError as exc:
+        raise click.BadParameter(str(exc), param_hint="QUOTE") from None
+    if as_json:
+        emit_json(verdict.as_json())
+    elif verdict.ok:
+        click.echo(f"ok: {verdict.message()}")
+        if verdict.cited.excerpt:
+            click.echo(f"  {verdict.cited.excerpt}")
+    else:
+        click.echo(f"MISMATCH: {verdict.message()}")
+        for r in verdict.containing:
+            click.echo(f"  revision {r.revision} ({short_hash(r.content_hash)}): {r.excerpt}")
+    sys.exit(EXIT_OK if verdict.ok else EXIT_FAILURE)
+
+
+COMMANDS = [drift, diff, as_of_command, verify_quote]

@@ -1,0 +1,344 @@
+"""``receipts backfill nhtsa``: one-off backfills from NHTSA's published flat files."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import time
+from pathlib import Path
+from typing import TextIO
+from urllib.parse import urlsplit
+
+import click
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    Progress,
+    TaskID,
+    TaskProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from pipelines.backfill import (
+    DEFAULT_MEMORY_LIMIT,
+    BackfillReporter,
+    BackfillRequest,
+    BackfillResult,
+    run_backfill,
+)
+from pipelines.cli.common import emit_json, handle_errors, json_option, warehouse_option
+from pipelines.errors import EXIT_OK
+from sources.http import DEFAULT_BASE_URLS, HttpFactory, base_url, host_of
+from sources.nhtsa.flatfile import LAYOUTS, VehicleFilter
+from warehouse.ingest import DEFAULT_BATCH_SIZE
+from warehouse.store import Warehouse
+
+DEFAULT_MAX_DOWNLOAD = 4 * 1024**3
+MALFORMED_SHOWN = 20
+_YEARS_RE = re.compile(r"^(\d{4})(?:-(\d{4}))?$")
+
+
+def _eta(done: float, total: float, elapsed: float) -> str:
+    if done <= 0 or total <= 0 or done >= total:
+        return "-"
+    seconds = int(elapsed * (total - done) / done)
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+class LineBackfillReporter(BackfillReporter):
+    """Quiet progress for logs: a line at most every ``interval`` seconds, one per phase."""
+
+    def __init__(self, stream: TextIO, interval: float) -> None:
+        self.stream = stream
+        self.interval = interval
+        self._phase_started = time.monotonic()
+        self._last = 0.0
+
+    def _due(self) -> bool:
+        moment = time.monotonic()
+        if moment - self._last < self.interval:
+            return False
+        self._last = moment
+        return True
+
+    def _say(self, text: str) -> None:
+        print(f"backfill nhtsa: {text}", file=self.stream, flush=True)
+
+    def reading(self, rows: int, bytes_read: int, total_bytes: int) -> None:
+        if self._due():
+            elapsed = time.monotonic() - self._phase_started
+            self._say(
+                f"read {rows:,} rows ({rows / max(elapsed, 1e-6):,.0f} rows/s, "
+                f"ETA {_eta(bytes_read, total_bytes, elapsed)})"
+            )
+
+    def read_finished(self, rows: int, matched: int, malformed: int) -> None:
+        elapsed = time.monotonic() - self._phase_started
+        self._say(
+            f"read {rows:,} rows in {elapsed:.1f}s: {matched:,} kept, {malformed:,} malformed"
+        )
+        self._phase_started = time.monotonic()
+        self._last = 0.0
+
+    def writing(self, rows_done: int, rows_total: int, documents: int) -> None:
+        if self._due():
+            elapsed = time.monotonic() - self._phase_started
+            self._say(
+                f"committed {rows_done:,}/{rows_total:,} rows as {documents:,} documents "
+                f"({rows_done / max(elapsed, 1e-6):,.0f} rows/s, "
+                f"ETA {_eta(rows_done, rows_total, elapsed)})"
+            )
+
+
+class RichBackfillReporter(BackfillReporter):
+    """A progress bar per phase, with rows/s and ETA, on a terminal."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TaskProgressColumn(),
+            TextColumn("{task.fields[rows]:>12,} rows  {task.fields[rate]:>9,.0f} rows/s"),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=Console(file=stream),
+        )
+        self.progress.start()
+        self._read: TaskID = self.progress.add_task("reading", total=None, rows=0, rate=0.0)
+        self._write: TaskID | None = None
+        self._started = time.monotonic()
+
+    def _rate(self, rows: int) -> float:
+        return rows / max(time.monotonic() - self._started, 1e-6)
+
+    def reading(self, rows: int, bytes_read: int, total_bytes: int) -> None:
+        self.progress.update(
+            self._read,
+            completed=bytes_read,
+            total=total_bytes or None,
+            rows=rows,
+            rate=self._rate(rows),
+        )
+
+    def read_finished(self, rows: int, matched: int, malformed: int) -> None:
+        task = self.progress.tasks[self._read]
+        self.progress.update(self._read, completed=task.total or 0)
+        self._started = time.monotonic()
+        self._write = self.progress.add_task("writing", total=matched or None, rows=0, rate=0.0)
+
+    def writing(self, rows_done: int, rows_total: int, documents: int) -> None:
+        if self._write is not None:
+            self.progress.update(
+                self._write,
+                completed=rows_done,
+                total=rows_total or None,
+                rows=rows_done,
+                rate=self._rate(rows_done),
+            )
+
+    def close(self) -> None:
+        self.progress.stop()
+
+
+def reporter_for(as_json: bool, interval: float, stream: TextIO | None = None) -> BackfillReporter:
+    stream = stream or sys.stderr
+    if as_json:
+        return BackfillReporter()
+    return (
+        RichBackfillReporter(stream) if stream.isatty() else LineBackfillReporter(stream, interval)
+    )
+
+
+def parse_years(value: str | None) -> tuple[int, int] | None:
+    if value is None:
+        return None
+    match = _YEARS_RE.match(value.strip())
+    if not match:
+        raise click.BadParameter(
+            "expected YEAR or FIRST-LAST, e.g. 2017-2022", param_hint="--years"
+        )
+    first = int(match[1])
+    last = int(match[2] or match[1])
+    if last < first:
+        raise click.BadParameter(f"{first} is after {last}", param_hint="--years")
+    return first, last
+
+
+def static_url(url: str) -> str:
+    """A flat-file URL on the configured static host: a URL naming NHTSA's own static host
+    is redirected to ``RECEIPTS_NHTSA_STATIC_URL`` when that is set (a mirror, a fake)."""
+    configured = base_url("nhtsa_static")
+    default = DEFAULT_BASE_URLS["nhtsa_static"]
+    if host_of(url) == host_of(default) and configured != default:
+        return configured + urlsplit(url).path
+    return url
+
+
+def default_download_dir() -> Path:
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "receipts" / "nhtsa"
+
+
+def download(url: str, directory: Path, max_bytes: int) -> Path:
+    """Fetch a flat file from the static host into ``directory`` (polite, retried, capped)."""
+    url = static_url(url)
+    name = Path(urlsplit(url).path).name or "download.zip"
+    directory.mkdir(parents=True, exist_ok=True)
+    destination = directory / name
+    http = HttpFactory()
+    try:
+        client = http.client("nhtsa", [base_url("nhtsa_static")])
+        client.download(url, destination, max_bytes=max_bytes)
+    finally:
+        http.close()
+    return destination
+
+
+def _print_result(result: BackfillResult) -> None:
+    click.echo(f"run {result.run_id}: {result.status}")
+    if result.resumes_run:
+        click.echo(f"  completes interrupted run {result.resumes_run}")
+    if result.resumed_after_line:
+        click.echo(f"  resumed after line {result.resumed_after_line:,} (committed earlier)")
+    click.echo(f"  file: {result.file} (sha256 {result.file_sha256[:16]}…)")
+    click.echo(
+        f"  rows: {result.rows:,} read, {result.matched:,} kept, {result.malformed:,} malformed"
+    )
+    docs = result.documents
+    click.echo(
+        f"  documents: {docs.new:,} new, {docs.changed:,} changed, {docs.unchanged:,} unchanged, "
+        f"{docs.restored:,} restored"
+    )
+    for bad in result.malformed_lines[:MALFORMED_SHOWN]:
+        click.echo(f"  malformed line {bad['line']}: {bad['reason']}")
+    if result.malformed > MALFORMED_SHOWN:
+        click.echo(
+            f"  … {result.malformed - MALFORMED_SHOWN:,} more malformed rows "
+            "(--json lists up to 1,000)"
+        )
+
+
+@click.group()
+def backfill() -> None:
+    """One-off bulk backfills from published files (resumable, one run each)."""
+
+
+@backfill.command("nhtsa")
+@click.option(
+    "--file",
+    "file_",
+    required=True,
+    metavar="PATH_OR_URL",
+    help="The flat file: a local .zip (or unzipped .txt) path, or its URL on static.nhtsa.gov.",
+)
+@click.option(
+    "--kind",
+    required=True,
+    type=click.Choice(list(LAYOUTS)),
+    help="What the file holds: complaints (FLAT_CMPL, COMPLAINTS_RECEIVED_*), recalls "
+    "(FLAT_RCL_*), investigations (FLAT_INV), communications (TSBS_RECEIVED_*).",
+)
+@click.option("--make", help="Keep only rows of this make (case-insensitive), e.g. HONDA.")
+@click.option("--model", help="Keep only rows of this model (case-insensitive), e.g. CR-V.")
+@click.option(
+    "--years",
+    metavar="FIRST-LAST",
+    help="Keep only rows of these model years, e.g. 2017-2022 (rows without a year, such "
+    "as 9999, are left out).",
+)
+@click.option("--member", help="The data file inside the zip, when it holds several.")
+@warehouse_option
+@click.option(
+    "--batch-size",
+    default=DEFAULT_BATCH_SIZE,
+    show_default=True,
+    type=click.IntRange(1, 1_000_000),
+    help="Documents per transaction (each commits a checkpoint).",
+)
+@click.option(
+    "--memory-limit",
+    default=DEFAULT_MEMORY_LIMIT,
+    show_default=True,
+    help="DuckDB memory limit for the warehouse and the staging area; beyond it they spill.",
+)
+@click.option(
+    "--scratch-dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Where rows are staged while grouping them into documents (default: system temp).",
+)
+@click.option(
+    "--download-dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Where a URL is downloaded to (default: $XDG_CACHE_HOME/receipts/nhtsa).",
+)
+@click.option(
+    "--max-download-bytes",
+    default=DEFAULT_MAX_DOWNLOAD,
+    show_default=True,
+    type=click.IntRange(1),
+    help="Refuse a download larger than this.",
+)
+@click.option(
+    "--progress-interval",
+    default=10.0,
+    show_default=True,
+    type=click.FloatRange(0),
+    help="Seconds between progress lines when stderr is not a terminal.",
+)
+@json_option
+@handle_errors
+def backfill_nhtsa(
+    file_: str,
+    kind: str,
+    make: str | None,
+    model: str | None,
+    years: str | None,
+    member: str | None,
+    warehouse: str,
+    batch_size: int,
+    memory_limit: str,
+    scratch_dir: Path | None,
+    download_dir: Path | None,
+    max_download_bytes: int,
+    progress_interval: float,
+    as_json: bool,
+) -> None:
+    """Backfill an NHTSA flat file into the warehouse, streaming, as one resumable run.
+
+    Rows of one record (an ODI number, a campaign, an action number, an NHTSA id) become one
+    document, the same document the API ingest writes for that record. Malformed rows are
+    counted and listed with their line numbers. A killed backfill, re-run with the same
+    arguments, resumes after its last committed batch.
+    """
+    vehicle = VehicleFilter(make, model, parse_years(years))
+    url: str | None = None
+    if file_.startswith(("http://", "https://")):
+        url = static_url(file_)
+        path = download(url, download_dir or default_download_dir(), max_download_bytes)
+    else:
+        path = Path(file_)
+    request = BackfillRequest(
+        path=path,
+        kind=kind,
+        vehicle=vehicle,
+        member=member,
+        url=url,
+        batch_size=batch_size,
+        memory_limit=memory_limit,
+        scratch_dir=scratch_dir,
+    )
+    reporter = reporter_for(as_json, progress_interval)
+    with Warehouse.open(warehouse) as wh:
+        result = run_backfill(wh, request, reporter=reporter)
+    if as_json:
+        emit_json(result.as_json())
+    else:
+        _print_result(result)
+    sys.exit(EXIT_OK)
+
+
+COMMANDS = [backfill]

@@ -1,0 +1,61 @@
+"""``receipts ingest``: fetch every entry of a manifest into the warehouse."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from pipelines.cli.common import (
+    emit_json,
+    handle_errors,
+    ingest_options,
+    json_option,
+    prepare_ingest,
+    print_run,
+    warehouse_option,
+)
+from pipelines.errors import EXIT_FAILURE, EXIT_OK
+from pipelines.ingest import run_ingest
+from pipelines.progress import reporter_for
+from warehouse.store import Warehouse
+
+
+# -- ingest --------------------------------------------------------------------------------
+@click.command()
+@click.argument("manifest_file", metavar="MANIFEST", type=click.Path(path_type=Path))
+@warehouse_option
+@ingest_options
+@json_option
+@handle_errors
+def ingest(
+    manifest_file: Path,
+    warehouse: str,
+    only: tuple[str, ...],
+    allow_mass_retire: bool,
+    record_dir: Path | None,
+    replay_dir: Path | None,
+    batch_size: int,
+    as_json: bool,
+) -> None:
+    """Fetch every entry of MANIFEST into the warehouse and print the run summary.
+
+    Exit 0 when every entry succeeded, 1 when any failed (the others still commit), 2 for a
+    bad manifest or usage.
+    """
+    loaded, http, options = prepare_ingest(
+        manifest_file, only, allow_mass_retire, record_dir, replay_dir, batch_size
+    )
+    with Warehouse.open(warehouse) as wh:
+        try:
+            result = run_ingest(
+                loaded, wh, http=http, options=options, reporter=reporter_for(quiet=as_json)
+            )
+        finally:
+            http.close()
+    if as_json:
+        emit_json(result.as_json())
+    else:
+        print_run(result)
+    sys.exit(EXIT_OK if result.status == "ok" else EXIT_FAILURE)

@@ -1,0 +1,43 @@
+"""``receipts manifest check``: validate a manifest."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from pipelines.cli.common import emit_json, handle_errors, json_option
+from pipelines.manifest import load_manifest
+
+
+# -- manifest ------------------------------------------------------------------------------
+@click.group()
+def manifest() -> None:
+    """Work with manifests (closed-world corpus declarations)."""
+
+
+@manifest.command("check")
+@click.argument("file", type=click.Path(path_type=Path))
+@json_option
+@handle_errors
+def manifest_check(file: Path, as_json: bool) -> None:
+    """Validate FILE; on error print one message naming the entry and field (exit 2)."""
+    loaded = load_manifest(file)
+    counts = {source: len(items) for source, items in loaded.entries.items() if items}
+    if as_json:
+        emit_json(
+            {
+                "file": str(file),
+                "valid": True,
+                "corpus": loaded.corpus.name,
+                "namespace": loaded.corpus.namespace,
+                "entries": counts,
+                "manifest_hash": loaded.content_hash,
+            }
+        )
+        return
+    listed = ", ".join(f"{n} {s}" for s, n in counts.items())
+    click.echo(
+        f"{file}: ok — corpus {loaded.corpus.name!r}, namespace {loaded.corpus.namespace!r}, "
+        f"{listed}"
+    )

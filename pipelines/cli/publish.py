@@ -1,0 +1,159 @@
+"""``receipts publish`` and ``receipts pushes``: the command line over
+``pipelines.publish.push``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from pipelines.cli.common import emit_json, handle_errors, json_option, warehouse_option
+from pipelines.manifest import load_manifest
+from pipelines.publish.push import PushResult, publish_manifest
+from warehouse import pushes as ledger
+from warehouse.store import Warehouse
+
+SHOWN = 10
+PLAN_KEYS = ("create", "update", "unchanged", "orphan", "delete", "blocked")
+
+
+def _listed(ids: list[str]) -> str:
+    more = f" … and {len(ids) - SHOWN} more" if len(ids) > SHOWN else ""
+    return ", ".join(ids[:SHOWN]) + more
+
+
+def _receipt(before: Any, after: Any, touched: Any) -> str:
+    if after is None:
+        return f"unrelated documents {before if before is not None else '?'} before"
+    return f"unrelated documents before {before}, after {after}; touched by us {touched}"
+
+
+def print_push(result: PushResult) -> None:
+    counts = result.plan.counts()
+    if result.dry_run:
+        click.echo(f"dry run, nothing sent: {result.target}, namespace {result.namespace}")
+    else:
+        click.echo(
+            f"push {result.push_id}: {result.status} — {result.target}, "
+            f"namespace {result.namespace}"
+        )
+    click.echo(
+        f"  plan: {counts['documents']} documents: {counts['create']} create, "
+        f"{counts['update']} update, {counts['unchanged']} unchanged, {counts['orphan']} orphan"
+        + (f", {counts['blocked']} blocked" if counts["blocked"] else "")
+    )
+    if result.dry_run:
+        for name in ("create", "update"):
+            ids = getattr(result.plan, name)
+            if ids:
+                click.echo(f"  {name}: {_listed(ids)}")
+    if result.plan.orphan:
+        fate = "deleted" if result.plan.prune else "kept; --prune deletes them"
+        click.echo(f"  orphan ({fate}): {_listed(result.plan.orphan)}")
+    if not result.dry_run:
+        click.echo(
+            f"  applied {result.applied} mutation(s) in {len(result.transaction_ids)} "
+            "transaction(s)"
+            + (f": {_listed(result.transaction_ids)}" if result.transaction_ids else "")
+        )
+    for item in result.plan.blocked:
+        click.echo(f"  blocked {item['id']}: {item['reason']}")
+    for item in result.conflicts:
+        click.echo(f"  conflict {item['id']}: {item['reason']}")
+    for notice in result.notices:
+        click.echo(f"  notice: {notice}")
+    if result.message and result.status != "conflict":
+        label = "GUARD TRIPPED" if result.status == "guard-tripped" else "FAILED"
+        click.echo(f"  {label}: {result.message}", err=True)
+    click.echo(
+        "receipt: "
+        + _receipt(result.unrelated_before, result.unrelated_after, result.touched_by_us)
+    )
+
+
+@click.command()
+@click.argument("manifest_file", metavar="MANIFEST", type=click.Path(path_type=Path))
+@warehouse_option
+@click.option("--dry-run", is_flag=True, help="Print the plan; send nothing, record nothing.")
+@click.option(
+    "--prune",
+    is_flag=True,
+    help="Delete orphans: documents of the namespace the corpus no longer has.",
+)
+@click.option(
+    "--allow-mass-prune",
+    is_flag=True,
+    help="Allow --prune to delete more than half of the namespace's documents in one push.",
+)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Write an NDJSON file (sanity dataset import format) to FILE instead of Sanity. "
+    "Default when SANITY_PROJECT_ID, SANITY_DATASET and SANITY_TOKEN are not all set: "
+    "out/<corpus>.ndjson.",
+)
+@json_option
+@handle_errors
+def publish(
+    manifest_file: Path,
+    warehouse: str,
+    dry_run: bool,
+    prune: bool,
+    allow_mass_prune: bool,
+    out: Path | None,
+    as_json: bool,
+) -> None:
+    """Publish the curated documents of MANIFEST to Sanity (or an NDJSON file).
+
+    Plans create / update / unchanged / orphan against the target, sends only what changed,
+    writing only the fields the pipeline owns, and prints the receipt: unrelated documents
+    before, after, and touched by this push. Exit 0 ok, 1 a failure or a conflict, 2 bad
+    usage, 4 the unrelated-document guard tripped.
+    """
+    loaded = load_manifest(manifest_file)
+    with Warehouse.open(warehouse, read_only=dry_run) as wh:
+        result = publish_manifest(
+            loaded, wh, dry_run=dry_run, prune=prune, allow_mass_prune=allow_mass_prune, out=out
+        )
+    if as_json:
+        emit_json(result.as_json())
+    else:
+        print_push(result)
+    sys.exit(result.exit_code)
+
+
+@click.command()
+@warehouse_option
+@click.option("--limit", type=int, default=None, help="Show only the newest N pushes.")
+@json_option
+@handle_errors
+def pushes(warehouse: str, limit: int | None, as_json: bool) -> None:
+    """The push ledger, newest first: target, plan, applied mutations, transaction ids and
+    the receipt (unrelated documents before, after, touched by us)."""
+    with Warehouse.open(warehouse, read_only=True) as wh:
+        rows = ledger.pushes(wh, limit)
+        if as_json:
+            for row in rows:
+                row["batches"] = ledger.batches(wh, row["push_id"])
+    if as_json:
+        emit_json(rows)
+        return
+    if not rows:
+        click.echo("no pushes yet")
+    for row in rows:
+        plan = " ".join(f"{k}={row['plan'][k]}" for k in PLAN_KEYS if row["plan"].get(k))
+        click.echo(
+            f"push {row['push_id']:>4}  {row['started_at']}  {row['status']:<13} "
+            f"{row['target']}  {row['namespace']}  {plan}  applied={row['applied']}"
+        )
+        click.echo(
+            "           receipt: "
+            + _receipt(row["unrelated_before"], row["unrelated_after"], row["touched_by_us"])
+        )
+        if row["message"]:
+            click.echo(f"           {row['message']}")
+
+
+COMMANDS = [publish, pushes]

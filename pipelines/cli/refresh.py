@@ -1,0 +1,148 @@
+"""``receipts refresh``: the scheduled job — ingest, publish, drift summary."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from pipelines.cli.common import (
+    emit_json,
+    handle_errors,
+    ingest_options,
+    json_option,
+    prepare_ingest,
+    print_run,
+    warehouse_option,
+)
+from pipelines.cli.publish import print_push
+from pipelines.progress import reporter_for
+from pipelines.refresh import RefreshResult, drift_summary, refresh_manifest
+from warehouse.store import Warehouse
+
+SHOWN = 20
+
+
+def _change(doc: dict[str, Any]) -> str:
+    """``revision 1 → revision 2 (abc… → def…)``, or ``revision 1 (abc…)`` for a new one."""
+    new = f"revision {doc['new_revision']}"
+    new_hash = "tombstone" if doc["new_hash"] is None else doc["new_hash"][:12]
+    if doc["old_revision"] is None:
+        return f"{new} ({new_hash})"
+    old_hash = "tombstone" if doc["old_hash"] is None else doc["old_hash"][:12]
+    return f"revision {doc['old_revision']} → {new} ({old_hash} → {new_hash})"
+
+
+def print_refresh(result: RefreshResult) -> None:
+    print_run(result.ingest)
+    drift = result.target_drift
+    if drift is not None:
+        if not drift.found:
+            click.echo(f"target drift ({drift.target}): none")
+        else:
+            click.echo(f"target drift ({drift.target}) — reported, nothing overwritten:")
+            for label, ids in (
+                ("edited in the target (owned fields changed)", drift.edited),
+                ("written by someone else (fields we do not own)", drift.written),
+                ("deleted in the target", drift.deleted),
+                ("open draft (publishing it will replace our update)", drift.drafts),
+            ):
+                if ids:
+                    more = f" … and {len(ids) - SHOWN} more" if len(ids) > SHOWN else ""
+                    click.echo(f"  {label}: {', '.join(ids[:SHOWN])}{more}")
+    if result.push is not None:
+        print_push(result.push)
+    if result.publish_error is not None:
+        click.echo(f"publish FAILED: {result.publish_error}", err=True)
+    summary = drift_summary(result.drift)
+    since = summary["since_run"]
+    click.echo(
+        f"drift since {'run ' + str(since) if since else 'the beginning'}: "
+        + ("none" if not summary["found"] else "")
+    )
+    for source, counts in summary["counts"].items():
+        listed = ", ".join(f"{k} {v}" for k, v in counts.items())
+        click.echo(f"  {source}: {listed}")
+    for doc in summary["documents"]:
+        click.echo(
+            f"  {doc['outcome']:<8} {doc['doc_id']}: {_change(doc)}"
+            + (" (left the corpus)" if doc["left_corpus"] else "")
+        )
+    if summary["omitted"]:
+        click.echo(f"  … and {summary['omitted']} more (receipts drift MANIFEST for all)")
+
+
+@click.command()
+@click.argument("manifest_file", metavar="MANIFEST", type=click.Path(path_type=Path))
+@warehouse_option
+@ingest_options
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Publish to this NDJSON file instead of Sanity (default without SANITY_* settings: "
+    "out/<corpus>.ndjson).",
+)
+@click.option("--prune", is_flag=True, help="Delete orphans in the namespace after publishing.")
+@click.option("--allow-mass-prune", is_flag=True, help="Allow --prune to delete over half.")
+@click.option(
+    "--fail-on-drift",
+    is_flag=True,
+    help="Exit 3 when the run found upstream drift or target drift.",
+)
+@json_option
+@handle_errors
+def refresh(
+    manifest_file: Path,
+    warehouse: str,
+    only: tuple[str, ...],
+    allow_mass_retire: bool,
+    record_dir: Path | None,
+    replay_dir: Path | None,
+    batch_size: int,
+    out: Path | None,
+    prune: bool,
+    allow_mass_prune: bool,
+    fail_on_drift: bool,
+    as_json: bool,
+) -> None:
+    """Ingest every entry of MANIFEST, publish the corpus, and print the drift of this run.
+
+    The job to schedule (cron, systemd timer). Before pushing, the target is read for target
+    drift — documents edited or deleted in the Studio since our last push, open drafts —
+    which is reported and never overwritten by reporting.
+
+    \b
+    Exit codes:
+      0  ok
+      1  an entry failed (the others still committed) or the publish failed
+      2  bad usage or an invalid manifest
+      3  drift found (only with --fail-on-drift)
+      4  the unrelated-document guard tripped during the push
+    """
+    loaded, http, options = prepare_ingest(
+        manifest_file, only, allow_mass_retire, record_dir, replay_dir, batch_size
+    )
+    with Warehouse.open(warehouse) as wh:
+        try:
+            result = refresh_manifest(
+                loaded,
+                wh,
+                http=http,
+                options=options,
+                reporter=reporter_for(quiet=as_json),
+                out=out,
+                prune=prune,
+                allow_mass_prune=allow_mass_prune,
+            )
+        finally:
+            http.close()
+    if as_json:
+        emit_json(result.as_json())
+    else:
+        print_refresh(result)
+    sys.exit(result.exit_code(fail_on_drift))
+
+
+COMMANDS = [refresh]

@@ -1,0 +1,470 @@
+"""Publishing a corpus: curate, plan against the target, push, and prove nothing else moved.
+
+1. Every curated ``_id`` is checked against the namespace before any request.
+2. The plan reads the namespace's documents from the target; every mutation it builds is
+   checked against the namespace again before the first one is sent.
+3. The unrelated-document count is taken before the first mutation.
+4. Transactions (size-limited batches, deterministic ``transactionId``\\ s) are sent level by
+   level with bounded concurrency; 429 and 5xx are retried by the HTTP policy. A transaction
+   refused because a revision moved is re-read and re-planned (``plan.replan``): untouched
+   documents are sent again, a document edited in the target is reported, never overwritten.
+   A failed transaction stops the push; the batches that committed stay committed and
+   recorded, and re-running the push completes the rest.
+5. After the last mutation: the unrelated count again, and the unrelated documents whose
+   ``_rev`` is one of this push's transaction ids (Sanity sets ``_rev`` to the transaction
+   that last wrote a document). Any difference trips the guard (exit 4).
+
+The ledger (``warehouse.pushes``) records the push, each transaction and the receipt.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pipelines.errors import EXIT_FAILURE, EXIT_GUARD, EXIT_OK, ReceiptsError
+from pipelines.manifest import Manifest, Publish
+from pipelines.publish.confinement import NamespaceViolation, check_confinement, check_mutations
+from pipelines.publish.curate import CuratedDocument, curate_manifest
+from pipelines.publish.plan import ENVELOPE_BYTES, Action, Plan, batches, make_plan, replan
+from pipelines.publish.targets import open_target
+from pipelines.publish.targets.base import (
+    Committed,
+    RevisionConflict,
+    Target,
+    TargetError,
+    Transaction,
+)
+from sources.http import HttpError, HttpFactory
+from warehouse.canonical import canonical_json
+from warehouse.pushes import Receipt, finish_push, record_batch, start_push
+from warehouse.store import Warehouse
+
+# A document may be in at most this many refused transactions before it is reported.
+MAX_CONFLICT_ROUNDS = 2
+
+
+class MassPruneRefused(ReceiptsError):
+    """``--prune`` would delete more than half of the namespace's documents."""
+
+
+@dataclass
+class PushResult:
+    target: str
+    namespace: str
+    status: str  # ok | dry-run | conflict | failed | guard-tripped (running while it runs)
+    plan: Plan
+    push_id: int | None = None
+    applied: int = 0
+    transaction_ids: list[str] = field(default_factory=list)
+    batches: list[dict[str, Any]] = field(default_factory=list)
+    unrelated_before: int | None = None
+    unrelated_after: int | None = None
+    touched_by_us: int | None = None
+    touched_ids: list[str] = field(default_factory=list)
+    conflicts: list[dict[str, str]] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+    message: str | None = None
+
+    @property
+    def dry_run(self) -> bool:
+        return self.status == "dry-run"
+
+    @property
+    def exit_code(self) -> int:
+        if self.status == "guard-tripped":
+            return EXIT_GUARD
+        return EXIT_OK if self.status in ("ok", "dry-run") else EXIT_FAILURE
+
+    @property
+    def receipt(self) -> Receipt:
+        return Receipt(self.unrelated_before, self.unrelated_after, self.touched_by_us)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "push_id": self.push_id,
+            "target": self.target,
+            "namespace": self.namespace,
+            "status": self.status,
+            "dry_run": self.dry_run,
+            "plan": self.plan.counts(),
+            "create": self.plan.create,
+            "update": self.plan.update,
+            "orphan": self.plan.orphan,
+            "blocked": self.plan.blocked,
+            "applied": self.applied,
+            "transaction_ids": self.transaction_ids,
+            "batches": self.batches,
+            "receipt": {
+                "unrelated_before": self.unrelated_before,
+                "unrelated_after": self.unrelated_after,
+                "touched_by_us": self.touched_by_us,
+                "touched_ids": self.touched_ids,
+            },
+            "conflicts": self.conflicts,
+            "notices": self.notices,
+            "message": self.message,
+        }
+
+
+def transaction_id(namespace: str, push_id: int | None, batch_no: int, mutations: Any) -> str:
+    """``rcpt-<push>-<batch>-<digest>``: a function of the push, the batch and its content
+    (push 0 when no ledger numbers the push)."""
+    digest = hashlib.sha256(namespace.encode() + b"\n" + canonical_json(mutations)).hexdigest()
+    return f"rcpt-{push_id or 0}-{batch_no}-{digest[:16]}"
+
+
+@dataclass(frozen=True)
+class _Batch:
+    number: int
+    transaction: Transaction
+    actions: list[Action]
+
+
+class _Sender:
+    """Sends a plan's actions and keeps the record: one ledger row per transaction."""
+
+    def __init__(
+        self,
+        target: Target,
+        namespace: str,
+        settings: Publish,
+        wanted: dict[str, CuratedDocument],
+        ledger: Warehouse | None,
+        push_id: int | None,
+    ) -> None:
+        self.target = target
+        self.namespace = namespace
+        self.settings = settings
+        self.wanted = wanted
+        self.ledger = ledger
+        self.push_id = push_id
+        self.batch_no = 0
+        self.applied = 0
+        self.sent_ids: list[str] = []  # every transaction sent, committed or not
+        self.batches: list[dict[str, Any]] = []
+        self.conflicts: list[dict[str, str]] = []
+        self.failure: str | None = None
+        self._replanned: set[str] = set()
+        self._rounds: Counter[str] = Counter()
+
+    @property
+    def transaction_ids(self) -> list[str]:
+        """The committed transactions, in batch order."""
+        rows = sorted(self.batches, key=lambda b: int(b["batch_no"]))
+        return [str(b["transaction_id"]) for b in rows if b["status"] == "committed"]
+
+    def send(self, actions: Sequence[Action]) -> None:
+        for level in sorted({a.level for a in actions}):
+            queue = [a for a in actions if a.level == level]
+            while queue and self.failure is None:
+                queue = self._send_round(queue)
+            if self.failure is not None:
+                return
+
+    def _transaction(self, actions: list[Action]) -> _Batch:
+        self.batch_no += 1
+        mutations = [a.mutation for a in actions]
+        size = ENVELOPE_BYTES + sum(a.size for a in actions) + len(actions) - 1
+        tx_id = transaction_id(self.namespace, self.push_id, self.batch_no, mutations)
+        return _Batch(self.batch_no, Transaction(tx_id, mutations, size), actions)
+
+    def _send_round(self, queue: list[Action]) -> list[Action]:
+        """Send ``queue`` as transactions; return what must be sent again."""
+        planned = [
+            self._transaction(group)
+            for group in batches(queue, self.settings.batch_bytes, self.settings.batch_mutations)
+        ]
+        again: list[Action] = []
+        waiting = iter(planned)
+        in_flight: dict[Future[Committed], _Batch] = {}
+        with ThreadPoolExecutor(self.settings.concurrency, thread_name_prefix="push") as pool:
+
+            def fill() -> None:
+                # Never more than `concurrency` in flight, and nothing new after a failure.
+                while len(in_flight) < self.settings.concurrency and self.failure is None:
+                    batch = next(waiting, None)
+                    if batch is None:
+                        return
+                    self.sent_ids.append(batch.transaction.id)
+                    in_flight[pool.submit(self.target.commit, batch.transaction)] = batch
+
+            fill()
+            while in_flight:
+                done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+                for future in sorted(done, key=lambda f: in_flight[f].number):
+                    again += self._outcome(in_flight.pop(future), future)
+                fill()
+        return again
+
+    def _outcome(self, batch: _Batch, future: Future[Committed]) -> list[Action]:
+        """Record how a transaction ended; return its actions that must be sent again."""
+        try:
+            committed = future.result()
+        except RevisionConflict as exc:
+            self._record(batch, "conflict", str(exc))
+            return self._after_conflict(batch.actions)
+        except (HttpError, TargetError) as exc:
+            self._record(batch, "failed", str(exc))
+            self.failure = f"transaction {batch.transaction.id} failed: {exc}"
+            return []
+        if committed.transaction_id not in self.sent_ids:
+            self.sent_ids.append(committed.transaction_id)
+        self.applied += len(batch.actions)
+        self._record(batch, "committed", None, committed.transaction_id)
+        existed = [
+            a
+            for a in batch.actions
+            if a.op == "create" and committed.operations.get(a.id, "create") != "create"
+        ]
+        return self._after_conflict(existed) if existed else []
+
+    def _after_conflict(self, group: list[Action]) -> list[Action]:
+        try:
+            current = self.target.read_documents([a.id for a in group])
+        except (HttpError, TargetError) as exc:
+            self.failure = f"re-reading documents after a conflict failed: {exc}"
+            self.conflicts += [{"id": a.id, "reason": "could not be re-read"} for a in group]
+            return []
+        outcome = replan(group, current, self.wanted, self._replanned)
+        self.conflicts += outcome.conflicts
+        resend = []
+        for action in outcome.resend:
+            self._rounds[action.id] += 1
+            if self._rounds[action.id] > MAX_CONFLICT_ROUNDS:
+                self.conflicts.append(
+                    {"id": action.id, "reason": "the target refused it repeatedly; not retried"}
+                )
+            else:
+                resend.append(action)
+        return resend
+
+    def _record(
+        self, batch: _Batch, status: str, message: str | None, committed_id: str | None = None
+    ) -> None:
+        row: dict[str, Any] = {
+            "batch_no": batch.number,
+            "transaction_id": committed_id or batch.transaction.id,
+            "mutations": len(batch.actions),
+            "bytes": batch.transaction.size,
+            "status": status,
+            "message": message,
+        }
+        self.batches.append(row)
+        if self.ledger is not None and self.push_id is not None:
+            record_batch(self.ledger, self.push_id, row)
+
+
+def _record_refusal(
+    ledger: Warehouse | None,
+    target: Target,
+    namespace: str,
+    manifest_name: str | None,
+    run_id: int | None,
+    message: str,
+) -> None:
+    if ledger is None:
+        return
+    push_id = start_push(
+        ledger,
+        target=target.name,
+        namespace=namespace,
+        manifest_name=manifest_name,
+        run_id=run_id,
+        plan_counts={},
+        unrelated_before=None,
+    )
+    finish_push(
+        ledger,
+        push_id,
+        status="refused",
+        applied=0,
+        transaction_ids=[],
+        receipt=Receipt(None, None, None),
+        conflicts=[],
+        notices=[],
+        message=message,
+    )
+
+
+def _guard_message(result: PushResult) -> str | None:
+    before, after, touched = result.unrelated_before, result.unrelated_after, result.touched_by_us
+    if before == after and not touched:
+        return None
+    parts = []
+    if before != after and before is not None and after is not None:
+        parts.append(
+            f"unrelated documents moved during the push: {before} before, {after} after "
+            f"({after - before:+d})"
+        )
+    if touched:
+        shown = ", ".join(result.touched_ids)
+        parts.append(
+            f"{touched} unrelated document(s) carry one of this push's transaction ids"
+            + (f": {shown}" if shown else "")
+        )
+    return "; ".join(parts)
+
+
+def _checked_plan(
+    documents: Sequence[CuratedDocument],
+    target: Target,
+    namespace: str,
+    prune: bool,
+    allow_mass_prune: bool,
+) -> Plan:
+    """The plan, once every ``_id`` (before any request) and every mutation (before any is
+    sent) is inside the namespace, and a prune would not empty most of it."""
+    check_confinement(namespace, (d.id for d in documents))
+    state = target.read_state(namespace)
+    plan = make_plan(namespace, documents, state, prune=prune)
+    check_mutations(namespace, (a.mutation for a in plan.actions))
+    if prune and not allow_mass_prune and len(plan.orphan) * 2 > len(state.documents):
+        raise MassPruneRefused(
+            f"refusing to prune {len(plan.orphan)} of {len(state.documents)} documents of "
+            f"namespace {namespace!r} in one push (more than half); check the manifest and "
+            "the warehouse, then re-run with --allow-mass-prune if that is really meant"
+        )
+    return plan
+
+
+def _conclude(result: PushResult, sender: _Sender) -> None:
+    """What the push did, and its status: the guard first, then failures, then conflicts."""
+    result.applied = sender.applied
+    result.transaction_ids = sender.transaction_ids
+    result.batches = sorted(sender.batches, key=lambda b: int(b["batch_no"]))
+    result.conflicts = sender.conflicts
+    guard = _guard_message(result) if result.unrelated_after is not None else None
+    left_alone = len(sender.conflicts) + len(result.plan.blocked)
+    if guard is not None:
+        result.status, result.message = "guard-tripped", guard
+    elif sender.failure is not None:
+        result.status, result.message = "failed", sender.failure
+    elif left_alone:
+        result.status = "conflict"
+        result.message = (
+            f"{left_alone} document(s) left as the target has them; see conflicts and blocked"
+        )
+    else:
+        result.status = "ok"
+
+
+def push(
+    documents: Sequence[CuratedDocument],
+    target: Target,
+    *,
+    namespace: str,
+    settings: Publish | None = None,
+    ledger: Warehouse | None = None,
+    manifest_name: str | None = None,
+    run_id: int | None = None,
+    dry_run: bool = False,
+    prune: bool = False,
+    allow_mass_prune: bool = False,
+    notices: Sequence[str] = (),
+) -> PushResult:
+    """Plan ``documents`` against ``target`` and, unless ``dry_run``, push the plan.
+    ``ledger`` (the warehouse) records the push; a dry run records nothing."""
+    ledger = None if dry_run else ledger
+    try:
+        plan = _checked_plan(documents, target, namespace, prune, allow_mass_prune)
+    except (NamespaceViolation, MassPruneRefused) as exc:
+        _record_refusal(ledger, target, namespace, manifest_name, run_id, str(exc))
+        raise
+    status = "dry-run" if dry_run else "running"
+    result = PushResult(target.name, namespace, status, plan, notices=[*notices, *plan.notices])
+    result.unrelated_before = target.count_unrelated(namespace)
+    if dry_run:
+        return result
+    if ledger is not None:
+        result.push_id = start_push(
+            ledger,
+            target=target.name,
+            namespace=namespace,
+            manifest_name=manifest_name,
+            run_id=run_id,
+            plan_counts=plan.counts(),
+            unrelated_before=result.unrelated_before,
+        )
+    wanted = {d.id: d for d in documents}
+    sender = _Sender(target, namespace, settings or Publish(), wanted, ledger, result.push_id)
+    try:
+        try:
+            sender.send(plan.actions)
+        finally:
+            target.flush()
+        result.unrelated_after = target.count_unrelated(namespace)
+        # A transaction that failed on the wire may still have committed: check them all.
+        touched = target.touched_by(namespace, sender.sent_ids)
+        result.touched_by_us, result.touched_ids = touched.count, touched.ids
+    except (HttpError, TargetError) as exc:
+        sender.failure = sender.failure or str(exc)
+    _conclude(result, sender)
+    if ledger is not None and result.push_id is not None:
+        finish_push(
+            ledger,
+            result.push_id,
+            status=result.status,
+            applied=result.applied,
+            transaction_ids=result.transaction_ids,
+            receipt=result.receipt,
+            conflicts=[*plan.blocked, *result.conflicts],
+            notices=result.notices,
+            message=result.message,
+        )
+    return result
+
+
+def latest_run(warehouse: Warehouse, manifest_name: str) -> int | None:
+    value = warehouse.scalar(
+        "SELECT max(run_id) FROM runs WHERE manifest_name = $name", {"name": manifest_name}
+    )
+    return None if value is None else int(value)
+
+
+def publish_manifest(
+    manifest: Manifest,
+    warehouse: Warehouse,
+    *,
+    target: Target | None = None,
+    dry_run: bool = False,
+    prune: bool = False,
+    allow_mass_prune: bool = False,
+    http: HttpFactory | None = None,
+    out: Path | None = None,
+    run_id: int | None = None,
+) -> PushResult:
+    """Publish the corpus of ``manifest`` from ``warehouse``: the library entry point of
+    ``receipts publish`` (and of ``refresh``). The target is the one the environment
+    configures (``pipelines.publish.targets.open_target``) unless one is given."""
+    documents = curate_manifest(manifest, warehouse)
+    own_http = http is None
+    http = http or HttpFactory()
+    notices: list[str] = []
+    opened = target is None
+    if target is None:
+        target, notices = open_target(manifest.name, http=http, out=out)
+    try:
+        return push(
+            documents,
+            target,
+            namespace=manifest.corpus.namespace,
+            settings=manifest.publish,
+            ledger=warehouse,
+            manifest_name=manifest.name,
+            run_id=run_id if run_id is not None else latest_run(warehouse, manifest.name),
+            dry_run=dry_run,
+            prune=prune,
+            allow_mass_prune=allow_mass_prune,
+            notices=notices,
+        )
+    finally:
+        if opened:
+            target.close()
+        if own_http:
+            http.close()

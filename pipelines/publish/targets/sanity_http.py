@@ -1,0 +1,282 @@
+"""The Sanity Content Lake HTTP API as a publish target.
+
+Configured by ``SANITY_PROJECT_ID``, ``SANITY_DATASET`` and ``SANITY_TOKEN`` (the token is
+sent as a Bearer header and nowhere else: not in URLs, messages, the warehouse or recorded
+exchanges), ``SANITY_API_VERSION`` (default ``2025-02-19``, the first version whose ``raw``
+perspective includes release versions) and ``SANITY_API_HOST`` (default
+``https://<project>.api.sanity.io``; set it for a proxy or a test fake).
+
+Every read uses the ``raw`` perspective, so drafts and versions are counted. A namespace is
+matched with ``string::startsWith(_id, "<ns>.")``, which matches exactly the ids under the
+prefix (``_id in path("<ns>.**")`` is looser in the reference GROQ implementation). Conflict
+re-reads use the doc endpoint, which returns the latest committed state.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from pipelines.errors import UsageError
+from pipelines.publish.plan import TargetDocument, TargetState
+from pipelines.publish.targets.base import (
+    Committed,
+    RevisionConflict,
+    TargetError,
+    Touched,
+    Transaction,
+    target_document,
+)
+from sources.http import HttpError, HttpFactory, TerminalHttpError, parse_json
+
+ENV_PROJECT = "SANITY_PROJECT_ID"
+ENV_DATASET = "SANITY_DATASET"
+ENV_TOKEN = "SANITY_TOKEN"
+ENV_API_VERSION = "SANITY_API_VERSION"
+ENV_API_HOST = "SANITY_API_HOST"
+REQUIRED_ENV = (ENV_PROJECT, ENV_DATASET, ENV_TOKEN)
+DEFAULT_API_VERSION = "2025-02-19"
+
+_DATASET_RE = re.compile(r"^~?[a-z0-9][-\w]{0,63}$")
+_PROJECT_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$", re.IGNORECASE)
+_VERSION_RE = re.compile(r"^(\d{4}-\d{2}-\d{2}|1|X)$")
+# Sanity retries 429/502/503 itself; a push also retries a 500 and a 504: every mutation it
+# sends is safe to repeat (createIfNotExists, a patch guarded by ifRevisionID, a delete).
+SANITY_TRANSIENT = frozenset({429, 500, 502, 503, 504})
+PAGE_SIZE = 5_000
+DOC_IDS_PER_REQUEST = 100
+TOUCHED_SHOWN = 20
+
+# A document is the corpus's when it is under "<ns>.", is a draft of one, or is a Content
+# Release version of one ("versions.<release>.<ns>.…"). $ns ends with the dot.
+OURS = (
+    '(string::startsWith(_id, $ns) || string::startsWith(_id, "drafts." + $ns) || '
+    '(string::startsWith(_id, "versions.") && '
+    'string::startsWith(_id, "versions." + string::split(_id, ".")[1] + "." + $ns)))'
+)
+PLAN_FIELDS = (
+    '{_id, _rev, _type, "curatedHash": provenance.curatedHash, '
+    '"ownedFields": provenance.ownedFields}'
+)
+
+
+@dataclass(frozen=True)
+class SanitySettings:
+    project_id: str
+    dataset: str
+    token: str = field(repr=False)
+    api_version: str = DEFAULT_API_VERSION
+    api_host: str = ""
+
+    @property
+    def base_url(self) -> str:
+        return (self.api_host or f"https://{self.project_id}.api.sanity.io").rstrip("/")
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> SanitySettings | None:
+        """The settings in the environment, or None unless all three required ones are set."""
+        env = os.environ if environ is None else environ
+        if not all(env.get(name) for name in REQUIRED_ENV):
+            return None
+        project, dataset = env[ENV_PROJECT], env[ENV_DATASET]
+        if not _PROJECT_RE.match(project):
+            raise UsageError(f"{ENV_PROJECT}={project!r} is not a Sanity project id")
+        if not _DATASET_RE.match(dataset):
+            raise UsageError(
+                f"{ENV_DATASET}={dataset!r} is not a dataset name (lowercase letters, digits, "
+                "'_' and '-', at most 64 characters)"
+            )
+        version = (env.get(ENV_API_VERSION) or DEFAULT_API_VERSION).removeprefix("v")
+        if not _VERSION_RE.match(version):
+            raise UsageError(f"{ENV_API_VERSION}={version!r} is not YYYY-MM-DD (or 1, X)")
+        host = env.get(ENV_API_HOST) or ""
+        if host and not host.startswith(("https://", "http://")):
+            raise UsageError(f"{ENV_API_HOST}={host!r} must be an http(s):// URL")
+        return cls(project, dataset, env[ENV_TOKEN], version, host)
+
+
+def missing_settings(environ: Mapping[str, str] | None = None) -> list[str]:
+    env = os.environ if environ is None else environ
+    return [name for name in REQUIRED_ENV if not env.get(name)]
+
+
+def error_description(response: httpx.Response) -> str:
+    """Sanity's own words for an error: ``error.description`` (mutation and query errors,
+    with the first item's description) or a Boom-style ``message``."""
+    try:
+        body = response.json()
+    except ValueError:
+        return f"HTTP {response.status_code}"
+    if not isinstance(body, dict):
+        return f"HTTP {response.status_code}"
+    error = body.get("error")
+    if isinstance(error, dict):
+        text = str(error.get("description") or error.get("type") or "")
+        items = error.get("items")
+        if isinstance(items, list) and items and isinstance(items[0], dict):
+            first = items[0].get("error")
+            if isinstance(first, dict) and first.get("description") not in (None, text):
+                text = f"{text} ({first['description']})" if text else str(first["description"])
+        return text or f"HTTP {response.status_code}"
+    return str(body.get("message") or error or f"HTTP {response.status_code}")
+
+
+def _classify(response: httpx.Response) -> HttpError | None:
+    status = response.status_code
+    if status < 400 or status == 409 or status in SANITY_TRANSIENT:
+        return None
+    request = response.request
+    return TerminalHttpError(
+        f"sanity: HTTP {status} for {request.method} {request.url.path}: "
+        f"{error_description(response)}",
+        str(request.url),
+        status,
+    )
+
+
+def _revision_conflict(body: Any) -> RevisionConflict | None:
+    """A 409 that says a document's revision moved (not, e.g., a reference error)."""
+    error = body.get("error") if isinstance(body, dict) else None
+    if not isinstance(error, dict):
+        return None
+    description = str(error.get("description") or "")
+    raw_items = error["items"] if isinstance(error.get("items"), list) else []
+    items: list[dict[str, Any]] = [
+        i["error"] for i in raw_items if isinstance(i, dict) and isinstance(i.get("error"), dict)
+    ]
+    moved = [
+        i
+        for i in items
+        if i.get("type") == "documentRevisionIDDoesNotMatchError"
+        or "unexpected revision" in str(i.get("description", ""))
+    ]
+    if moved or (not items and "unexpected revision" in description):
+        return RevisionConflict(description, [str(i["id"]) for i in moved if i.get("id")])
+    return None
+
+
+class SanityHttpTarget:
+    def __init__(self, settings: SanitySettings, http: HttpFactory) -> None:
+        self.settings = settings
+        self.name = f"sanity:{settings.project_id}/{settings.dataset}"
+        self._data = f"{settings.base_url}/v{settings.api_version}/data"
+        self._client = http.client(
+            "sanity",
+            [settings.base_url],
+            headers={"Authorization": f"Bearer {settings.token}"},
+            policy=dataclasses.replace(http.policy, transient_statuses=SANITY_TRANSIENT),
+            classify=_classify,
+        )
+
+    # -- reads -----------------------------------------------------------------------------
+    def _query(self, query: str, params: Mapping[str, Any]) -> Any:
+        response = self._client.request(
+            "POST",
+            f"{self._data}/query/{self.settings.dataset}",
+            params={"perspective": "raw", "returnQuery": "false"},
+            json_body={"query": query, "params": dict(params)},
+        )
+        body = parse_json(response)
+        if not isinstance(body, dict) or "result" not in body:
+            raise TargetError(f"{self.name}: a query answered without a result")
+        return body["result"]
+
+    def _paged(self, prefix: str, projection: str) -> list[dict[str, Any]]:
+        query = (
+            f"*[string::startsWith(_id, $prefix) && _id > $after] | order(_id) "
+            f"[0...{PAGE_SIZE}] {projection}"
+        )
+        out: list[dict[str, Any]] = []
+        after = ""
+        while True:
+            page = self._query(query, {"prefix": prefix, "after": after})
+            if not isinstance(page, list):
+                raise TargetError(f"{self.name}: a listing query did not answer a list")
+            out.extend(d for d in page if isinstance(d, dict) and isinstance(d.get("_id"), str))
+            if len(page) < PAGE_SIZE:
+                return out
+            after = str(page[-1]["_id"])
+
+    def read_state(self, namespace: str) -> TargetState:
+        documents = self._paged(namespace + ".", PLAN_FIELDS)
+        drafts = self._paged("drafts." + namespace + ".", "{_id}")
+        return TargetState(
+            documents={d["_id"]: target_document(d) for d in documents},
+            drafts=frozenset(d["_id"][len("drafts.") :] for d in drafts),
+        )
+
+    def read_documents(self, ids: Sequence[str]) -> dict[str, TargetDocument]:
+        out: dict[str, TargetDocument] = {}
+        for start in range(0, len(ids), DOC_IDS_PER_REQUEST):
+            chunk = ids[start : start + DOC_IDS_PER_REQUEST]
+            response = self._client.request(
+                "GET", f"{self._data}/doc/{self.settings.dataset}/{','.join(chunk)}"
+            )
+            body = parse_json(response)
+            documents = body.get("documents") if isinstance(body, dict) else None
+            if not isinstance(documents, list):
+                raise TargetError(f"{self.name}: the doc endpoint answered without documents")
+            for document in documents:
+                if isinstance(document, dict) and document.get("_id") in chunk:
+                    out[document["_id"]] = target_document(document, full=True)
+        return out
+
+    def count_unrelated(self, namespace: str) -> int:
+        result = self._query(f"count(*[!{OURS}])", {"ns": namespace + "."})
+        if not isinstance(result, int):
+            raise TargetError(f"{self.name}: a count query did not answer a number")
+        return result
+
+    def touched_by(self, namespace: str, transaction_ids: Sequence[str]) -> Touched:
+        if not transaction_ids:
+            return Touched(0)
+        params = {"ns": namespace + ".", "txids": list(transaction_ids)}
+        count = self._query(f"count(*[!{OURS} && _rev in $txids])", params)
+        if not isinstance(count, int):
+            raise TargetError(f"{self.name}: a count query did not answer a number")
+        ids: list[str] = []
+        if count:
+            listed = self._query(
+                f"*[!{OURS} && _rev in $txids] | order(_id) [0...{TOUCHED_SHOWN}]._id", params
+            )
+            ids = [str(i) for i in listed] if isinstance(listed, list) else []
+        return Touched(count, ids)
+
+    # -- writes ----------------------------------------------------------------------------
+    def commit(self, transaction: Transaction) -> Committed:
+        response = self._client.request(
+            "POST",
+            f"{self._data}/mutate/{self.settings.dataset}",
+            params={"returnIds": "true", "returnDocuments": "false", "visibility": "sync"},
+            json_body={"mutations": transaction.mutations, "transactionId": transaction.id},
+            ok=(200, 409),
+        )
+        body = parse_json(response)
+        if response.status_code == 409:
+            conflict = _revision_conflict(body)
+            if conflict is not None:
+                raise conflict
+            raise TargetError(
+                f"{self.name} refused transaction {transaction.id}: {error_description(response)}"
+            )
+        if not isinstance(body, dict):
+            raise TargetError(f"{self.name}: a mutation answered {type(body).__name__}")
+        results = body["results"] if isinstance(body.get("results"), list) else []
+        operations = {
+            str(r["id"]): str(r.get("operation"))
+            for r in results
+            if isinstance(r, dict) and "id" in r
+        }
+        return Committed(str(body.get("transactionId") or transaction.id), operations)
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self._client.close()

@@ -1,0 +1,1 @@
+"""Forem (dev.to): articles and their comment threads."""

@@ -1,0 +1,1 @@
+"""GitHub: repository files at pinned commits."""

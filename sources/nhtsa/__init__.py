@@ -1,0 +1,1 @@
+"""NHTSA: recalls, complaints, investigations and manufacturer communications."""
