@@ -51,4 +51,3 @@ for _command in (
     main.add_command(_command)
 
 __all__ = ["main"]
-
