@@ -23,6 +23,7 @@ import pyarrow as pa
 
 from sources.synthetic import is_changed, synthetic_record_value
 from warehouse.canonical import canonical_json
+from warehouse.digests import row_counts
 from warehouse.ingest import Ingestor
 from warehouse.records import Listing, Provenance, Record
 from warehouse.runs import finish_run, start_run
@@ -77,10 +78,7 @@ def ours(
 
 
 def table_sizes(warehouse: Warehouse) -> dict[str, int]:
-    return {
-        t: int(warehouse.scalar(f"SELECT count(*) FROM {t}"))
-        for t in ("snapshots", "revisions", "documents", "sightings")
-    }
+    return row_counts(warehouse, ("snapshots", "revisions", "documents", "sightings"))
 
 
 _PEAK_SCRIPT = """

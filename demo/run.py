@@ -25,8 +25,6 @@ import shutil
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import date, datetime
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +32,7 @@ import click
 
 from pipelines.errors import EXIT_OK
 from sources.http import BASE_URL_ENV, ENV_RECORD, ENV_REPLAY
+from warehouse import digests
 from warehouse.store import ENV_WAREHOUSE, Warehouse
 
 REPO = Path(__file__).resolve().parent.parent
@@ -267,45 +266,10 @@ def run_demo(
 
 
 # -- what the warehouse holds --------------------------------------------------------------
-def _plain(value: Any) -> Any:
-    if isinstance(value, bytes | bytearray | memoryview):
-        return bytes(value).hex()
-    if isinstance(value, datetime | date):
-        return value.isoformat()
-    if isinstance(value, Decimal):
-        return str(value)
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    return value
-
-
 def dump_tables(warehouse: Warehouse) -> dict[str, list[list[Any]]]:
     """Every row of every table, sorted, as plain JSON values, without
     :data:`VOLATILE_COLUMNS`: equal for two warehouses that recorded the same thing."""
-    tables = [
-        str(row[0])
-        for row in warehouse.con.execute(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' "
-            "AND table_type = 'BASE TABLE' ORDER BY table_name"
-        ).fetchall()
-    ]
-    dump = {}
-    for table in tables:
-        columns = [
-            str(row[0])
-            for row in warehouse.con.execute(
-                "SELECT column_name FROM information_schema.columns WHERE table_schema = 'main' "
-                "AND table_name = $t ORDER BY ordinal_position",
-                {"t": table},
-            ).fetchall()
-            if str(row[0]) not in VOLATILE_COLUMNS.get(table, frozenset())
-        ]
-        listed = ", ".join(f'"{c}"' for c in columns)
-        rows = warehouse.con.execute(f'SELECT {listed} FROM "{table}" ORDER BY ALL').fetchall()
-        dump[table] = [[_plain(v) for v in row] for row in rows]
-    return dump
+    return digests.dump_tables(warehouse, leave_out=VOLATILE_COLUMNS)
 
 
 def warehouse_digest(path: Path) -> str:

@@ -33,9 +33,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import duckdb
-import pyarrow as pa
-
 from pipelines.errors import ReceiptsError, UsageError
 from sources.nhtsa.flatfile import (
     LAYOUTS,
@@ -56,6 +53,7 @@ from warehouse.clock import now
 from warehouse.ingest import DEFAULT_BATCH_SIZE, Counts, Ingestor
 from warehouse.records import Listing, Provenance, Record
 from warehouse.runs import finish_run, latest_checkpoint, start_run
+from warehouse.scratch import KeyLines
 from warehouse.store import Warehouse
 
 SOURCE = "nhtsa"
@@ -163,41 +161,6 @@ class LineSet:
         return index < len(self._bits) and bool(self._bits[index] & (1 << (line & 7)))
 
 
-class KeyLines:
-    """``(key, line)`` of every wanted row, in a scratch DuckDB database that spills."""
-
-    def __init__(self, directory: Path, memory_limit: str) -> None:
-        self.con = duckdb.connect(
-            ":memory:",
-            config={
-                "memory_limit": memory_limit,
-                "temp_directory": str(directory / "spill"),
-                "preserve_insertion_order": False,
-            },
-        )
-        self.con.execute("CREATE TABLE key_lines (key VARCHAR, line BIGINT)")
-
-    def add(self, keys: list[str], lines: list[int]) -> None:
-        chunk = pa.table({"key": keys, "line": pa.array(lines, pa.int64())})
-        self.con.register("_chunk", chunk)
-        try:
-            self.con.execute("INSERT INTO key_lines SELECT key, line FROM _chunk")
-        finally:
-            self.con.unregister("_chunk")
-
-    def last_lines(self) -> LineSet:
-        """The line that ends each document (its key's last line)."""
-        found = LineSet()
-        cursor = self.con.execute("SELECT max(line) FROM key_lines GROUP BY key")
-        while chunk := cursor.fetchmany(50_000):
-            for (line,) in chunk:
-                found.add(int(line))
-        return found
-
-    def close(self) -> None:
-        self.con.close()
-
-
 def _pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -283,7 +246,8 @@ def scan(
                 reporter.reading(result.rows, source.bytes_read, source.total_bytes)
         if keys:
             index.add(keys, lines)
-        result.ends = index.last_lines()
+        for line in index.last_lines():  # the line that ends each document
+            result.ends.add(line)
     finally:
         index.close()
     reporter.reading(result.rows, source.bytes_read, source.total_bytes)
@@ -352,16 +316,6 @@ def _run_hash(request: BackfillRequest, digest: str, member: str) -> str:
     return hashlib.sha256(canonical_json(params)).hexdigest()
 
 
-@contextlib.contextmanager
-def _memory_limit(warehouse: Warehouse, limit: str) -> Iterator[None]:
-    previous = warehouse.scalar("SELECT current_setting('memory_limit')")
-    warehouse.con.execute(f"SET memory_limit = '{limit}'")
-    try:
-        yield
-    finally:
-        warehouse.con.execute(f"SET memory_limit = '{previous}'")
-
-
 def run_backfill(
     warehouse: Warehouse,
     request: BackfillRequest,
@@ -397,7 +351,7 @@ def run_backfill(
     try:
         with (
             scratch_directory(request.scratch_dir) as scratch,
-            _memory_limit(warehouse, request.memory_limit),
+            warehouse.memory_limit(request.memory_limit),
         ):
             scanned = scan(source, request, scratch, reporter)
             result.rows, result.matched = scanned.rows, scanned.matched

@@ -16,6 +16,7 @@ from sources.http import HttpError, HttpFactory
 from sources.registry import SOURCES
 from warehouse.ingest import COUNT_KEYS, Counts, Ingestor, MassRetireRefused
 from warehouse.runs import finish_run, start_run
+from warehouse.sightings import body_seen_at
 from warehouse.store import Warehouse
 
 
@@ -62,13 +63,7 @@ class IngestOptions:
 
 def _lookup(warehouse: Warehouse) -> Any:
     def lookup(doc_id: str, url: str, commit: str | None) -> bytes | None:
-        row = warehouse.first_row(
-            "SELECT s.body FROM sightings g JOIN snapshots s USING (content_hash) "
-            "WHERE g.doc_id = $doc AND g.source_url = $url AND g.source_commit = $commit "
-            "ORDER BY g.run_id DESC LIMIT 1",
-            {"doc": doc_id, "url": url, "commit": commit or ""},
-        )
-        return None if row is None else bytes(row[0])
+        return body_seen_at(warehouse, doc_id, url, commit)
 
     return lookup
 

@@ -96,7 +96,7 @@ def test_verify_detects_a_corrupted_snapshot(manifest: Path, warehouse_path: Pat
     ok = cli("verify", "--warehouse", warehouse_path, "--json")
     assert ok.exit_code == 0 and json.loads(ok.stdout)["checked"] == 50
     with Warehouse.open(str(warehouse_path)) as wh:  # simulate bit rot behind our back
-        wh.con.execute(
+        wh._connection_for_tests().execute(
             "UPDATE snapshots SET body = 'tampered'::BLOB WHERE content_hash = "
             "(SELECT min(content_hash) FROM snapshots)"
         )

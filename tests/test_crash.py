@@ -16,7 +16,10 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO, cli, write_manifest
+from warehouse import audit
+from warehouse.digests import row_counts
 from warehouse.lock import read_holder
+from warehouse.runs import progress
 from warehouse.store import Warehouse
 
 COUNT = 12_000
@@ -92,11 +95,11 @@ def test_sigkill_mid_run_then_rerun_completes_without_duplicates(tmp_path: Path)
     assert proc.returncode == -signal.SIGKILL
 
     with Warehouse.open(str(warehouse), read_only=True) as wh:
-        committed = wh.scalar("SELECT count(*) FROM revisions")
-        batches = wh.scalar("SELECT count(*) FROM run_progress")
+        committed = row_counts(wh, ["revisions"])["revisions"]
+        batches = progress(wh)
         # Every committed batch has exactly its records: data and progress commit together.
-        assert committed == wh.scalar("SELECT coalesce(sum(new), 0) FROM run_progress")
-        assert committed == BATCH * batches
+        assert committed == sum(batch.new for batch in batches)
+        assert committed == BATCH * len(batches)
         assert 0 < committed < COUNT, "kill landed outside the run; make the run slower"
 
     ledger = json.loads(cli("runs", "--warehouse", warehouse, "--json").stdout)
@@ -110,8 +113,8 @@ def test_sigkill_mid_run_then_rerun_completes_without_duplicates(tmp_path: Path)
     assert report["counts"]["synthetic"]["unchanged"] == committed
 
     with Warehouse.open(str(warehouse), read_only=True) as wh:
-        for table in ("documents", "revisions", "snapshots"):
-            assert wh.scalar(f"SELECT count(*) FROM {table}") == COUNT, table
-        assert wh.scalar("SELECT count(DISTINCT doc_id) FROM revisions") == COUNT
+        counts = row_counts(wh, ("documents", "revisions", "snapshots"))
+        assert counts == dict.fromkeys(counts, COUNT)
+        assert len({r.doc_id for r in audit.revisions(wh)}) == COUNT
     text = cli("runs", "--warehouse", warehouse).output
     assert "interrupted" in text and f"(completes run {run_id})" in text

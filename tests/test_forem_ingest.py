@@ -20,6 +20,7 @@ from sources.registry import SOURCES
 from tests.conftest import write_manifest
 from tests.fakes.forem import FakeForem, VirtualClock, forem_entry
 from warehouse import audit
+from warehouse.digests import row_counts
 from warehouse.errors import NotFound
 from warehouse.ids import sanity_id
 from warehouse.records import Provenance
@@ -54,14 +55,12 @@ def body(wh: Warehouse, doc_id: str, revision: int | None = None) -> dict[str, A
 
 
 def doc_ids(wh: Warehouse, kind: str) -> set[str]:
-    rows = wh.con.execute(
-        "SELECT doc_id FROM documents WHERE source = 'forem' AND kind = $k", {"k": kind}
-    ).fetchall()
-    return {r[0] for r in rows}
+    """The forem documents of ``kind`` (a doc_id is ``forem/<kind>/...``)."""
+    return {r.doc_id for r in audit.revisions(wh) if r.doc_id.startswith(f"forem/{kind}/")}
 
 
 def revision_count(wh: Warehouse) -> int:
-    return int(wh.scalar("SELECT count(*) FROM revisions"))
+    return row_counts(wh, ["revisions"])["revisions"]
 
 
 @pytest.fixture
@@ -281,7 +280,7 @@ def test_volatile_churn_produces_no_revision_but_an_edit_does(
     entry = forem_entry(id=thread["article"])
     ingest(wh, tmp_path, clock, entry)
     before = revision_count(wh)
-    snapshots = int(wh.scalar("SELECT count(*) FROM snapshots"))
+    snapshots = row_counts(wh, ["snapshots"])["snapshots"]
     fake.churn()
     result = ingest(wh, tmp_path, clock, entry)
     assert result.counts["forem"] == {
@@ -293,7 +292,7 @@ def test_volatile_churn_produces_no_revision_but_an_edit_does(
         "failed": 0,
     }
     assert revision_count(wh) == before
-    assert int(wh.scalar("SELECT count(*) FROM snapshots")) == snapshots
+    assert row_counts(wh, ["snapshots"])["snapshots"] == snapshots
 
     fake.articles[thread["article"]].title = "On labels (updated)"
     fake.edit_comment(thread["comments"][3], "Same here, on 3.2 too.")
@@ -438,9 +437,7 @@ def test_the_same_upstream_gives_the_same_bytes_in_another_warehouse(
         directory.mkdir()
         with Warehouse.open(str(directory / "w.duckdb")) as wh:
             ingest(wh, directory, clock, forem_entry(id=thread["article"]))
-            hashes.append(
-                wh.con.execute("SELECT doc_id, content_hash FROM revisions ORDER BY 1").fetchall()
-            )
+            hashes.append([(r.doc_id, r.content_hash) for r in audit.revisions(wh)])
         fake.churn()
     assert hashes[0] == hashes[1]
     assert len(hashes[0]) == 5
@@ -469,8 +466,8 @@ def test_the_api_key_goes_only_to_the_configured_instance(
     assert set(fake.api_keys_seen) == {secret}
     assert set(other.api_keys_seen) == {None}
     assert f"forem/article/community.example/{theirs}" in doc_ids(wh, "article")
-    for (stored,) in wh.con.execute("SELECT body FROM snapshots").fetchall():
-        assert secret.encode() not in bytes(stored)
+    for stored in audit.iter_snapshots(wh):
+        assert secret.encode() not in stored.body
     assert secret not in json.dumps(audit.runs(wh))
 
 

@@ -14,9 +14,10 @@ from hypothesis import strategies as st
 
 from warehouse import audit
 from warehouse.canonical import canonical_json
+from warehouse.digests import row_counts
 from warehouse.ingest import Counts, Ingestor, MassRetireRefused
 from warehouse.records import Listing, Provenance, Record
-from warehouse.runs import finish_run, start_run
+from warehouse.runs import finish_run, progress, start_run
 from warehouse.store import Warehouse
 
 REPO = Path(__file__).resolve().parent.parent
@@ -49,10 +50,7 @@ def run_listing(
 
 
 def table_counts(wh: Warehouse) -> dict[str, int]:
-    return {
-        t: int(wh.scalar(f"SELECT count(*) FROM {t}"))
-        for t in ("documents", "snapshots", "revisions", "sightings")
-    }
+    return row_counts(wh, ("documents", "snapshots", "revisions", "sightings"))
 
 
 def test_first_ingest_then_identical_reingest_writes_nothing(wh: Warehouse) -> None:
@@ -67,8 +65,10 @@ def test_first_ingest_then_identical_reingest_writes_nothing(wh: Warehouse) -> N
 
 def test_hash_what_you_store(wh: Warehouse) -> None:
     run_listing(wh, [rec("a", {"x": 1}), rec("b", {"x": 2})])
-    for content_hash, body in wh.con.execute("SELECT content_hash, body FROM snapshots").fetchall():
-        assert hashlib.sha256(bytes(body)).hexdigest() == content_hash
+    stored = list(audit.iter_snapshots(wh))
+    assert len(stored) == 2
+    for content_hash, body in stored:
+        assert hashlib.sha256(body).hexdigest() == content_hash
 
 
 def test_change_creates_a_new_revision_and_keeps_the_old_bytes(wh: Warehouse) -> None:
@@ -85,8 +85,7 @@ def test_change_creates_a_new_revision_and_keeps_the_old_bytes(wh: Warehouse) ->
 
 def test_identical_bytes_are_stored_once(wh: Warehouse) -> None:
     run_listing(wh, [rec("a", {"same": 1}), rec("b", {"same": 1})])
-    assert wh.scalar("SELECT count(*) FROM snapshots") == 1
-    assert wh.scalar("SELECT count(*) FROM revisions") == 2
+    assert row_counts(wh, ("snapshots", "revisions")) == {"snapshots": 1, "revisions": 2}
 
 
 @pytest.mark.parametrize("batch_size", [1, 10])
@@ -131,7 +130,7 @@ def test_circuit_breaker_refuses_mass_retirement(wh: Warehouse) -> None:
     run_listing(wh, everything, complete=True)
     with pytest.raises(MassRetireRefused, match="refusing to retire 6 of 10"):
         run_listing(wh, everything[:4], complete=True)
-    assert wh.scalar("SELECT count(*) FROM revisions WHERE tombstone") == 0
+    assert not any(r.tombstone for r in audit.revisions(wh))
     allowed = run_listing(wh, everything[:4], complete=True, allow_mass_retire=True)
     assert allowed.gone == 6
 
@@ -157,9 +156,7 @@ def test_sightings_record_every_commit_at_which_bytes_were_seen(wh: Warehouse) -
 
 def test_batches_commit_with_their_progress(wh: Warehouse) -> None:
     run_listing(wh, [rec(str(i), i) for i in range(7)], batch_size=3)
-    rows = wh.con.execute(
-        "SELECT batch_no, records, new FROM run_progress ORDER BY batch_no"
-    ).fetchall()
+    rows = [(p.batch_no, p.records, p.new) for p in progress(wh)]
     assert rows == [(1, 3, 3), (2, 3, 3), (3, 1, 1)]
 
 

@@ -116,13 +116,11 @@ def corpus(name: str, entries: dict[str, int]) -> str:
 
 
 def members(warehouse_path: Path, name: str) -> set[str]:
+    from warehouse import corpus
     from warehouse.store import Warehouse
 
     with Warehouse.open(str(warehouse_path), read_only=True) as wh:
-        rows = wh.con.execute(
-            "SELECT doc_id FROM corpus_members WHERE corpus = $c", {"c": name}
-        ).fetchall()
-    return {r[0] for r in rows}
+        return {m.doc_id for m in corpus.members(wh, name)}
 
 
 def test_an_entry_removed_from_the_manifest_leaves_the_corpus_only(

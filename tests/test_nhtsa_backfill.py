@@ -59,10 +59,10 @@ def snapshot_body(warehouse_path: Path, doc: str) -> dict[str, Any]:
 
 def revisions(warehouse_path: Path) -> list[tuple[Any, ...]]:
     with Warehouse.open(str(warehouse_path), read_only=True) as wh:
-        return wh.con.execute(
-            "SELECT doc_id, revision, content_hash, tombstone, source_format FROM revisions "
-            "ORDER BY doc_id, revision"
-        ).fetchall()
+        return [
+            (r.doc_id, r.revision, r.content_hash, r.tombstone, r.source_format)
+            for r in audit.revisions(wh)
+        ]
 
 
 def test_a_flat_file_becomes_one_document_per_record(tmp_path: Path) -> None:

@@ -31,6 +31,7 @@ from tests.fakes.nhtsa import (
     FakeNhtsa,
 )
 from warehouse import audit
+from warehouse.digests import row_counts
 from warehouse.ids import doc_id
 from warehouse.store import Warehouse
 
@@ -71,8 +72,7 @@ def ingest_lib(
 
 def current_docs(warehouse_path: Path) -> set[str]:
     with Warehouse.open(str(warehouse_path), read_only=True) as wh:
-        rows = wh.con.execute("SELECT doc_id FROM current_revisions WHERE NOT tombstone").fetchall()
-    return {r[0] for r in rows}
+        return {r.doc_id for r in audit.revisions(wh, current=True) if not r.tombstone}
 
 
 def body(warehouse_path: Path, doc: str) -> dict[str, Any]:
@@ -82,10 +82,7 @@ def body(warehouse_path: Path, doc: str) -> dict[str, Any]:
 
 def table_counts(warehouse_path: Path) -> dict[str, int]:
     with Warehouse.open(str(warehouse_path), read_only=True) as wh:
-        return {
-            t: int(wh.scalar(f"SELECT count(*) FROM {t}"))
-            for t in ("documents", "snapshots", "revisions")
-        }
+        return row_counts(wh, ("documents", "snapshots", "revisions"))
 
 
 # -- the manifest --------------------------------------------------------------------------

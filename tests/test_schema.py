@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from warehouse.digests import row_counts
 from warehouse.errors import SchemaError
 from warehouse.store import Warehouse, migrations
 
@@ -15,17 +16,11 @@ GOLDEN = Path(__file__).parent / "golden" / "schema.txt"
 
 def describe_schema(wh: Warehouse) -> str:
     lines = []
-    for table, ttype in wh.con.execute(
-        "SELECT table_name, table_type FROM information_schema.tables "
-        "WHERE table_schema = 'main' ORDER BY table_name"
-    ).fetchall():
-        lines.append(f"{'view' if ttype == 'VIEW' else 'table'} {table}")
-        for column, dtype, nullable in wh.con.execute(
-            "SELECT column_name, data_type, is_nullable FROM information_schema.columns "
-            "WHERE table_name = $t AND table_schema = 'main' ORDER BY ordinal_position",
-            {"t": table},
-        ).fetchall():
-            lines.append(f"  {column} {dtype}{'' if nullable == 'YES' else ' NOT NULL'}")
+    for table in wh.tables():
+        lines.append(f"{'view' if table.view else 'table'} {table.name}")
+        for column in table.columns:
+            null = "" if column.nullable else " NOT NULL"
+            lines.append(f"  {column.name} {column.data_type}{null}")
     return "\n".join(lines) + "\n"
 
 
@@ -47,13 +42,14 @@ def test_reopening_applies_nothing_twice(warehouse_path: Path) -> None:
         assert first.applied_migrations()
     with Warehouse.open(str(warehouse_path)) as second:
         assert second.migrate() == []
-        rows = second.scalar("SELECT count(*) FROM schema_migrations")
+        rows = row_counts(second, ["schema_migrations"])["schema_migrations"]
         assert rows == len(migrations())
 
 
 def test_a_changed_migration_is_refused(warehouse_path: Path) -> None:
     with Warehouse.open(str(warehouse_path)) as wh:
-        wh.con.execute("UPDATE schema_migrations SET checksum = 'tampered'")  # test-only tamper
+        # test-only tamper, behind the warehouse's back
+        wh._connection_for_tests().execute("UPDATE schema_migrations SET checksum = 'tampered'")
     with pytest.raises(SchemaError, match="changed after it was applied"):
         Warehouse.open(str(warehouse_path))
 

@@ -89,7 +89,7 @@ class Point:
 
 
 def run_exists(warehouse: Warehouse, run_id: int) -> bool:
-    return bool(warehouse.scalar("SELECT count(*) FROM runs WHERE run_id = $r", {"r": run_id}))
+    return bool(warehouse._scalar("SELECT count(*) FROM runs WHERE run_id = $r", {"r": run_id}))
 
 
 def resolve_point(warehouse: Warehouse, text: str) -> Point:
@@ -98,7 +98,7 @@ def resolve_point(warehouse: Warehouse, text: str) -> Point:
     if _RUN.match(value):
         run_id = int(value)
         if not run_exists(warehouse, run_id):
-            newest = warehouse.scalar("SELECT max(run_id) FROM runs")
+            newest = warehouse._scalar("SELECT max(run_id) FROM runs")
             known = f"runs are 1..{newest}" if newest else "no run has been recorded yet"
             raise PointError(f"no run {run_id} in {warehouse.location}; {known}")
         return Point(run_id=run_id)
@@ -154,7 +154,7 @@ def as_of(
         members, member_params = members_sql(point, "member_point")
         source_filter += f" AND r.doc_id IN (SELECT doc_id FROM ({members}) WHERE member)"
         params.update(member_params, corpus=corpus)
-    rows = warehouse.con.execute(
+    rows = warehouse._con.execute(
         f"""
         WITH cut AS (
             SELECT r.doc_id, max(r.revision) AS revision
@@ -174,11 +174,11 @@ def as_of(
 
 def known_sources(warehouse: Warehouse) -> list[str]:
     """The sources that have documents in the warehouse."""
-    rows = warehouse.con.execute("SELECT DISTINCT source FROM documents ORDER BY 1").fetchall()
+    rows = warehouse._con.execute("SELECT DISTINCT source FROM documents ORDER BY 1").fetchall()
     return [str(source) for (source,) in rows]
 
 
 def known_corpora(warehouse: Warehouse) -> list[str]:
     """The corpora that have (or had) members in the warehouse."""
-    rows = warehouse.con.execute("SELECT DISTINCT corpus FROM memberships ORDER BY 1").fetchall()
+    rows = warehouse._con.execute("SELECT DISTINCT corpus FROM memberships ORDER BY 1").fetchall()
     return [str(corpus) for (corpus,) in rows]

@@ -8,7 +8,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from warehouse.errors import NotFound
 from warehouse.store import Warehouse
@@ -35,7 +35,7 @@ def runs(
     )
     if limit is not None:
         sql += f" LIMIT {int(limit)}"
-    rows = warehouse.con.execute(sql).fetchall()
+    rows = warehouse._con.execute(sql).fetchall()
     out = []
     for row in rows:
         (run_id, command, name, mhash, status, started, finished, pid, host, resumes) = row[:10]
@@ -67,7 +67,7 @@ def _iso(value: datetime | None) -> str | None:
 
 def history(warehouse: Warehouse, doc_id: str) -> list[dict[str, Any]]:
     """Every revision of a document, oldest first, with provenance and where it was seen."""
-    rows = warehouse.con.execute(
+    rows = warehouse._con.execute(
         """
         SELECT revision, content_hash, tombstone, tombstone_reason, valid_from_run, valid_from,
                valid_until_run, valid_until, is_current, scope, source_url, source_commit,
@@ -79,7 +79,7 @@ def history(warehouse: Warehouse, doc_id: str) -> list[dict[str, Any]]:
     if not rows:
         raise NotFound(f"no document {doc_id!r} in {warehouse.location}")
     sightings: dict[str, list[dict[str, Any]]] = {}
-    for content_hash, url, commit, run_id, fetched_at in warehouse.con.execute(
+    for content_hash, url, commit, run_id, fetched_at in warehouse._con.execute(
         "SELECT content_hash, source_url, source_commit, run_id, fetched_at FROM sightings "
         "WHERE doc_id = $doc ORDER BY run_id, source_commit, source_url",
         {"doc": doc_id},
@@ -154,7 +154,7 @@ def snapshot(
             f"{doc_id} revision {picked['revision']} is a tombstone "
             f"({picked['tombstone_reason']}); it has no bytes"
         )
-    row = warehouse.first_row(
+    row = warehouse._first_row(
         "SELECT media_type, body FROM snapshots WHERE content_hash = $h LIMIT 1",
         {"h": picked["content_hash"]},
     )
@@ -169,8 +169,14 @@ class VerifyResult:
     mismatches: list[dict[str, str]]
 
 
-def iter_snapshots(warehouse: Warehouse, chunk: int = 1000) -> Iterator[tuple[str, bytes]]:
-    cursor = warehouse.con.cursor()
+class StoredSnapshot(NamedTuple):
+    content_hash: str
+    body: bytes
+
+
+def iter_snapshots(warehouse: Warehouse, chunk: int = 1000) -> Iterator[StoredSnapshot]:
+    """Every stored snapshot, in no particular order, streamed ``chunk`` at a time."""
+    cursor = warehouse._con.cursor()
     cursor.execute("SELECT content_hash, body FROM snapshots")
     while True:
         rows = cursor.fetchmany(chunk)
@@ -178,7 +184,28 @@ def iter_snapshots(warehouse: Warehouse, chunk: int = 1000) -> Iterator[tuple[st
             cursor.close()
             return
         for content_hash, body in rows:
-            yield str(content_hash), bytes(body)
+            yield StoredSnapshot(str(content_hash), bytes(body))
+
+
+class RevisionRow(NamedTuple):
+    doc_id: str
+    revision: int
+    content_hash: str | None  # None for a tombstone
+    tombstone: bool
+    tombstone_reason: str | None
+    valid_from_run: int
+    source_format: str | None
+
+
+def revisions(warehouse: Warehouse, *, current: bool = False) -> list[RevisionRow]:
+    """Every revision of every document (only the current ones with ``current``), ordered
+    by doc_id and revision."""
+    table = "current_revisions" if current else "revisions"
+    rows = warehouse._con.execute(
+        "SELECT doc_id, revision, content_hash, tombstone, tombstone_reason, valid_from_run, "
+        f"source_format FROM {table} ORDER BY doc_id, revision"
+    ).fetchall()
+    return [RevisionRow._make(row) for row in rows]
 
 
 def verify(warehouse: Warehouse) -> VerifyResult:
@@ -190,7 +217,7 @@ def verify(warehouse: Warehouse) -> VerifyResult:
         actual = hashlib.sha256(body).hexdigest()
         if actual != content_hash:
             mismatches.append({"content_hash": content_hash, "actual": actual})
-    dangling = warehouse.con.execute(
+    dangling = warehouse._con.execute(
         "SELECT DISTINCT r.content_hash FROM revisions r WHERE r.content_hash IS NOT NULL "
         "AND NOT EXISTS (SELECT 1 FROM snapshots s WHERE s.content_hash = r.content_hash)"
     ).fetchall()

@@ -135,7 +135,7 @@ def finished_runs(
     if started_by is not None:
         sql += " AND started_at <= $at"
         params["at"] = started_by
-    rows = warehouse.con.execute(sql + " ORDER BY run_id DESC", params).fetchall()
+    rows = warehouse._con.execute(sql + " ORDER BY run_id DESC", params).fetchall()
     return [int(r) for (r,) in rows]
 
 
@@ -173,7 +173,7 @@ def run_ref(warehouse: Warehouse, point: Point, corpus: str | None = None) -> Ru
         if corpus is not None:
             where += " AND manifest_name = $corpus"
             params["corpus"] = corpus
-    row = warehouse.first_row(
+    row = warehouse._first_row(
         "SELECT run_id, command, manifest_name, status, started_at, finished_at "
         f"FROM run_summary WHERE {where} ORDER BY run_id DESC LIMIT 1",
         params,
@@ -250,7 +250,7 @@ def _histories(warehouse: Warehouse, doc_ids: list[str]) -> dict[str, list[Revis
     out: dict[str, list[RevisionRef]] = {d: [] for d in doc_ids}
     if not doc_ids:
         return out
-    rows = warehouse.con.execute(
+    rows = warehouse._con.execute(
         f"""
         SELECT r.doc_id, {_REVISION_COLUMNS}
         FROM revisions r
@@ -322,7 +322,7 @@ def compare(
             "member_joins": _MEMBER_JOINS,
         }
         params["corpus"] = corpus
-    con = warehouse.con
+    con = warehouse._con
     con.execute(_COMPARE.format(old=old, new=new, **parts), params)
     counts: dict[str, dict[str, int]] = {}
     for source, outcome, n in con.execute(
@@ -330,7 +330,7 @@ def compare(
         "GROUP BY ALL ORDER BY ALL"
     ).fetchall():
         counts.setdefault(str(source), dict.fromkeys(OUTCOMES, 0))[str(outcome)] = int(n)
-    drifted = int(warehouse.scalar(f"SELECT count(*) FROM _drift WHERE {_DRIFTED}"))
+    drifted = int(warehouse._scalar(f"SELECT count(*) FROM _drift WHERE {_DRIFTED}"))
     limit_sql = "" if limit is None else f" LIMIT {int(limit)}"
     listed = con.execute(
         f"SELECT doc_id, source, kind, outcome, old_rev, left_corpus FROM _drift WHERE {_DRIFTED} "
@@ -357,7 +357,7 @@ def snapshot_bodies(warehouse: Warehouse, hashes: list[str]) -> dict[str, tuple[
     """The stored bytes (and media type) of each content hash, in one query."""
     if not hashes:
         return {}
-    rows = warehouse.con.execute(
+    rows = warehouse._con.execute(
         "SELECT content_hash, any_value(media_type), any_value(body) FROM snapshots "
         "WHERE content_hash IN (SELECT unnest($h::VARCHAR[])) GROUP BY content_hash",
         {"h": sorted(set(hashes))},

@@ -234,7 +234,7 @@ class Ingestor:
 
     def _ensure_run_seen(self) -> None:
         if not self._run_seen_ready:
-            self.warehouse.con.execute("CREATE OR REPLACE TEMP TABLE _run_seen (doc_id VARCHAR)")
+            self.warehouse._con.execute("CREATE OR REPLACE TEMP TABLE _run_seen (doc_id VARCHAR)")
             self._run_seen_ready = True
 
     def retire_departed(self) -> list[str]:
@@ -246,13 +246,13 @@ class Ingestor:
         if self.corpus is None:
             return []
         self._ensure_run_seen()
-        con = self.warehouse.con
-        with self.warehouse.transaction():
+        con = self.warehouse._con
+        with self.warehouse._transaction():
             departed = [d for (d,) in con.execute(_DEPARTED, {"corpus": self.corpus}).fetchall()]
             if not departed:
                 return []
             members = int(
-                self.warehouse.scalar(
+                self.warehouse._scalar(
                     "SELECT count(*) FROM corpus_members WHERE corpus = $c", {"c": self.corpus}
                 )
             )
@@ -271,7 +271,7 @@ class Ingestor:
 
     def ingest(self, source: str, listing: Listing) -> Counts:
         """Ingest one listing; tombstone what a complete listing no longer contains."""
-        con = self.warehouse.con
+        con = self.warehouse._con
         total = Counts()
         self._ensure_run_seen()
         con.execute("CREATE OR REPLACE TEMP TABLE _seen (doc_id VARCHAR)")
@@ -291,7 +291,7 @@ class Ingestor:
         return total
 
     def _commit_batch(self, source: str, scope: str, records: list[Record]) -> Counts:
-        con = self.warehouse.con
+        con = self.warehouse._con
         rows = _first_per_doc(records)
         hashes = [hashlib.sha256(r.body).hexdigest() for r in rows]
         counts = Counts(records=len(records))
@@ -299,7 +299,7 @@ class Ingestor:
         checkpoint = next((r.checkpoint for r in reversed(records) if r.checkpoint), None)
         con.register("_batch", _key_table(rows, hashes))
         try:
-            with self.warehouse.transaction():
+            with self.warehouse._transaction():
                 con.execute(_CLASSIFY)
                 for outcome, n in con.execute(_COUNT_OUTCOMES).fetchall():
                     setattr(counts, outcome, int(n))
@@ -330,13 +330,13 @@ class Ingestor:
         return counts
 
     def _retire_missing(self, source: str, scope: str) -> Counts:
-        con = self.warehouse.con
+        con = self.warehouse._con
         counts = Counts()
-        with self.warehouse.transaction():
+        with self.warehouse._transaction():
             gone = con.execute(_GONE, {"scope": scope}).fetchall()
             if not gone:
                 return counts
-            live = int(self.warehouse.scalar(_LIVE_IN_SCOPE, {"scope": scope}))
+            live = int(self.warehouse._scalar(_LIVE_IN_SCOPE, {"scope": scope}))
             if len(gone) * 2 > live and not self.allow_mass_retire:
                 raise MassRetireRefused(f"scope {scope!r}", len(gone), live)
             at = now()
@@ -369,7 +369,7 @@ class Ingestor:
         self, source: str, scope: str, counts: Counts, checkpoint: str | None
     ) -> None:
         self._batch_no += 1
-        self.warehouse.con.execute(
+        self.warehouse._con.execute(
             "INSERT INTO run_progress VALUES "
             "($run, $batch, $source, $scope, $at, $records, $new, $changed, $unchanged, "
             "$gone, $restored, $checkpoint)",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from warehouse.audit import _iso, _json_or_none
 from warehouse.clock import now
@@ -40,8 +40,8 @@ def start_push(
     unrelated_before: int | None,
 ) -> int:
     """Append a push's 'started' row and return its id (the next integer)."""
-    with warehouse.transaction() as con:
-        push_id = int(warehouse.scalar("SELECT coalesce(max(push_id), 0) + 1 FROM pushes"))
+    with warehouse._transaction() as con:
+        push_id = int(warehouse._scalar("SELECT coalesce(max(push_id), 0) + 1 FROM pushes"))
         con.execute(
             "INSERT INTO pushes (push_id, event, recorded_at, target, namespace, manifest_name, "
             "run_id, plan_counts, unrelated_before, status) "
@@ -64,7 +64,7 @@ def record_batch(warehouse: Warehouse, push_id: int, batch: Mapping[str, Any]) -
     """Append the outcome of one transaction: ``batch_no``, ``transaction_id``,
     ``mutations``, ``bytes``, ``status`` (``committed``, ``conflict`` or ``failed``) and
     ``message``."""
-    with warehouse.transaction() as con:
+    with warehouse._transaction() as con:
         con.execute(
             "INSERT INTO push_batches VALUES ($id, $batch_no, $at, $transaction_id, $mutations, "
             "$bytes, $status, $message)",
@@ -85,7 +85,7 @@ def finish_push(
     message: str | None,
 ) -> None:
     """Append a push's 'finished' row with its receipt."""
-    with warehouse.transaction() as con:
+    with warehouse._transaction() as con:
         con.execute(
             "INSERT INTO pushes (push_id, event, recorded_at, target, namespace, manifest_name, "
             "run_id, applied, transaction_ids, unrelated_before, unrelated_after, touched_by_us, "
@@ -120,7 +120,7 @@ def pushes(warehouse: Warehouse, limit: int | None = None) -> list[dict[str, Any
     if limit is not None:
         sql += f" LIMIT {int(limit)}"
     out = []
-    for row in warehouse.con.execute(sql).fetchall():
+    for row in warehouse._con.execute(sql).fetchall():
         out.append(
             {
                 "push_id": int(row[0]),
@@ -146,9 +146,35 @@ def pushes(warehouse: Warehouse, limit: int | None = None) -> list[dict[str, Any
     return out
 
 
+class LastPush(NamedTuple):
+    push_id: int
+    run_id: int  # the run whose corpus it published; 0 when it names none
+
+
+def last_ok_push(warehouse: Warehouse, target: str, namespace: str) -> LastPush | None:
+    """The newest push to ``target`` and ``namespace`` that finished ok, if any."""
+    row = warehouse._first_row(
+        "SELECT push_id, coalesce(run_id, 0) FROM push_summary WHERE target = $t "
+        "AND namespace = $ns AND status = 'ok' ORDER BY push_id DESC LIMIT 1",
+        {"t": target, "ns": namespace},
+    )
+    return None if row is None else LastPush(int(row[0]), int(row[1]))
+
+
+def our_transaction_ids(warehouse: Warehouse, target: str, namespace: str) -> frozenset[str]:
+    """The ids of every transaction our pushes to ``target`` and ``namespace`` committed."""
+    rows = warehouse._con.execute(
+        "SELECT b.transaction_id FROM push_batches b JOIN pushes p ON p.push_id = b.push_id "
+        "AND p.event = 'started' WHERE b.status = 'committed' AND p.target = $t "
+        "AND p.namespace = $ns",
+        {"t": target, "ns": namespace},
+    ).fetchall()
+    return frozenset(str(r[0]) for r in rows)
+
+
 def batches(warehouse: Warehouse, push_id: int) -> list[dict[str, Any]]:
     """The transactions one push sent, in order."""
-    rows = warehouse.con.execute(
+    rows = warehouse._con.execute(
         "SELECT batch_no, transaction_id, mutations, bytes, status, message, recorded_at "
         "FROM push_batches WHERE push_id = $id ORDER BY batch_no",
         {"id": push_id},

@@ -6,7 +6,8 @@ import json
 import os
 import socket
 from dataclasses import dataclass
-from typing import Any
+from datetime import datetime
+from typing import Any, NamedTuple
 
 from warehouse.clock import now
 from warehouse.store import Warehouse
@@ -30,11 +31,11 @@ def start_run(
     writer lock is held. When the previous run of the same manifest never finished (it was
     interrupted), the new run records that it resumes it.
     """
-    with warehouse.transaction() as con:
-        run_id = int(warehouse.scalar("SELECT coalesce(max(run_id), 0) + 1 FROM runs"))
+    with warehouse._transaction() as con:
+        run_id = int(warehouse._scalar("SELECT coalesce(max(run_id), 0) + 1 FROM runs"))
         resumes = None
         if manifest_hash is not None:
-            row = warehouse.first_row(
+            row = warehouse._first_row(
                 "SELECT run_id, status FROM run_summary WHERE manifest_hash = $h "
                 "AND command = $c ORDER BY run_id DESC LIMIT 1",
                 {"h": manifest_hash, "c": command},
@@ -69,7 +70,7 @@ def finish_run(
     warnings: list[dict[str, Any]] | None = None,
 ) -> None:
     """Append the 'finished' row of a run (status ``ok`` or ``failed``)."""
-    with warehouse.transaction() as con:
+    with warehouse._transaction() as con:
         con.execute(
             "INSERT INTO runs "
             "(run_id, event, recorded_at, command, status, counts, failures, warnings) "
@@ -87,13 +88,49 @@ def finish_run(
         )
 
 
+def latest_run(warehouse: Warehouse, manifest_name: str) -> int | None:
+    """The newest run of the manifest named ``manifest_name``, if any."""
+    value = warehouse._scalar(
+        "SELECT max(run_id) FROM runs WHERE manifest_name = $name", {"name": manifest_name}
+    )
+    return None if value is None else int(value)
+
+
+class BatchProgress(NamedTuple):
+    """One committed batch of a run: what it read, what it wrote, where it stopped."""
+
+    run_id: int
+    batch_no: int
+    source: str
+    scope: str
+    recorded_at: datetime
+    records: int
+    new: int
+    changed: int
+    unchanged: int
+    gone: int
+    restored: int
+    checkpoint: str | None
+
+
+def progress(warehouse: Warehouse, run_id: int | None = None) -> list[BatchProgress]:
+    """The committed batches of every run (or of ``run_id``), in order."""
+    rows = warehouse._con.execute(
+        "SELECT run_id, batch_no, source, scope, recorded_at, records, new, changed, "
+        "unchanged, gone, restored, checkpoint FROM run_progress "
+        "WHERE $run IS NULL OR run_id = $run ORDER BY run_id, batch_no",
+        {"run": run_id},
+    ).fetchall()
+    return [BatchProgress._make(row) for row in rows]
+
+
 def latest_checkpoint(warehouse: Warehouse, source: str, scope: str) -> str | None:
     """Where an interrupted run stopped reading ``scope``, if its last run did not finish.
 
     Returns None when the newest run that touched the scope finished (start over) or when
     nothing was ever committed for it.
     """
-    row = warehouse.first_row(
+    row = warehouse._first_row(
         """
         SELECT p.checkpoint, s.status
         FROM run_progress p JOIN run_summary s USING (run_id)

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import duckdb
 
@@ -40,6 +40,20 @@ class Migration:
     @property
     def checksum(self) -> str:
         return hashlib.sha256(self.sql.encode("utf-8")).hexdigest()
+
+
+class Column(NamedTuple):
+    name: str
+    data_type: str
+    nullable: bool
+
+
+class Table(NamedTuple):
+    """A table or view of the warehouse and its columns, in their order."""
+
+    name: str
+    view: bool
+    columns: tuple[Column, ...]
 
 
 def migrations() -> list[Migration]:
@@ -74,12 +88,16 @@ def _pid_from_duckdb_message(message: str) -> int | None:
 
 
 class Warehouse:
-    """A connection to a receipts warehouse."""
+    """A connection to a receipts warehouse.
+
+    The connection is private to ``warehouse/``: other packages call the typed functions of
+    its modules, which return named rows.
+    """
 
     def __init__(
         self, con: duckdb.DuckDBPyConnection, location: str, lock: WriterLock | None
     ) -> None:
-        self.con = con
+        self._con = con
         self.location = location
         self._lock = lock
 
@@ -129,7 +147,7 @@ class Warehouse:
 
     def close(self) -> None:
         try:
-            self.con.close()
+            self._con.close()
         finally:
             if self._lock is not None:
                 self._lock.release()
@@ -147,12 +165,12 @@ class Warehouse:
 
     # -- schema --------------------------------------------------------------------------
     def applied_migrations(self) -> dict[int, str]:
-        exists = self.scalar(
+        exists = self._scalar(
             "SELECT count(*) FROM information_schema.tables WHERE table_name = 'schema_migrations'"
         )
         if not exists:
             return {}
-        rows = self.con.execute("SELECT version, checksum FROM schema_migrations").fetchall()
+        rows = self._con.execute("SELECT version, checksum FROM schema_migrations").fetchall()
         return {int(v): str(c) for v, c in rows}
 
     def check_schema(self) -> None:
@@ -178,7 +196,7 @@ class Warehouse:
 
     def migrate(self) -> list[int]:
         """Apply pending migrations, each in its own transaction. Returns those applied."""
-        self.con.execute(
+        self._con.execute(
             "CREATE TABLE IF NOT EXISTS schema_migrations ("
             "version INTEGER NOT NULL, name VARCHAR NOT NULL, checksum VARCHAR NOT NULL, "
             "applied_at TIMESTAMPTZ NOT NULL)"
@@ -193,9 +211,9 @@ class Warehouse:
                         "after it was applied"
                     )
                 continue
-            with self.transaction():
-                self.con.execute(migration.sql)
-                self.con.execute(
+            with self._transaction():
+                self._con.execute(migration.sql)
+                self._con.execute(
                     "INSERT INTO schema_migrations SELECT $1, $2, $3, $4 "
                     "WHERE NOT EXISTS (SELECT 1 FROM schema_migrations WHERE version = $1)",
                     [migration.version, migration.name, migration.checksum, now()],
@@ -213,31 +231,69 @@ class Warehouse:
     def _record_meta(self, values: dict[str, str]) -> None:
         at = now()
         for key, value in values.items():
-            self.con.execute("INSERT INTO warehouse_meta VALUES ($1, $2, $3)", [key, value, at])
+            self._con.execute("INSERT INTO warehouse_meta VALUES ($1, $2, $3)", [key, value, at])
 
     def meta(self) -> dict[str, str]:
-        rows = self.con.execute(
+        rows = self._con.execute(
             "SELECT key, arg_max(value, recorded_at) FROM warehouse_meta GROUP BY key"
         ).fetchall()
         return {str(k): str(v) for k, v in rows}
 
+    def tables(self) -> list[Table]:
+        """Every table and view of the schema, by name, with its columns."""
+        listed = self._con.execute(
+            "SELECT table_name, table_type FROM information_schema.tables "
+            "WHERE table_schema = 'main' ORDER BY table_name"
+        ).fetchall()
+        out = []
+        for name, table_type in listed:
+            columns = self._con.execute(
+                "SELECT column_name, data_type, is_nullable FROM information_schema.columns "
+                "WHERE table_name = $t AND table_schema = 'main' ORDER BY ordinal_position",
+                {"t": name},
+            ).fetchall()
+            out.append(
+                Table(
+                    str(name),
+                    table_type == "VIEW",
+                    tuple(Column(str(c), str(t), n == "YES") for c, t, n in columns),
+                )
+            )
+        return out
+
+    # -- settings ------------------------------------------------------------------------
+    @contextmanager
+    def memory_limit(self, limit: str) -> Iterator[None]:
+        """DuckDB's memory limit set to ``limit`` (e.g. ``'256MB'``) for the duration."""
+        previous = self._scalar("SELECT current_setting('memory_limit')")
+        self._con.execute(f"SET memory_limit = '{limit}'")
+        try:
+            yield
+        finally:
+            self._con.execute(f"SET memory_limit = '{previous}'")
+
     # -- transactions --------------------------------------------------------------------
     @contextmanager
-    def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        self.con.execute("BEGIN TRANSACTION")
+    def _transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        self._con.execute("BEGIN TRANSACTION")
         try:
-            yield self.con
+            yield self._con
         except BaseException:
-            self.con.execute("ROLLBACK")
+            self._con.execute("ROLLBACK")
             raise
-        self.con.execute("COMMIT")
+        self._con.execute("COMMIT")
 
-    def first_row(self, sql: str, params: Any = None) -> tuple[Any, ...] | None:
+    def _first_row(self, sql: str, params: Any = None) -> tuple[Any, ...] | None:
         """The first row of a query, reading the whole result (DuckDB 2 refuses new work
         on a connection while a result is only partly fetched)."""
-        rows = self.con.execute(sql, params if params is not None else []).fetchall()
+        rows = self._con.execute(sql, params if params is not None else []).fetchall()
         return tuple(rows[0]) if rows else None
 
-    def scalar(self, sql: str, params: Any = None) -> Any:
-        row = self.first_row(sql, params)
+    def _scalar(self, sql: str, params: Any = None) -> Any:
+        row = self._first_row(sql, params)
         return None if row is None else row[0]
+
+    def _connection_for_tests(self) -> duckdb.DuckDBPyConnection:
+        """The raw connection, only for tests that tamper with stored rows behind the
+        warehouse's back (bit rot, an edited migration)."""
+        return self._con

@@ -24,6 +24,8 @@ from pipelines.publish.curate import CuratedDocument, curate_manifest, hash_of_t
 from pipelines.publish.targets import open_target
 from pipelines.publish.targets.base import Target
 from sources.http import HttpFactory
+from warehouse.corpus import members
+from warehouse.pushes import last_ok_push, our_transaction_ids
 from warehouse.store import Warehouse
 
 READ_CHUNK = 100
@@ -78,26 +80,6 @@ def classify(
     return edited, written, deleted, sorted(set(drafts))
 
 
-def _our_transactions(warehouse: Warehouse, target: str, namespace: str) -> frozenset[str]:
-    rows = warehouse.con.execute(
-        "SELECT b.transaction_id FROM push_batches b JOIN pushes p ON p.push_id = b.push_id "
-        "AND p.event = 'started' WHERE b.status = 'committed' AND p.target = $t "
-        "AND p.namespace = $ns",
-        {"t": target, "ns": namespace},
-    ).fetchall()
-    return frozenset(str(r[0]) for r in rows)
-
-
-def _last_ok_push(warehouse: Warehouse, target: str, namespace: str) -> tuple[int, int] | None:
-    """(push_id, run_id) of the newest push to this target and namespace that finished ok."""
-    row = warehouse.first_row(
-        "SELECT push_id, coalesce(run_id, 0) FROM push_summary WHERE target = $t "
-        "AND namespace = $ns AND status = 'ok' ORDER BY push_id DESC LIMIT 1",
-        {"t": target, "ns": namespace},
-    )
-    return None if row is None else (int(row[0]), int(row[1]))
-
-
 def target_drift(
     warehouse: Warehouse,
     target: Target,
@@ -113,26 +95,23 @@ def target_drift(
         for doc_id, doc in target.read_documents(ids[start : start + READ_CHUNK]).items():
             if doc.body is not None:
                 bodies[doc_id] = doc.body
-    last = _last_ok_push(warehouse, target.name, namespace)
+    last = last_ok_push(warehouse, target.name, namespace)
     expected: list[str] = []
     if last is not None:
-        joined = {
-            str(d): int(r)
-            for d, r in warehouse.con.execute(
-                "SELECT doc_id, joined_run FROM corpus_members WHERE corpus = $c", {"c": corpus}
-            ).fetchall()
-        }
-        expected = [d.id for d in documents if d.doc_id in joined and joined[d.doc_id] <= last[1]]
+        joined = {m.doc_id: m.joined_run for m in members(warehouse, corpus)}
+        expected = [
+            d.id for d in documents if d.doc_id in joined and joined[d.doc_id] <= last.run_id
+        ]
     edited, written, deleted, drafts = classify(
         bodies,
-        _our_transactions(warehouse, target.name, namespace),
+        our_transaction_ids(warehouse, target.name, namespace),
         expected,
         [d for d in state.drafts if d in state.documents],
     )
     return TargetDrift(
         target=target.name,
         namespace=namespace,
-        last_push=None if last is None else last[0],
+        last_push=None if last is None else last.push_id,
         edited=edited,
         written=written,
         deleted=deleted,

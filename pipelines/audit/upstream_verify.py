@@ -24,6 +24,7 @@ from sources.github.source import (
 )
 from sources.http import HttpClient, HttpFactory, TerminalHttpError
 from warehouse.canonical import content_hash
+from warehouse.sightings import digest_at_commit, last_commits
 from warehouse.store import Warehouse
 
 MATCH = "match"
@@ -103,29 +104,16 @@ def files_of_manifest(manifest: Manifest) -> list[PinnedFile]:
 
 def files_in_warehouse(warehouse: Warehouse) -> list[PinnedFile]:
     """Each live GitHub document at the commit where it was last seen."""
-    rows = warehouse.con.execute(
-        """
-        SELECT s.doc_id, arg_max(s.source_commit, s.run_id) AS commit
-        FROM sightings s JOIN current_revisions c USING (doc_id)
-        WHERE s.doc_id LIKE 'github/%' AND s.source_commit <> '' AND NOT c.tombstone
-        GROUP BY s.doc_id ORDER BY s.doc_id
-        """
-    ).fetchall()
     out = []
-    for document_id, commit in rows:
-        _, owner, name, path = str(document_id).split("/", 3)
-        out.append(PinnedFile(str(document_id), f"{owner}/{name}", path, str(commit)))
+    for seen in last_commits(warehouse, "github"):
+        _, owner, name, path = seen.doc_id.split("/", 3)
+        out.append(PinnedFile(seen.doc_id, f"{owner}/{name}", path, seen.commit))
     return out
 
 
 def stored_digest(warehouse: Warehouse, document_id: str, commit: str) -> str | None:
     """The digest of the bytes the warehouse saw for this document at this commit."""
-    row = warehouse.first_row(
-        "SELECT content_hash FROM sightings WHERE doc_id = $doc AND source_commit = $commit "
-        "ORDER BY run_id DESC LIMIT 1",
-        {"doc": document_id, "commit": commit},
-    )
-    return None if row is None else str(row[0])
+    return digest_at_commit(warehouse, document_id, commit)
 
 
 def check_file(

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -44,6 +44,7 @@ from pipelines.manifest import Manifest, Publish
 from sources.base import Curated, CurationInput, Source
 from sources.registry import SOURCES
 from warehouse.canonical import canonical_json
+from warehouse.corpus import CurrentDocument, current_documents
 from warehouse.ids import sanity_id
 from warehouse.store import Warehouse
 
@@ -216,65 +217,40 @@ def build_document(
 
 
 # -- reading the warehouse -----------------------------------------------------------------
-_CURRENT = """
-SELECT c.doc_id, d.kind, c.revision, c.content_hash, s.media_type, s.body, c.scope,
-       c.source_url, c.source_commit, c.source_format, c.fetched_at, c.etag, c.last_modified,
-       c.attributes, c.valid_from, c.valid_from_run, d.first_seen_run
-FROM corpus_members m
-JOIN current_revisions c ON c.doc_id = m.doc_id
-JOIN documents d ON d.doc_id = c.doc_id
-JOIN snapshots s ON s.content_hash = c.content_hash
-WHERE m.corpus = $corpus AND NOT c.tombstone
-ORDER BY c.doc_id
-"""
-
-
-def _rows(
-    warehouse: Warehouse, manifest: Manifest, chunk: int = 2_000
-) -> Iterator[tuple[Any, ...]]:
-    cursor = warehouse.con.cursor()
-    try:
-        cursor.execute(_CURRENT, {"corpus": manifest.name})
-        while rows := cursor.fetchmany(chunk):
-            yield from rows
-    finally:
-        cursor.close()
-
-
-def _input(row: tuple[Any, ...], sanity_id_of: Callable[[str], str]) -> CurationInput:
-    attributes = row[13]
+def _input(row: CurrentDocument, sanity_id_of: Callable[[str], str]) -> CurationInput:
+    attributes = row.attributes
     return CurationInput(
-        doc_id=row[0],
-        kind=row[1],
-        revision=int(row[2]),
-        content_hash=row[3],
-        media_type=row[4],
-        body=bytes(row[5]),
-        scope=row[6],
+        doc_id=row.doc_id,
+        kind=row.kind,
+        revision=int(row.revision),
+        content_hash=row.content_hash,
+        media_type=row.media_type,
+        body=bytes(row.body),
+        scope=row.scope,
         provenance={
-            "url": row[7],
-            "commit": row[8],
-            "source_format": row[9],
-            "fetched_at": None if row[10] is None else _iso(row[10]),
-            "etag": row[11],
-            "last_modified": row[12],
+            "url": row.source_url,
+            "commit": row.source_commit,
+            "source_format": row.source_format,
+            "fetched_at": None if row.fetched_at is None else _iso(row.fetched_at),
+            "etag": row.etag,
+            "last_modified": row.last_modified,
         },
         attributes=orjson.loads(attributes) if isinstance(attributes, str) else attributes,
         sanity_id_of=sanity_id_of,
     )
 
 
-def _meta(row: tuple[Any, ...]) -> RevisionMeta:
+def _meta(row: CurrentDocument) -> RevisionMeta:
     return RevisionMeta(
-        doc_id=row[0],
-        kind=row[1],
-        revision=int(row[2]),
-        content_hash=row[3],
-        source_url=row[7],
-        source_commit=row[8] or None,
-        valid_from=row[14],
-        valid_from_run=int(row[15]),
-        first_seen_run=int(row[16]),
+        doc_id=row.doc_id,
+        kind=row.kind,
+        revision=int(row.revision),
+        content_hash=row.content_hash,
+        source_url=row.source_url,
+        source_commit=row.source_commit or None,
+        valid_from=row.valid_from,
+        valid_from_run=int(row.valid_from_run),
+        first_seen_run=int(row.first_seen_run),
     )
 
 
@@ -294,8 +270,8 @@ def curate_manifest(
 
     documents: dict[str, CuratedDocument] = {}
     failures: list[str] = []
-    for row in _rows(warehouse, manifest):
-        doc_id = row[0]
+    for row in current_documents(warehouse, manifest.name):
+        doc_id = row.doc_id
         source = sources.get(doc_id.split("/", 1)[0])
         if source is None or source.curate is None:
             failures.append(f"{doc_id}: its source does not curate documents for publishing")

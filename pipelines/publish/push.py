@@ -43,6 +43,7 @@ from pipelines.publish.targets.base import (
 from sources.http import HttpError, HttpFactory
 from warehouse.canonical import canonical_json
 from warehouse.pushes import Receipt, finish_push, record_batch, start_push
+from warehouse.runs import latest_run
 from warehouse.store import Warehouse
 
 # A document may be in at most this many refused transactions before it is reported.
@@ -418,13 +419,6 @@ def push(
             message=result.message,
         )
     return result
-
-
-def latest_run(warehouse: Warehouse, manifest_name: str) -> int | None:
-    value = warehouse.scalar(
-        "SELECT max(run_id) FROM runs WHERE manifest_name = $name", {"name": manifest_name}
-    )
-    return None if value is None else int(value)
 
 
 def publish_manifest(

@@ -1,0 +1,53 @@
+"""Sightings: where (URL) and at which commit each document's bytes were seen, by which run.
+
+A revision is written once per distinct content; a sighting is written every time known
+bytes are seen at a new place, so it answers "what did this document hold at commit X?".
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from warehouse.store import Warehouse
+
+
+class LastCommit(NamedTuple):
+    doc_id: str
+    commit: str
+
+
+def last_commits(warehouse: Warehouse, source: str) -> list[LastCommit]:
+    """Each live document of ``source`` seen at a commit, with the commit it was last seen
+    at, ordered by doc_id."""
+    rows = warehouse._con.execute(
+        """
+        SELECT s.doc_id, arg_max(s.source_commit, s.run_id) AS commit
+        FROM sightings s JOIN current_revisions c USING (doc_id)
+        WHERE s.doc_id LIKE $pattern AND s.source_commit <> '' AND NOT c.tombstone
+        GROUP BY s.doc_id ORDER BY s.doc_id
+        """,
+        {"pattern": f"{source}/%"},
+    ).fetchall()
+    return [LastCommit(str(doc_id), str(commit)) for doc_id, commit in rows]
+
+
+def digest_at_commit(warehouse: Warehouse, doc_id: str, commit: str) -> str | None:
+    """The content hash of the bytes last seen for ``doc_id`` at ``commit``, if any."""
+    value = warehouse._scalar(
+        "SELECT content_hash FROM sightings WHERE doc_id = $doc AND source_commit = $commit "
+        "ORDER BY run_id DESC LIMIT 1",
+        {"doc": doc_id, "commit": commit},
+    )
+    return None if value is None else str(value)
+
+
+def body_seen_at(warehouse: Warehouse, doc_id: str, url: str, commit: str | None) -> bytes | None:
+    """The stored bytes last seen for ``doc_id`` at ``url`` and ``commit`` (None: no commit),
+    if any."""
+    value = warehouse._scalar(
+        "SELECT s.body FROM sightings g JOIN snapshots s USING (content_hash) "
+        "WHERE g.doc_id = $doc AND g.source_url = $url AND g.source_commit = $commit "
+        "ORDER BY g.run_id DESC LIMIT 1",
+        {"doc": doc_id, "url": url, "commit": commit or ""},
+    )
+    return None if value is None else bytes(value)
