@@ -21,7 +21,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from sources.synthetic import is_changed, synthetic_record_value
+from bench.synthetic_source import is_changed, synthetic_record_value
 from warehouse.canonical import canonical_json
 from warehouse.digests import row_counts
 from warehouse.ingest import Ingestor
@@ -83,11 +83,13 @@ def table_sizes(warehouse: Warehouse) -> dict[str, int]:
 
 _PEAK_SCRIPT = """
 import sys
+from bench import synthetic_source
 from warehouse.store import Warehouse
 from pipelines.ingest import IngestOptions, run_ingest
 from pipelines.manifest import parse_manifest
 from pathlib import Path
 count, batch, path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+synthetic_source.register()
 text = f'[corpus]\\nname="peak"\\nnamespace="peak"\\n[[synthetic]]\\nname="p"\\ncount={count}\\n'
 with Warehouse.open(path) as wh:
     run_ingest(parse_manifest(text, Path("peak.toml")), wh, options=IngestOptions(batch_size=batch))

@@ -20,6 +20,7 @@ from typing import Any
 
 import orjson
 
+from bench import synthetic_source as synthetic
 from pipelines.manifest import Publish
 from pipelines.publish.confinement import is_ours, mutation_ids
 from pipelines.publish.curate import CuratedDocument, RevisionMeta, build_document
@@ -32,7 +33,6 @@ from pipelines.publish.plan import (
 )
 from pipelines.publish.push import PushResult, push
 from pipelines.publish.targets.base import Committed, Touched, Transaction, target_document
-from sources import synthetic
 from sources.base import CurationInput
 from warehouse.canonical import canonical_json, content_hash
 from warehouse.ids import doc_id, sanity_id

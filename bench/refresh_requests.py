@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from demo.run import CORPORA, DAYS, Corpus, Layout, environment
+from pipelines import USER_AGENT
 from pipelines.ingest import RunResult
 from pipelines.manifest import load_manifest
 from pipelines.refresh import refresh_manifest
@@ -28,7 +29,7 @@ from warehouse.store import Warehouse
 
 def _refresh(manifest: Path, warehouse: Warehouse, session: Path, out: Path) -> RunResult:
     """One ``receipts refresh`` (to an NDJSON file: publishing makes no HTTP request)."""
-    http = HttpFactory(replay_dir=session)
+    http = HttpFactory(user_agent=USER_AGENT, replay_dir=session)
     try:
         return refresh_manifest(load_manifest(manifest), warehouse, http=http, out=out).ingest
     finally:
@@ -36,7 +37,7 @@ def _refresh(manifest: Path, warehouse: Warehouse, session: Path, out: Path) -> 
 
 
 def _pin(manifest: Path, session: Path) -> None:
-    http = HttpFactory(replay_dir=session)
+    http = HttpFactory(user_agent=USER_AGENT, replay_dir=session)
     try:
         pin_manifest(manifest, "main", RefResolver(GithubClients(http)))
     finally:

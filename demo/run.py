@@ -31,7 +31,8 @@ from typing import Any
 import click
 
 from pipelines.errors import EXIT_OK
-from sources.http import BASE_URL_ENV, ENV_RECORD, ENV_REPLAY
+from sources import registry
+from sources.http import ENV_RECORD, ENV_REPLAY
 from warehouse import digests
 from warehouse.store import ENV_WAREHOUSE, Warehouse
 
@@ -43,7 +44,7 @@ DEFAULT_OUT = Path("out/demo")
 ENV_NOW = "RECEIPTS_NOW"
 # Whatever would send the demo anywhere but its recordings, or publish anywhere but NDJSON.
 CLEARED_ENV = (
-    *BASE_URL_ENV.values(),
+    *(endpoint.env_var for endpoint in registry.endpoints()),
     ENV_RECORD,
     ENV_REPLAY,
     "GITHUB_TOKEN",

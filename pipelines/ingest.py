@@ -9,11 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from pipelines import USER_AGENT
 from pipelines.manifest import Manifest
 from pipelines.progress import Reporter
+from sources import registry
 from sources.base import FetchContext
 from sources.http import HttpError, HttpFactory
-from sources.registry import SOURCES
 from warehouse.ingest import COUNT_KEYS, Counts, Ingestor, MassRetireRefused
 from warehouse.runs import finish_run, start_run
 from warehouse.sightings import body_seen_at
@@ -77,7 +78,7 @@ def run_ingest(
     reporter: Reporter | None = None,
 ) -> RunResult:
     options = options or IngestOptions()
-    http = http or HttpFactory()
+    http = http or HttpFactory(user_agent=USER_AGENT)
     reporter = reporter or Reporter()
     info = start_run(warehouse, options.command, manifest.name, manifest.content_hash)
     ingestor = Ingestor(
@@ -95,7 +96,7 @@ def run_ingest(
         for source_name in manifest.sources():
             if options.only and source_name not in options.only:
                 continue
-            source = SOURCES[source_name]
+            source = registry.SOURCES[source_name]
             source_total = per_source.setdefault(source_name, Counts())
             for entry in manifest.entries[source_name]:
                 label = source.label(entry)

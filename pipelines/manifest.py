@@ -2,7 +2,8 @@
 
 A manifest has a ``[corpus]`` table (``name``, ``namespace``) and one array of tables per
 source (``[[nhtsa]]``, ``[[github]]``, ``[[forem]]``, ...), each entry validated by its
-source's strict model. Nothing outside the manifest is ingested or published.
+source's strict model. Nothing outside the manifest is ingested or published. The valid
+tables are those of the sources registered when the manifest is read (``sources.registry``).
 
 An optional ``[publish]`` table says how the corpus is published: Sanity type renames
 (``[publish.types]``), field renames per type as the source names it
@@ -22,8 +23,8 @@ from pydantic import BaseModel, Field, ValidationError, field_validator
 from pydantic_core import ErrorDetails
 
 from pipelines.errors import ManifestError
+from sources import registry
 from sources.base import StrictModel
-from sources.registry import SOURCES
 from warehouse.ids import namespace_problem
 
 
@@ -150,7 +151,8 @@ def parse_manifest(text: str, path: Path) -> Manifest:
     except tomllib.TOMLDecodeError as exc:
         raise ManifestError(f"{path}: not valid TOML: {exc}") from None
 
-    valid_tables = ["corpus", "publish", *SOURCES]
+    sources = dict(registry.SOURCES)
+    valid_tables = ["corpus", "publish", *sources]
     for key, value in data.items():
         if key not in valid_tables:
             raise ManifestError(
@@ -180,7 +182,7 @@ def parse_manifest(text: str, path: Path) -> Manifest:
             ) from None
 
     entries: dict[str, list[Any]] = {}
-    for source, spec in SOURCES.items():
+    for source, spec in sources.items():
         parsed = []
         for index, raw in enumerate(data.get(source, [])):
             try:
@@ -194,7 +196,7 @@ def parse_manifest(text: str, path: Path) -> Manifest:
     if not any(entries.values()):
         raise ManifestError(
             f"{path}: declares no entries; add at least one of "
-            + ", ".join(f"[[{s}]]" for s in SOURCES)
+            + ", ".join(f"[[{s}]]" for s in sources)
         )
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     return Manifest(path=path, corpus=corpus, entries=entries, content_hash=digest, publish=publish)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pipelines import USER_AGENT
 from pipelines.audit.target_drift import TargetDrift, target_drift
 from pipelines.errors import EXIT_DRIFT, EXIT_FAILURE, EXIT_GUARD, EXIT_OK, ReceiptsError
 from pipelines.ingest import IngestOptions, RunResult, run_ingest
@@ -96,7 +97,7 @@ def refresh_manifest(
     drift_limit: int | None = 50,
 ) -> RefreshResult:
     own_http = http is None
-    http = http or HttpFactory()
+    http = http or HttpFactory(user_agent=USER_AGENT)
     options = options or IngestOptions()
     options.command = "refresh"
     try:

@@ -8,7 +8,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
-from sources.http import HttpFactory
+from sources.http import Endpoint, HttpFactory
 from warehouse.records import Listing
 
 Entry = TypeVar("Entry", bound=BaseModel)
@@ -73,11 +73,14 @@ def default_identity(doc_id: str) -> tuple[str, str]:
 @dataclass(frozen=True)
 class Source(Generic[Entry]):
     """A registered source: its name, the model of its manifest entries, how to label an
-    entry in messages, its fetch, and how its documents are curated for publishing.
+    entry in messages, its fetch, how its documents are curated for publishing, and the
+    endpoints it fetches from.
 
     ``curate(input, entries)`` receives the manifest's entries of this source so it can find
     the curation metadata (lifecycle, authority, licence, model years, ...) of the document.
     ``identity(doc_id)`` gives the (kind, key) of the document's Sanity ``_id``.
+    ``endpoints`` are the upstream's base URLs, each with its default and its environment
+    variable (what a mirror, a proxy or a test fake sets to stand in for the upstream).
     """
 
     name: str
@@ -86,3 +89,4 @@ class Source(Generic[Entry]):
     fetch: Callable[[Entry, FetchContext], Iterable[Listing]]
     curate: Callable[[CurationInput, list[Entry]], Curated] | None = None
     identity: Callable[[str], tuple[str, str]] = default_identity
+    endpoints: tuple[Endpoint, ...] = ()

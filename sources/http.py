@@ -1,10 +1,10 @@
 """The HTTP policy every source shares.
 
-One client factory gives each source: timeouts, a User-Agent naming receipts and its
-version, a body-size cap, a host allowlist (a redirect to another host is refused), base
-URLs overridable by environment and by manifest, polite pacing, retries only for transient
-failures (connect/read errors, 429, 502/503/504) honouring ``Retry-After``, and optional
-record/replay of every exchange.
+One client factory gives each source: timeouts, the User-Agent its caller names, a body-size
+cap, a host allowlist (a redirect to another host is refused), polite pacing, retries only
+for transient failures (connect/read errors, 429, 502/503/504) honouring ``Retry-After``,
+and optional record/replay of every exchange. Each source declares its own endpoints
+(:class:`Endpoint`): a default base URL, overridable by environment and by manifest.
 
 Errors are classified here, once: :class:`TransientHttpError` was retried until the budget
 ran out; :class:`TerminalHttpError` was reported at once (404, 401, 409, a bad content type,
@@ -28,26 +28,8 @@ import httpx
 import orjson
 import tenacity
 
-from pipelines import __version__
 from sources.recording import NotRecorded, RecordingTransport, ReplayTransport
 
-USER_AGENT = f"receipts/{__version__} (evidence corpora with provenance; python-httpx)"
-
-# Each upstream endpoint family, its default base URL, and the variable that overrides it.
-DEFAULT_BASE_URLS: dict[str, str] = {
-    "nhtsa": "https://api.nhtsa.gov",
-    "nhtsa_static": "https://static.nhtsa.gov",
-    "github_raw": "https://raw.githubusercontent.com",
-    "github_api": "https://api.github.com",
-    "forem": "https://dev.to",
-}
-BASE_URL_ENV: dict[str, str] = {
-    "nhtsa": "RECEIPTS_NHTSA_URL",
-    "nhtsa_static": "RECEIPTS_NHTSA_STATIC_URL",
-    "github_raw": "RECEIPTS_GITHUB_RAW_URL",
-    "github_api": "RECEIPTS_GITHUB_API_URL",
-    "forem": "RECEIPTS_FOREM_URL",
-}
 ENV_RECORD = "RECEIPTS_RECORD"
 ENV_REPLAY = "RECEIPTS_REPLAY"
 
@@ -55,15 +37,27 @@ TRANSIENT_STATUSES = frozenset({429, 502, 503, 504})
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 
 
-def base_url(endpoint: str, manifest_value: str | None = None) -> str:
-    """The base URL of an endpoint family: environment, then manifest, then the default.
+@dataclass(frozen=True)
+class Endpoint:
+    """One endpoint family of an upstream, as its source declares it: a name (used in
+    messages), the default base URL, and the environment variable that overrides it."""
 
-    The environment wins so that a mirror, a proxy or a test fake can stand in for every
-    manifest at once.
-    """
-    env = BASE_URL_ENV.get(endpoint)
-    value = (os.environ.get(env) if env else None) or manifest_value or DEFAULT_BASE_URLS[endpoint]
-    return value.rstrip("/")
+    name: str
+    default_url: str
+    env_var: str
+
+    def base_url(self, manifest_value: str | None = None) -> str:
+        """The base URL: environment, then manifest, then the default.
+
+        The environment wins so that a mirror, a proxy or a test fake can stand in for every
+        manifest at once.
+        """
+        value = os.environ.get(self.env_var) or manifest_value or self.default_url
+        return value.rstrip("/")
+
+    @property
+    def default_host(self) -> str:
+        return host_of(self.default_url)
 
 
 def host_of(url: str) -> str:
@@ -145,6 +139,7 @@ class HttpClient:
 
     source: str
     allowed_hosts: frozenset[str]
+    user_agent: str
     policy: HttpPolicy = field(default_factory=HttpPolicy)
     headers: Mapping[str, str] = field(default_factory=dict)
     transport: httpx.BaseTransport | None = None
@@ -156,7 +151,7 @@ class HttpClient:
     _last_start: float = field(init=False, default=0.0)
 
     def __post_init__(self) -> None:
-        headers = {"User-Agent": USER_AGENT, **self.headers}
+        headers = {"User-Agent": self.user_agent, **self.headers}
         self._client = httpx.Client(
             headers=headers,
             timeout=self.policy.timeout,
@@ -459,8 +454,10 @@ def make_transport(
 
 @dataclass
 class HttpFactory:
-    """Builds each source's client with the run's shared settings."""
+    """Builds each source's client with the run's shared settings. The caller names itself
+    in ``user_agent``, which every request carries."""
 
+    user_agent: str
     policy: HttpPolicy = field(default_factory=HttpPolicy)
     record_dir: Path | None = None
     replay_dir: Path | None = None
@@ -479,6 +476,7 @@ class HttpFactory:
         client = HttpClient(
             source=source,
             allowed_hosts=frozenset(host_of(u) for u in base_urls),
+            user_agent=self.user_agent,
             policy=policy or self.policy,
             headers=dict(headers or {}),
             transport=make_transport(self.record_dir, self.replay_dir),

@@ -1,26 +1,50 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
 
+from bench import synthetic_source
 from pipelines.cli import main
+from sources import registry
+from sources.http import Endpoint
 from tests.fakes.upstreams import upstreams  # noqa: F401 (a fixture shared by several modules)
 from warehouse.store import Warehouse
 
 REPO = Path(__file__).resolve().parent.parent
 
+# Scaffolding the wheel does not register: ``[[synthetic]]`` entries, for the many tests that
+# want documents without an upstream.
+synthetic_source.register()
+
 
 @pytest.fixture(autouse=True)
 def _isolated_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     """No test reads the developer's real configuration or tokens."""
+    endpoints = {endpoint.env_var for endpoint in registry.endpoints()}
     for name in list(os.environ):
-        if name.startswith(("RECEIPTS_", "SANITY_")) or name in ("GITHUB_TOKEN", "FOREM_API_KEY"):
+        if (
+            name.startswith(("RECEIPTS_", "SANITY_"))
+            or name in ("GITHUB_TOKEN", "FOREM_API_KEY")
+            or name in endpoints
+        ):
             monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def stand_in(monkeypatch: pytest.MonkeyPatch) -> Callable[[Endpoint, str], str]:
+    """Point a source's endpoint at a fake, through the environment variable the source
+    declares for it (as a mirror would be); returns the base URL the source will now use."""
+
+    def point(endpoint: Endpoint, url: str) -> str:
+        monkeypatch.setenv(endpoint.env_var, url)
+        return endpoint.base_url()
+
+    return point
 
 
 @pytest.fixture

@@ -45,7 +45,7 @@ def start_ingest(manifest: Path, warehouse: Path) -> subprocess.Popen[bytes]:
         [
             sys.executable,
             "-m",
-            "pipelines.cli",
+            "bench.synthetic_source",  # the receipts CLI, with [[synthetic]] registered
             "ingest",
             str(manifest),
             "--warehouse",

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sources.synthetic import is_changed
+from bench.synthetic_source import is_changed
 from tests import corpus_fixture as fixture
 from tests.conftest import cli, write_manifest
 from warehouse.asof import Point, PointError, as_of, parse_instant, resolve_point

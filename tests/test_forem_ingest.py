@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from pipelines import USER_AGENT
 from pipelines.ingest import RunResult, run_ingest
 from pipelines.manifest import load_manifest
 from sources.base import Curated, CurationInput, FetchContext, SourceError, default_identity
@@ -42,7 +43,7 @@ def fake(clock: VirtualClock) -> Iterator[FakeForem]:
 
 def ingest(wh: Warehouse, tmp_path: Path, clock: VirtualClock, *entries: str) -> RunResult:
     path = write_manifest(tmp_path, CORPUS + "".join(entries))
-    http = HttpFactory(sleep=clock.sleep)
+    http = HttpFactory(user_agent=USER_AGENT, sleep=clock.sleep)
     try:
         return run_ingest(load_manifest(path), wh, http=http)
     finally:
@@ -327,7 +328,7 @@ def test_a_tree_smaller_than_comments_count_is_a_lower_bound(
 
 
 def test_completeness_needs_a_comments_count_and_duplicates_count_once() -> None:
-    ctx = FetchContext(http=HttpFactory())
+    ctx = FetchContext(http=HttpFactory(user_agent=USER_AGENT))
     tree = Fetched(
         url="https://dev.to/api/comments?a_id=1",
         value=[{"id_code": "a", "children": [{"id_code": "b"}]}, {"id_code": "a"}],

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from pipelines import USER_AGENT
 from pipelines.audit.pin_drift import (
     CHANGED,
     DELETED,
@@ -90,7 +91,7 @@ def test_a_pin_at_the_ref_needs_no_download(github: FakeGitHub, tmp_path: Path) 
     head = github.push(REPO_NAME, {"a.md": b"a", "b.md": b"b", "c.md": b"c"})
     manifest = load_manifest(write_manifest(tmp_path, manifest_toml(REPO_NAME, head, FORMATS)))
 
-    report = pin_drift(manifest, HttpFactory(), "main")
+    report = pin_drift(manifest, HttpFactory(user_agent=USER_AGENT), "main")
 
     assert [d.status for d in report] == [UNCHANGED] * 3
     assert github.raw_requests == []

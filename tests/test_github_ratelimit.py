@@ -10,6 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from pipelines import USER_AGENT
 from pipelines.ingest import IngestOptions, RunResult, run_ingest
 from pipelines.manifest import load_manifest
 from sources.github.pins import RefResolver
@@ -51,7 +52,7 @@ def run(
     return run_ingest(
         load_manifest(manifest),
         wh,
-        http=HttpFactory(sleep=clock.sleep),
+        http=HttpFactory(user_agent=USER_AGENT, sleep=clock.sleep),
         options=IngestOptions(extra={RATE_LIMIT_OPTION: policy}),
     )
 
@@ -130,7 +131,7 @@ def test_a_secondary_limit_is_retried_after_its_retry_after(
 ) -> None:
     sha = github.push(REPO_NAME, FILES)
     github.secondary_limit(retry_after=5, times=2)
-    http = HttpFactory(sleep=clock.sleep)
+    http = HttpFactory(user_agent=USER_AGENT, sleep=clock.sleep)
     resolve = RefResolver(GithubClients(http, RateLimitPolicy(clock=clock)))
     assert resolve(REPO_NAME, "main") == sha
     assert clock.slept == [5.0, 5.0]

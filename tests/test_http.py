@@ -9,21 +9,22 @@ import httpx
 import pytest
 import respx
 
+from pipelines import USER_AGENT, __version__
 from sources.http import (
-    USER_AGENT,
     BodyTooLarge,
+    Endpoint,
     HostNotAllowed,
     HttpClient,
     HttpFactory,
     HttpPolicy,
     RetryBudgetExhausted,
     TerminalHttpError,
-    base_url,
     parse_retry_after,
 )
 from sources.recording import RecordingTransport, ReplayTransport
 
 API = "https://api.example.test"
+TEST_AGENT = "receipts-test/1 (the http policy's tests)"
 
 
 class Sleeps(list[float]):
@@ -35,17 +36,27 @@ def client(policy: HttpPolicy | None = None, sleeps: Sleeps | None = None) -> Ht
     return HttpClient(
         source="test",
         allowed_hosts=frozenset({"api.example.test"}),
+        user_agent=TEST_AGENT,
         policy=policy or HttpPolicy(backoff_initial=0.01),
         sleep=sleeps if sleeps is not None else Sleeps(),
     )
 
 
 @respx.mock
-def test_user_agent_names_the_tool_and_version() -> None:
+def test_requests_carry_the_user_agent_the_caller_names() -> None:
     route = respx.get(f"{API}/x").respond(200, json={})
     client().get(f"{API}/x")
+    assert route.calls.last.request.headers["user-agent"] == TEST_AGENT
+    factory = HttpFactory(user_agent=USER_AGENT)
+    factory.client("test", [API]).get(f"{API}/x")
     assert route.calls.last.request.headers["user-agent"] == USER_AGENT
-    assert USER_AGENT.startswith("receipts/")
+    factory.close()
+
+
+def test_the_user_agent_of_receipts_names_the_tool_and_version() -> None:
+    # Recorded demo sessions hold this header byte for byte (tests/test_demo_sessions.py).
+    expected = f"receipts/{__version__} (evidence corpora with provenance; python-httpx)"
+    assert expected == USER_AGENT
 
 
 @respx.mock
@@ -158,10 +169,12 @@ def test_parse_retry_after() -> None:
 def test_base_urls_come_from_env_then_manifest_then_default(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    assert base_url("forem") == "https://dev.to"
-    assert base_url("forem", "https://community.example/") == "https://community.example"
-    monkeypatch.setenv("RECEIPTS_FOREM_URL", "http://127.0.0.1:9/")
-    assert base_url("forem", "https://community.example") == "http://127.0.0.1:9"
+    endpoint = Endpoint("forum", "https://forum.example/", "RECEIPTS_TEST_FORUM_URL")
+    assert endpoint.base_url() == "https://forum.example"
+    assert endpoint.default_host == "forum.example"
+    assert endpoint.base_url("https://community.example/") == "https://community.example"
+    monkeypatch.setenv("RECEIPTS_TEST_FORUM_URL", "http://127.0.0.1:9/")
+    assert endpoint.base_url("https://community.example") == "http://127.0.0.1:9"
 
 
 def test_record_then_replay_offline(tmp_path: Path) -> None:
@@ -177,6 +190,7 @@ def test_record_then_replay_offline(tmp_path: Path) -> None:
     live = HttpClient(
         "test",
         frozenset({"api.example.test"}),
+        TEST_AGENT,
         headers={"Authorization": "Bearer not-a-real-token"},
         transport=recording,
         sleep=Sleeps(),
@@ -190,7 +204,11 @@ def test_record_then_replay_offline(tmp_path: Path) -> None:
     assert [r["status"] for r in json.loads(text)["responses"]] == [429, 200]
 
     replay = HttpClient(
-        "test", frozenset({"api.example.test"}), transport=ReplayTransport(tmp_path), sleep=Sleeps()
+        "test",
+        frozenset({"api.example.test"}),
+        TEST_AGENT,
+        transport=ReplayTransport(tmp_path),
+        sleep=Sleeps(),
     )
     # Query order does not matter; the 429 is replayed, then the 200.
     assert replay.get_json(f"{API}/x", params={"a": 1, "b": 2})[1] == {"n": 2}
@@ -202,7 +220,7 @@ def test_factory_counts_requests_and_pins_allowlist() -> None:
     def upstream(request: httpx.Request) -> httpx.Response:
         return httpx.Response(200, json={})
 
-    factory = HttpFactory()
+    factory = HttpFactory(user_agent=USER_AGENT)
     c = factory.client("test", [API])
     c._client = httpx.Client(transport=httpx.MockTransport(upstream))
     c.get(f"{API}/a")

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from bench.synthetic_source import SOURCE as SYNTHETIC
 from sources import registry
 from sources.base import FetchContext, Source, SourceError, StrictModel
-from sources.synthetic import SOURCE as SYNTHETIC
 from tests.conftest import cli, write_manifest
 from warehouse.canonical import canonical_json
 from warehouse.records import Listing, Record
@@ -36,11 +36,12 @@ FLAKY = Source(name="flaky", entry_model=FlakyEntry, label=lambda e: e.name, fet
 
 
 @pytest.fixture
-def with_flaky(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(registry.SOURCES, "flaky", FLAKY)
-    monkeypatch.setattr("pipelines.manifest.SOURCES", registry.SOURCES)
-    monkeypatch.setattr("pipelines.ingest.SOURCES", registry.SOURCES)
-    assert registry.SOURCES["synthetic"] is SYNTHETIC
+def with_flaky() -> Iterator[None]:
+    """Registration alone makes ``[[flaky]]`` a valid table and an ingestible source."""
+    registry.register(FLAKY)
+    assert registry.SOURCES["synthetic"] is SYNTHETIC  # tests register it (conftest)
+    yield
+    registry.unregister(FLAKY.name)
 
 
 MANIFEST = """

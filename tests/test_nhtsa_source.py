@@ -11,6 +11,7 @@ from typing import Any
 import orjson
 import pytest
 
+from pipelines import USER_AGENT
 from pipelines.errors import ManifestError
 from pipelines.ingest import RunResult, run_ingest
 from pipelines.manifest import load_manifest, parse_manifest
@@ -62,7 +63,7 @@ def ingest_lib(
     warehouse_path: Path, sleeps: list[float] | None = None, manifest: Path = MANIFEST
 ) -> RunResult:
     """The library entry point the CLI calls, with a sleep that only records its waits."""
-    http = HttpFactory(sleep=(sleeps if sleeps is not None else []).append)
+    http = HttpFactory(user_agent=USER_AGENT, sleep=(sleeps if sleeps is not None else []).append)
     with Warehouse.open(str(warehouse_path)) as wh:
         try:
             return run_ingest(load_manifest(manifest), wh, http=http)

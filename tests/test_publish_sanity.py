@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from pipelines import USER_AGENT
 from pipelines.errors import EXIT_FAILURE, EXIT_GUARD
 from pipelines.publish import curate as curate_module
 from pipelines.publish.confinement import NamespaceViolation
@@ -52,7 +53,7 @@ def lake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeContentLake]:
 
 
 def quiet_http() -> HttpFactory:
-    return HttpFactory(sleep=lambda seconds: None)
+    return HttpFactory(user_agent=USER_AGENT, sleep=lambda seconds: None)
 
 
 def atlas(lake: FakeContentLake) -> dict[str, dict[str, Any]]:
@@ -358,7 +359,7 @@ def test_a_batch_failing_mid_push_keeps_the_record_and_a_rerun_completes_it(
 ) -> None:
     path = ingest(tmp_path, wh, manifest_text(synthetic=30, publish=SMALL_BATCHES))
     # the third transaction fails on every attempt the HTTP policy allows
-    lake.fail_requests(500, times=HttpFactory().policy.max_attempts, after=2)
+    lake.fail_requests(500, times=HttpFactory(user_agent=USER_AGENT).policy.max_attempts, after=2)
     first = publish(path, wh, http=quiet_http())
     assert first.status == "failed" and first.exit_code == EXIT_FAILURE
     assert [b["status"] for b in first.batches] == ["committed", "committed", "failed"]
@@ -382,7 +383,7 @@ def test_429_and_5xx_are_retried_honouring_retry_after(
     lake.fail_requests(429, times=2, retry_after="7")
     lake.fail_requests(503, times=1)
     slept: list[float] = []
-    result = publish(path, wh, http=HttpFactory(sleep=slept.append))
+    result = publish(path, wh, http=HttpFactory(user_agent=USER_AGENT, sleep=slept.append))
     assert result.status == "ok" and len(atlas(lake)) == 4
     assert slept[:2] == [7.0, 7.0] and len(slept) == 3
     # one request per transaction (one per reference level), plus the three refused ones

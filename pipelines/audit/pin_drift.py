@@ -15,6 +15,7 @@ from typing import Any
 from pipelines.manifest import Manifest
 from sources.github.pins import RefResolver
 from sources.github.source import (
+    RAW,
     GithubClients,
     GithubEntry,
     RateLimitPolicy,
@@ -122,6 +123,6 @@ def pin_drift(
     report: list[FileDrift] = []
     for entry in manifest.entries.get("github", []):
         ref_commit = resolve(entry.repo, ref, entry.api_url)
-        raw, raw_base = clients.get("github_raw", entry.raw_url, entry.max_bytes)
+        raw, raw_base = clients.get(RAW, entry.raw_url, entry.max_bytes)
         report.extend(entry_drift(entry, ref, ref_commit, raw, raw_base))
     return report

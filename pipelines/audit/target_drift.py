@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pipelines import USER_AGENT
 from pipelines.manifest import Manifest
 from pipelines.publish.curate import CuratedDocument, curate_manifest, hash_of_target_document
 from pipelines.publish.targets import open_target
@@ -128,7 +129,7 @@ def read_target_drift(
 ) -> TargetDrift:
     """Target drift of a manifest's corpus in the target the environment configures."""
     own_http = http is None
-    http = http or HttpFactory()
+    http = http or HttpFactory(user_agent=USER_AGENT)
     target, _ = open_target(manifest.name, http=http, out=out)
     try:
         documents = curate_manifest(manifest, warehouse)

@@ -15,6 +15,7 @@ from pipelines.manifest import Manifest
 from sources.base import SourceError
 from sources.github.source import (
     DEFAULT_MAX_BYTES,
+    RAW,
     GithubClients,
     RateLimited,
     RateLimitPolicy,
@@ -145,7 +146,7 @@ def verify_upstream(
     clients = GithubClients(http, rate_limits)
     checks = []
     for file in files:
-        client, raw_base = clients.get("github_raw", file.raw_url, file.max_bytes)
+        client, raw_base = clients.get(RAW, file.raw_url, file.max_bytes)
         stored = stored_digest(warehouse, file.doc_id, file.commit)
         checks.append(check_file(file, stored, client, raw_base))
     return UpstreamReport(checks)

@@ -22,6 +22,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from pipelines import USER_AGENT
 from pipelines.backfill import (
     DEFAULT_MEMORY_LIMIT,
     BackfillReporter,
@@ -31,8 +32,9 @@ from pipelines.backfill import (
 )
 from pipelines.cli.common import emit_json, handle_errors, json_option, warehouse_option
 from pipelines.errors import EXIT_OK
-from sources.http import DEFAULT_BASE_URLS, HttpFactory, base_url, host_of
+from sources.http import HttpFactory, host_of
 from sources.nhtsa.flatfile import LAYOUTS, VehicleFilter
+from sources.nhtsa.source import STATIC
 from warehouse.ingest import DEFAULT_BATCH_SIZE
 from warehouse.store import Warehouse
 
@@ -171,9 +173,8 @@ def parse_years(value: str | None) -> tuple[int, int] | None:
 def static_url(url: str) -> str:
     """A flat-file URL on the configured static host: a URL naming NHTSA's own static host
     is redirected to ``RECEIPTS_NHTSA_STATIC_URL`` when that is set (a mirror, a fake)."""
-    configured = base_url("nhtsa_static")
-    default = DEFAULT_BASE_URLS["nhtsa_static"]
-    if host_of(url) == host_of(default) and configured != default:
+    configured = STATIC.base_url()
+    if host_of(url) == STATIC.default_host and configured != STATIC.default_url:
         return configured + urlsplit(url).path
     return url
 
@@ -189,9 +190,9 @@ def download(url: str, directory: Path, max_bytes: int) -> Path:
     name = Path(urlsplit(url).path).name or "download.zip"
     directory.mkdir(parents=True, exist_ok=True)
     destination = directory / name
-    http = HttpFactory()
+    http = HttpFactory(user_agent=USER_AGENT)
     try:
-        client = http.client("nhtsa", [base_url("nhtsa_static")])
+        client = http.client("nhtsa", [STATIC.base_url()])
         client.download(url, destination, max_bytes=max_bytes)
     finally:
         http.close()

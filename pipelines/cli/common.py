@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 
 import click
 
+from pipelines import USER_AGENT
 from pipelines.errors import EXIT_FAILURE, ReceiptsError
 from pipelines.ingest import IngestOptions, RunResult
 from pipelines.manifest import Manifest, load_manifest
@@ -122,7 +123,7 @@ def prepare_ingest(
     """What ``ingest`` and ``refresh`` build from the options of :func:`ingest_options`."""
     loaded = load_manifest(manifest_file)
     check_only(only, loaded)
-    http = HttpFactory(record_dir=record_dir, replay_dir=replay_dir)
+    http = HttpFactory(user_agent=USER_AGENT, record_dir=record_dir, replay_dir=replay_dir)
     options = IngestOptions(
         only=list(only) or None, allow_mass_retire=allow_mass_retire, batch_size=batch_size
     )

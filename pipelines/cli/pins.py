@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from pipelines import USER_AGENT
 from pipelines.audit.pin_drift import pin_drift
 from pipelines.audit.upstream_verify import (
     UpstreamReport,
@@ -46,7 +47,7 @@ def _short(sha: str | None) -> str:
 def github_http() -> Iterator[HttpFactory]:
     """An HTTP factory for one command, closed after it; source errors become CLI errors
     (a manifest that cannot be pinned exits 2, anything else 1)."""
-    http = HttpFactory()
+    http = HttpFactory(user_agent=USER_AGENT)
     try:
         yield http
     except ManifestNotPinnable as exc:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pipelines import USER_AGENT
 from pipelines.errors import EXIT_FAILURE, EXIT_GUARD, EXIT_OK, ReceiptsError
 from pipelines.manifest import Manifest, Publish
 from pipelines.publish.confinement import NamespaceViolation, check_confinement, check_mutations
@@ -438,7 +439,7 @@ def publish_manifest(
     configures (``pipelines.publish.targets.open_target``) unless one is given."""
     documents = curate_manifest(manifest, warehouse)
     own_http = http is None
-    http = http or HttpFactory()
+    http = http or HttpFactory(user_agent=USER_AGENT)
     notices: list[str] = []
     opened = target is None
     if target is None:

@@ -56,12 +56,14 @@ from sources.forem.tree import (
     walk,
     without_volatile,
 )
-from sources.http import DEFAULT_BASE_URLS, HttpClient, base_url, host_of, parse_json
+from sources.http import Endpoint, HttpClient, host_of, parse_json
 from warehouse.canonical import canonical_json
 from warehouse.clock import now
 from warehouse.ids import doc_id
 from warehouse.records import Listing, Provenance, Record
 
+# The Forem instance: dev.to unless an entry's ``base_url`` (or article URL) names another.
+INSTANCE = Endpoint("forem", "https://dev.to", "RECEIPTS_FOREM_URL")
 ACCEPT_V1 = "application/vnd.forem.api-v1+json"
 SOURCE_FORMAT = "forem-api-v1"
 ENV_API_KEY = "FOREM_API_KEY"
@@ -132,7 +134,7 @@ def label(entry: ForemEntry) -> str:
     return f"forem article {entry.url if entry.url is not None else entry.id}"
 
 
-DEFAULT_HOST = host_of(DEFAULT_BASE_URLS["forem"])
+DEFAULT_HOST = INSTANCE.default_host
 
 
 @dataclass(frozen=True)
@@ -146,9 +148,7 @@ class Instance:
     @classmethod
     def of(cls, entry: ForemEntry) -> Instance:
         declared = entry.base_url or (article_url_parts(entry.url)[0] if entry.url else None)
-        return cls(
-            host=host_of(declared or DEFAULT_BASE_URLS["forem"]), url=base_url("forem", declared)
-        )
+        return cls(host=host_of(declared or INSTANCE.default_url), url=INSTANCE.base_url(declared))
 
     @property
     def _key(self) -> tuple[str, ...]:
@@ -171,7 +171,7 @@ def client_for(ctx: FetchContext, url: str, reads_per_second: float) -> HttpClie
     """The run's client for one base URL, shared by its entries so pacing spans them all."""
     headers = {"Accept": ACCEPT_V1}
     key = os.environ.get(ENV_API_KEY)
-    if key and host_of(url) == host_of(base_url("forem")):
+    if key and host_of(url) == host_of(INSTANCE.base_url()):
         headers["api-key"] = key
     interval = max(ctx.http.policy.min_interval, 1.0 / reads_per_second)
     policy = dataclasses.replace(ctx.http.policy, min_interval=interval)
@@ -459,4 +459,5 @@ SOURCE = Source(
     label=label,
     fetch=fetch,
     curate=curate,
+    endpoints=(INSTANCE,),
 )

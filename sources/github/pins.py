@@ -24,7 +24,7 @@ import tomlkit.exceptions
 from pydantic import ValidationError
 
 from sources.base import SourceError
-from sources.github.source import GithubClients, GithubEntry
+from sources.github.source import API, GithubClients, GithubEntry
 from sources.http import HttpClient
 
 _SHA = re.compile(r"^[0-9a-f]{40}$")
@@ -83,7 +83,7 @@ class RefResolver:
         self._known: dict[tuple[str, str, str], str] = {}
 
     def __call__(self, repo: str, ref: str, api_url: str | None = None) -> str:
-        client, api_base = self.clients.get("github_api", api_url)
+        client, api_base = self.clients.get(API, api_url)
         key = (api_base, repo, ref)
         if key not in self._known:
             self._known[key] = resolve_ref(client, api_base, repo, ref)

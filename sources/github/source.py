@@ -33,12 +33,12 @@ from pydantic import Field, field_validator, model_validator
 from sources.base import Curated, CurationInput, FetchContext, Source, SourceError, StrictModel
 from sources.http import (
     BodyTooLarge,
+    Endpoint,
     HttpClient,
     HttpError,
     HttpFactory,
     TerminalHttpError,
     TransientHttpError,
-    base_url,
     parse_retry_after,
 )
 from warehouse.canonical import content_hash, git_blob_sha1
@@ -55,6 +55,10 @@ DEFAULT_MAX_BYTES = 20 * 1024 * 1024
 # FetchContext.options key under which a run may pass a RateLimitPolicy (tests, embedders).
 RATE_LIMIT_OPTION = "github_rate_limit"
 WEB_URL = "https://github.com"
+# Raw file bytes at a commit, and the REST API (commits, refs); an entry's ``raw_url`` /
+# ``api_url`` may name a mirror.
+RAW = Endpoint("github_raw", "https://raw.githubusercontent.com", "RECEIPTS_GITHUB_RAW_URL")
+API = Endpoint("github_api", "https://api.github.com", "RECEIPTS_GITHUB_API_URL")
 
 Lifecycle = Literal["published", "historical", "unreleased", "draft"]
 Format = Literal["markdown", "text", "json", "yaml", "toml", "csv", "html", "xml", "pdf", "binary"]
@@ -334,21 +338,21 @@ def rate_limit_verdict(
 
 def github_client(
     http: HttpFactory,
-    endpoint: str,
+    endpoint: Endpoint,
     manifest_value: str | None = None,
     *,
     max_bytes: int | None = None,
     rate_limits: RateLimitPolicy | None = None,
 ) -> tuple[HttpClient, str]:
-    """A client for one GitHub endpoint family (``github_raw`` or ``github_api``) and its
-    base URL. The token goes only to a base URL that the manifest did not choose."""
-    base = base_url(endpoint, manifest_value)
+    """A client for one GitHub endpoint family (:data:`RAW` or :data:`API`) and its base
+    URL. The token goes only to a base URL that the manifest did not choose."""
+    base = endpoint.base_url(manifest_value)
     rate_limits = rate_limits or RateLimitPolicy.from_env()
     token = os.environ.get(ENV_TOKEN, "").strip()
     headers: dict[str, str] = {}
-    if token and base == base_url(endpoint, None):
+    if token and base == endpoint.base_url():
         headers["Authorization"] = f"Bearer {token}"
-    if endpoint == "github_api":
+    if endpoint == API:
         headers["Accept"] = "application/vnd.github+json"
         headers["X-GitHub-Api-Version"] = "2022-11-28"
     authenticated = "Authorization" in headers
@@ -374,10 +378,10 @@ class GithubClients:
     def __init__(self, http: HttpFactory, rate_limits: RateLimitPolicy | None = None) -> None:
         self.http = http
         self.rate_limits = rate_limits
-        self._built: dict[tuple[str, str | None, int | None], tuple[HttpClient, str]] = {}
+        self._built: dict[tuple[Endpoint, str | None, int | None], tuple[HttpClient, str]] = {}
 
     def get(
-        self, endpoint: str, manifest_value: str | None = None, max_bytes: int | None = None
+        self, endpoint: Endpoint, manifest_value: str | None = None, max_bytes: int | None = None
     ) -> tuple[HttpClient, str]:
         key = (endpoint, manifest_value, max_bytes)
         if key not in self._built:
@@ -404,7 +408,7 @@ def download_raw(client: HttpClient, url: str, path: str) -> bytes | None:
 
 # -- fetch ---------------------------------------------------------------------------------
 def _records(entry: GithubEntry, ctx: FetchContext, refused: list[str]) -> Iterator[Record]:
-    raw_base = base_url("github_raw", entry.raw_url)
+    raw_base = RAW.base_url(entry.raw_url)
     clients = GithubClients(ctx.http, rate_limit_policy(ctx.options))
     for file in entry.files:
         url = raw_file_url(raw_base, entry.repo, entry.commit, file.path)
@@ -416,7 +420,7 @@ def _records(entry: GithubEntry, ctx: FetchContext, refused: list[str]) -> Itera
                 body = stored
                 where = f"stored bytes of {url}"
             else:
-                client, _ = clients.get("github_raw", entry.raw_url, entry.max_bytes)
+                client, _ = clients.get(RAW, entry.raw_url, entry.max_bytes)
                 fetched = download_raw(client, url, file.path)
                 if fetched is None:
                     raise FileRefused(f"{file.path}: not found at commit {entry.commit} ({url})")
@@ -500,6 +504,7 @@ SOURCE = Source(
     fetch=fetch,
     curate=curate,
     identity=identity,
+    endpoints=(RAW, API),
 )
 
-__all__ = ["SOURCE", "GithubEntry", "GithubFile"]
+__all__ = ["API", "RAW", "SOURCE", "GithubEntry", "GithubFile"]

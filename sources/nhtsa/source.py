@@ -31,7 +31,7 @@ import orjson
 from pydantic import Field, field_validator, model_validator
 
 from sources.base import Curated, CurationInput, FetchContext, Source, SourceError, StrictModel
-from sources.http import TRANSIENT_STATUSES, HttpClient, HttpPolicy, base_url, parse_json
+from sources.http import TRANSIENT_STATUSES, Endpoint, HttpClient, HttpPolicy, parse_json
 from sources.nhtsa.parse import (
     DOC_KIND,
     KINDS,
@@ -54,6 +54,11 @@ from warehouse.canonical import canonical_json
 from warehouse.clock import now
 from warehouse.ids import doc_id
 from warehouse.records import Listing, Provenance, Record
+
+# The API (records; an entry's ``base_url`` may name another) and the static host (PDFs of
+# manufacturer communications, the flat files of ``receipts backfill nhtsa``).
+API = Endpoint("nhtsa", "https://api.nhtsa.gov", "RECEIPTS_NHTSA_URL")
+STATIC = Endpoint("nhtsa_static", "https://static.nhtsa.gov", "RECEIPTS_NHTSA_STATIC_URL")
 
 Kind = Literal["recalls", "complaints", "investigations", "communications"]
 COMPLETE_KINDS = frozenset({"recalls", "complaints"})
@@ -281,9 +286,9 @@ def to_record(kind: str, item: Seen, source_format: str) -> Record:
 
 def fetch(entry: NhtsaEntry, ctx: FetchContext) -> Iterable[Listing]:
     """One listing per kind of the entry, fetched with bounded concurrency."""
-    api = base_url("nhtsa", entry.base_url)
+    api = API.base_url(entry.base_url)
     client = ctx.http.client(
-        "nhtsa", [api, base_url("nhtsa_static")], policy=nhtsa_policy(ctx.http.policy)
+        "nhtsa", [api, STATIC.base_url()], policy=nhtsa_policy(ctx.http.policy)
     )
     wanted = entry.record_filter()
     pool = ThreadPoolExecutor(max_workers=entry.concurrency, thread_name_prefix="nhtsa")
@@ -543,6 +548,7 @@ SOURCE = Source(
     label=label,
     fetch=fetch,
     curate=curate,
+    endpoints=(API, STATIC),
 )
 
-__all__ = ["SOURCE", "NhtsaEntry", "curate", "fetch"]
+__all__ = ["API", "SOURCE", "STATIC", "NhtsaEntry", "curate", "fetch"]

@@ -36,6 +36,8 @@ import httpx
 import orjson
 import respx
 
+from sources.forem.source import INSTANCE
+
 ACCEPT_V1 = "application/vnd.forem.api-v1+json"
 ID_CODE_DIGITS = "0123456789abcdefghijklmnop"
 RATE_JITTER = 0.01  # seconds of timing noise the rate limit forgives
@@ -109,7 +111,7 @@ class FakeComment:
 
 @dataclass
 class FakeForem:
-    base: str = "https://dev.to"
+    base: str = INSTANCE.default_url
     max_per_page: int = 1000
     subforem_id: int = 1
     ignores_page: bool = False  # an instance (or proxy) that serves page 1 for every page

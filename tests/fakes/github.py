@@ -26,8 +26,11 @@ from urllib.parse import unquote, urlsplit
 import httpx
 import respx
 
-RAW = "https://raw.githubusercontent.com"
-API = "https://api.github.com"
+from sources.github import source as github
+
+# Served at the source's own default base URLs (no environment needed).
+RAW = github.RAW.default_url
+API = github.API.default_url
 WINDOW = 3600
 DOCS = "https://docs.github.com/rest"
 

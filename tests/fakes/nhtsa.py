@@ -33,10 +33,14 @@ import httpx
 import pytest
 import respx
 
+from sources.nhtsa import source as nhtsa
+
+# Where tests serve the fake (the source's endpoints pointed here by their environment
+# variables), and NHTSA's own base URLs, which upstream records name.
 API = "https://nhtsa.test"
 STATIC = "https://static.nhtsa.test"
-REAL_API = "https://api.nhtsa.gov"
-REAL_STATIC = "https://static.nhtsa.gov"
+REAL_API = nhtsa.API.default_url
+REAL_STATIC = nhtsa.STATIC.default_url
 
 HTML_ERROR = (
     b"<!DOCTYPE html><html><head><title>Service Unavailable</title></head>"
@@ -326,8 +330,8 @@ class FakeNhtsa:
     @contextmanager
     def serving(self, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeNhtsa]:
         """Answer every request to the NHTSA base URLs, which the environment points here."""
-        monkeypatch.setenv("RECEIPTS_NHTSA_URL", API)
-        monkeypatch.setenv("RECEIPTS_NHTSA_STATIC_URL", STATIC)
+        monkeypatch.setenv(nhtsa.API.env_var, API)
+        monkeypatch.setenv(nhtsa.STATIC.env_var, STATIC)
         with respx.mock(assert_all_called=False, assert_all_mocked=True) as router:
             router.route(url__startswith=API).mock(side_effect=self.handle_api)
             router.route(url__startswith=STATIC).mock(side_effect=self.handle_static)

@@ -1,4 +1,8 @@
-"""A deterministic synthetic source, for benchmarks and crash tests.
+"""A deterministic synthetic source, for benchmarks and tests: scaffolding, not an upstream.
+
+It is not in the production registry (``sources.registry``): bench and tests register it
+with :func:`register`, and ``python -m bench.synthetic_source ARGS`` runs the ``receipts``
+command line with it registered (``bench/synthetic-smoke.toml`` is a manifest to try it on).
 
 ``[[synthetic]]`` entries generate ``count`` JSON records of about ``size`` bytes each. The
 same entry always yields the same bytes; ``changed_percent`` rewrites that share of records
@@ -19,6 +23,7 @@ from typing import Any
 import orjson
 from pydantic import Field
 
+from sources import registry
 from sources.base import Curated, CurationInput, FetchContext, Source, StrictModel
 from warehouse.canonical import canonical_json
 from warehouse.ids import doc_id
@@ -97,3 +102,16 @@ SOURCE = Source(
     fetch=fetch,
     curate=curate,
 )
+
+
+def register() -> Source[SyntheticEntry]:
+    """Register the synthetic source (``[[synthetic]]`` entries) for this process."""
+    registry.register(SOURCE)
+    return SOURCE
+
+
+if __name__ == "__main__":
+    from pipelines.cli import main
+
+    register()
+    main(prog_name="receipts")
