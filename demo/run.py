@@ -30,7 +30,7 @@ from typing import Any
 
 import click
 
-from pipelines.errors import EXIT_OK
+from pipelines.cli.exits import EXIT_OK
 from sources import registry
 from sources.http import ENV_RECORD, ENV_REPLAY
 from warehouse import digests

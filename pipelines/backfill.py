@@ -33,10 +33,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pipelines.errors import ReceiptsError, UsageError
+from pipelines.progress import BackfillReporter
 from sources.nhtsa.flatfile import (
     LAYOUTS,
-    FlatFileError,
     FlatRow,
     Layout,
     LineSource,
@@ -50,6 +49,7 @@ from sources.nhtsa.flatfile import (
 )
 from warehouse.canonical import canonical_json
 from warehouse.clock import now
+from warehouse.errors import BackfillError, FlatFileError, ReceiptsError, UsageError
 from warehouse.ingest import DEFAULT_BATCH_SIZE, Counts, Ingestor
 from warehouse.records import Listing, Provenance, Record
 from warehouse.runs import finish_run, latest_checkpoint, start_run
@@ -65,10 +65,6 @@ MALFORMED_KEPT = 1_000  # line details kept in memory (all are counted)
 LEDGER_WARNINGS = 100  # line details written to the run ledger
 _MEMORY_LIMIT_RE = re.compile(r"^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$", re.IGNORECASE)
 _SCRATCH_PREFIX = "receipts-backfill-"
-
-
-class BackfillError(ReceiptsError):
-    """A backfill could not be carried out; the message says why."""
 
 
 @dataclass(frozen=True)
@@ -123,22 +119,6 @@ class BackfillResult:
             "documents": {"records": self.documents.records, **self.documents.as_dict()},
             "seconds": round(self.seconds, 3),
         }
-
-
-class BackfillReporter:
-    """Receives progress; the base class prints nothing (``--json``, tests)."""
-
-    def reading(self, rows: int, bytes_read: int, total_bytes: int) -> None:
-        pass
-
-    def read_finished(self, rows: int, matched: int, malformed: int) -> None:
-        pass
-
-    def writing(self, rows_done: int, rows_total: int, documents: int) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
 
 
 # -- scanning ------------------------------------------------------------------------------

@@ -14,8 +14,9 @@ from pipelines.manifest import Manifest
 from pipelines.progress import Reporter
 from sources import registry
 from sources.base import FetchContext
-from sources.http import HttpError, HttpFactory
-from warehouse.ingest import COUNT_KEYS, Counts, Ingestor, MassRetireRefused
+from sources.http import HttpFactory
+from warehouse.errors import MassRetireRefused, ReceiptsError
+from warehouse.ingest import COUNT_KEYS, Counts, Ingestor
 from warehouse.runs import finish_run, start_run
 from warehouse.sightings import body_seen_at
 from warehouse.store import Warehouse
@@ -45,12 +46,10 @@ class RunResult:
         }
 
 
-def _failure_reason(exc: BaseException) -> str:
-    if isinstance(exc, HttpError):
-        return str(exc)
-    text = str(exc)
-    known = type(exc).__module__.split(".")[0] in ("sources", "warehouse", "pipelines")
-    return text if known and text else f"{type(exc).__name__}: {text}"
+def internal_error_reason(exc: BaseException) -> str:
+    """How the ledger records an exception receipts did not expect: a bug, not an upstream
+    failure."""
+    return f"internal error: {type(exc).__name__}: {exc}"
 
 
 @dataclass
@@ -92,6 +91,7 @@ def run_ingest(
     failures: list[dict[str, Any]] = []
     warnings: list[dict[str, Any]] = []
     retired: list[str] = []
+    internal: Exception | None = None
     try:
         for source_name in manifest.sources():
             if options.only and source_name not in options.only:
@@ -120,14 +120,24 @@ def run_ingest(
                 try:
                     for listing in source.fetch(entry, ctx):
                         ingestor.ingest(source_name, listing)
-                except Exception as exc:  # one entry's failure must not stop the others
-                    error = _failure_reason(exc)
+                except ReceiptsError as exc:  # one entry's failure must not stop the others
+                    error = str(exc) or type(exc).__name__
                     failures.append({"source": source_name, "entry": label, "reason": error})
+                except Exception as exc:  # a bug: recorded as such, then the run stops
+                    internal = exc
+                    error = internal_error_reason(exc)
+                    failures.append(
+                        {"source": source_name, "entry": label, "reason": error, "internal": True}
+                    )
                 source_total.add(entry_total)
                 warnings.extend(
                     {"source": source_name, "entry": label, "warning": w} for w in ctx.warnings
                 )
                 reporter.entry_finished(source_name, label, entry_total, error)
+                if internal is not None:
+                    break
+            if internal is not None:
+                break
         # Closed world: after a complete run of the whole manifest, documents no entry
         # yielded any more leave the corpus (they are no longer published).
         if not failures and not options.only:
@@ -141,10 +151,12 @@ def run_ingest(
         name: {**total.as_dict(), "failed": sum(1 for f in failures if f["source"] == name)}
         for name, total in per_source.items()
     }
-    status = "failed" if failures else "ok"
+    status = "internal error" if internal is not None else ("failed" if failures else "ok")
     if retired:
         counts["corpus"] = {"left": len(retired)}
     finish_run(warehouse, info.run_id, status, counts, failures, warnings)
+    if internal is not None:
+        raise internal
     return RunResult(
         run_id=info.run_id,
         status=status,

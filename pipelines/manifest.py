@@ -22,9 +22,9 @@ from typing import Any, get_args
 from pydantic import BaseModel, Field, ValidationError, field_validator
 from pydantic_core import ErrorDetails
 
-from pipelines.errors import ManifestError
 from sources import registry
 from sources.base import StrictModel
+from warehouse.errors import ManifestError
 from warehouse.ids import namespace_problem
 
 

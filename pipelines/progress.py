@@ -1,4 +1,10 @@
-"""Progress on long work: live on a terminal, one quiet line per step otherwise."""
+"""Progress on long work, one system for every driver.
+
+A driver reports events through a small interface of its own (:class:`Reporter` for an
+ingest, :class:`BackfillReporter` for a backfill); both render through one :class:`Display`:
+a live bar per step on a terminal (:class:`LiveDisplay`), a throttled plain line per step
+otherwise (:class:`LineDisplay`, for logs and cron mail), or nothing (``--json``, tests).
+"""
 
 from __future__ import annotations
 
@@ -7,28 +13,131 @@ import time
 from typing import TextIO
 
 from rich.console import Console
-from rich.live import Live
-from rich.text import Text
+from rich.progress import (
+    BarColumn,
+    Progress,
+    TaskID,
+    TaskProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 from warehouse.ingest import Counts
 
 
-class Reporter:
-    """Receives progress events; the base class prints nothing (``--json``, tests)."""
+# -- displays ------------------------------------------------------------------------------
+class Display:
+    """Where progress goes. The base class shows nothing."""
 
-    def entry_started(self, source: str, label: str) -> None:
-        pass
+    def step(self, name: str, total: float | None = None) -> None:
+        """A new step begins (``total`` in whatever unit ``advance`` counts, if known)."""
 
-    def batch_committed(self, source: str, label: str, total: Counts) -> None:
-        pass
+    def advance(self, done: float, total: float | None, rows: int, text: str) -> None:
+        """The current step reached ``done`` of ``total``; ``text`` says it in words."""
 
-    def entry_finished(self, source: str, label: str, total: Counts, error: str | None) -> None:
-        pass
+    def say(self, line: str) -> None:
+        """A line that stays (a finished step, a failure)."""
 
     def close(self) -> None:
         pass
 
 
+def eta(done: float, total: float | None, elapsed: float) -> str:
+    if not total or done <= 0 or done >= total:
+        return "-"
+    seconds = int(elapsed * (total - done) / done)
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+class LineDisplay(Display):
+    """Plain lines: ``advance`` at most every ``interval`` seconds (never when None), ``say``
+    always."""
+
+    def __init__(self, stream: TextIO, interval: float | None = None, prefix: str = "") -> None:
+        self.stream = stream
+        self.interval = interval
+        self.prefix = prefix
+        self._step_started = time.monotonic()
+        self._last = 0.0
+
+    def step(self, name: str, total: float | None = None) -> None:
+        self._step_started = time.monotonic()
+        self._last = 0.0
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self._step_started
+
+    def advance(self, done: float, total: float | None, rows: int, text: str) -> None:
+        if self.interval is None:
+            return
+        moment = time.monotonic()
+        if moment - self._last < self.interval:
+            return
+        self._last = moment
+        self.say(text)
+
+    def say(self, line: str) -> None:
+        print(f"{self.prefix}{line}", file=self.stream, flush=True)
+
+
+class LiveDisplay(Display):
+    """A progress bar per step, with rows/s, elapsed time and ETA, on a terminal."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TaskProgressColumn(),
+            TextColumn("{task.fields[rows]:>12,} rows  {task.fields[rate]:>9,.0f} rows/s"),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=Console(file=stream),
+            transient=False,
+        )
+        self.progress.start()
+        self._task: TaskID | None = None
+        self._started = time.monotonic()
+
+    def step(self, name: str, total: float | None = None) -> None:
+        if self._task is not None:
+            task = self.progress.tasks[self._task]
+            self.progress.update(self._task, completed=task.total or task.completed)
+        self._started = time.monotonic()
+        self._task = self.progress.add_task(name, total=total or None, rows=0, rate=0.0)
+
+    def advance(self, done: float, total: float | None, rows: int, text: str) -> None:
+        if self._task is None:
+            self.step("working")
+        assert self._task is not None
+        rate = rows / max(time.monotonic() - self._started, 1e-6)
+        self.progress.update(self._task, completed=done, total=total or None, rows=rows, rate=rate)
+
+    def say(self, line: str) -> None:
+        self.progress.console.print(line, markup=False, highlight=False)
+
+    def close(self) -> None:
+        self.progress.stop()
+
+
+def display_for(
+    stream: TextIO | None = None,
+    *,
+    quiet: bool = False,
+    interval: float | None = None,
+    prefix: str = "",
+) -> Display:
+    """The display for a stream: nothing when quiet, a live bar on a terminal, else lines."""
+    stream = stream or sys.stderr
+    if quiet:
+        return Display()
+    if stream.isatty():
+        return LiveDisplay(stream)
+    return LineDisplay(stream, interval, prefix)
+
+
+# -- ingest --------------------------------------------------------------------------------
 def _summary(total: Counts) -> str:
     return (
         f"{total.records} records: {total.new} new, {total.changed} changed, "
@@ -36,51 +145,79 @@ def _summary(total: Counts) -> str:
     )
 
 
-class LineReporter(Reporter):
-    """One line per finished entry: for logs and cron mail."""
+class Reporter:
+    """The events of an ingest run, shown on a :class:`Display` (by default, nothing)."""
 
-    def __init__(self, stream: TextIO | None = None) -> None:
-        self.stream = stream or sys.stderr
+    def __init__(self, display: Display | None = None) -> None:
+        self.display = display or Display()
+
+    def entry_started(self, source: str, label: str) -> None:
+        self.display.step(f"{source}: {label}")
+
+    def batch_committed(self, source: str, label: str, total: Counts) -> None:
+        self.display.advance(
+            total.records, None, total.records, f"{source}: {label}: {_summary(total)}"
+        )
 
     def entry_finished(self, source: str, label: str, total: Counts, error: str | None) -> None:
         status = f"FAILED: {error}" if error else _summary(total)
-        print(f"{source}: {label}: {status}", file=self.stream, flush=True)
-
-
-class LiveReporter(LineReporter):
-    """A live line per entry with counts and records/s, on a terminal."""
-
-    def __init__(self, stream: TextIO | None = None) -> None:
-        super().__init__(stream)
-        self.console = Console(file=self.stream)
-        self._live: Live | None = None
-        self._started = 0.0
-
-    def entry_started(self, source: str, label: str) -> None:
-        self._started = time.monotonic()
-        self._live = Live(
-            Text(f"{source}: {label}: fetching…"), console=self.console, transient=True
-        )
-        self._live.start()
-
-    def batch_committed(self, source: str, label: str, total: Counts) -> None:
-        if self._live is None:
-            return
-        rate = total.records / max(time.monotonic() - self._started, 1e-6)
-        self._live.update(Text(f"{source}: {label}: {_summary(total)} ({rate:,.0f}/s)"))
-
-    def entry_finished(self, source: str, label: str, total: Counts, error: str | None) -> None:
-        self.close()
-        super().entry_finished(source, label, total, error)
+        self.display.say(f"{source}: {label}: {status}")
 
     def close(self) -> None:
-        if self._live is not None:
-            self._live.stop()
-            self._live = None
+        self.display.close()
 
 
 def reporter_for(stream: TextIO | None = None, *, quiet: bool = False) -> Reporter:
-    stream = stream or sys.stderr
-    if quiet:
-        return Reporter()
-    return LiveReporter(stream) if stream.isatty() else LineReporter(stream)
+    return Reporter(display_for(stream, quiet=quiet))
+
+
+# -- backfill ------------------------------------------------------------------------------
+class BackfillReporter:
+    """The events of a backfill, shown on a :class:`Display` (by default, nothing)."""
+
+    def __init__(self, display: Display | None = None) -> None:
+        self.display = display or Display()
+        self._started = time.monotonic()
+
+    def _elapsed(self) -> float:
+        return time.monotonic() - self._started
+
+    def reading(self, rows: int, bytes_read: int, total_bytes: int) -> None:
+        elapsed = self._elapsed()
+        self.display.advance(
+            bytes_read,
+            total_bytes,
+            rows,
+            f"read {rows:,} rows ({rows / max(elapsed, 1e-6):,.0f} rows/s, "
+            f"ETA {eta(bytes_read, total_bytes, elapsed)})",
+        )
+
+    def read_finished(self, rows: int, matched: int, malformed: int) -> None:
+        self.display.say(
+            f"read {rows:,} rows in {self._elapsed():.1f}s: {matched:,} kept, "
+            f"{malformed:,} malformed"
+        )
+        self._started = time.monotonic()
+        self.display.step("writing", matched)
+
+    def writing(self, rows_done: int, rows_total: int, documents: int) -> None:
+        elapsed = self._elapsed()
+        self.display.advance(
+            rows_done,
+            rows_total,
+            rows_done,
+            f"committed {rows_done:,}/{rows_total:,} rows as {documents:,} documents "
+            f"({rows_done / max(elapsed, 1e-6):,.0f} rows/s, "
+            f"ETA {eta(rows_done, rows_total, elapsed)})",
+        )
+
+    def close(self) -> None:
+        self.display.close()
+
+
+def backfill_reporter_for(
+    as_json: bool, interval: float, stream: TextIO | None = None
+) -> BackfillReporter:
+    display = display_for(stream, quiet=as_json, interval=interval, prefix="backfill nhtsa: ")
+    display.step("reading")
+    return BackfillReporter(display)

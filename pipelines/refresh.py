@@ -13,16 +13,16 @@ from typing import Any
 
 from pipelines import USER_AGENT
 from pipelines.audit.target_drift import TargetDrift, target_drift
-from pipelines.errors import EXIT_DRIFT, EXIT_FAILURE, EXIT_GUARD, EXIT_OK, ReceiptsError
 from pipelines.ingest import IngestOptions, RunResult, run_ingest
 from pipelines.manifest import Manifest
 from pipelines.progress import Reporter
 from pipelines.publish.curate import curate_manifest
 from pipelines.publish.push import PushResult, push
 from pipelines.publish.targets import Target, open_target
-from sources.http import HttpError, HttpFactory
+from sources.http import HttpFactory
 from warehouse.asof import Point
 from warehouse.drift import Drift, compare, default_points
+from warehouse.errors import HttpError, ReceiptsError
 from warehouse.store import Warehouse
 
 
@@ -37,18 +37,6 @@ class RefreshResult:
     @property
     def drift_found(self) -> bool:
         return self.drift.found or bool(self.target_drift and self.target_drift.found)
-
-    def exit_code(self, fail_on_drift: bool = False) -> int:
-        """4 the guard tripped; 1 an entry or the publish failed; 3 drift (when asked); 0."""
-        if self.push is not None and self.push.exit_code == EXIT_GUARD:
-            return EXIT_GUARD
-        if self.ingest.status != "ok" or self.publish_error is not None:
-            return EXIT_FAILURE
-        if self.push is not None and self.push.exit_code != EXIT_OK:
-            return EXIT_FAILURE
-        if fail_on_drift and self.drift_found:
-            return EXIT_DRIFT
-        return EXIT_OK
 
     def as_json(self) -> dict[str, Any]:
         return {

@@ -20,10 +20,6 @@ class StrictModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class SourceError(Exception):
-    """An entry could not be fetched; the message says why and what to do."""
-
-
 @dataclass
 class FetchContext:
     """What a source's fetch may use: HTTP clients, read access to stored snapshots, and a

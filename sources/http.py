@@ -28,7 +28,16 @@ import httpx
 import orjson
 import tenacity
 
-from sources.recording import NotRecorded, RecordingTransport, ReplayTransport
+from sources.recording import RecordingTransport, ReplayTransport
+from warehouse.errors import (
+    BodyTooLarge,
+    HostNotAllowed,
+    HttpError,
+    NotRecorded,
+    RetryBudgetExhausted,
+    TerminalHttpError,
+    TransientHttpError,
+)
 
 ENV_RECORD = "RECEIPTS_RECORD"
 ENV_REPLAY = "RECEIPTS_REPLAY"
@@ -62,41 +71,6 @@ class Endpoint:
 
 def host_of(url: str) -> str:
     return urlsplit(url).netloc.lower()
-
-
-class HttpError(Exception):
-    """An HTTP exchange did not give a usable response."""
-
-    def __init__(self, message: str, url: str, status: int | None = None) -> None:
-        super().__init__(message)
-        self.url = url
-        self.status = status
-
-
-class TransientHttpError(HttpError):
-    """Worth retrying: the network failed, or the server asked us to slow down."""
-
-    def __init__(
-        self, message: str, url: str, status: int | None = None, retry_after: float | None = None
-    ) -> None:
-        super().__init__(message, url, status)
-        self.retry_after = retry_after
-
-
-class TerminalHttpError(HttpError):
-    """Not worth retrying: the server said no, or the response is unusable."""
-
-
-class BodyTooLarge(TerminalHttpError):
-    pass
-
-
-class HostNotAllowed(TerminalHttpError):
-    pass
-
-
-class RetryBudgetExhausted(TerminalHttpError):
-    """A transient failure persisted through every allowed attempt."""
 
 
 def parse_retry_after(value: str | None, now: float | None = None) -> float | None:

@@ -19,19 +19,12 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import httpx
 
+from warehouse.errors import NotRecorded
+
 SECRET_HEADERS = frozenset(
     {"authorization", "api-key", "cookie", "set-cookie", "x-api-key", "proxy-authorization"}
 )
 _DROPPED_RESPONSE_HEADERS = frozenset({"content-encoding", "transfer-encoding", "content-length"})
-
-
-class NotRecorded(Exception):
-    """A replayed session has no recording of this request."""
-
-    def __init__(self, method: str, url: str, directory: Path) -> None:
-        super().__init__(f"not in the recorded session {directory}: {method} {url}")
-        self.method = method
-        self.url = url
 
 
 def normalised_url(url: str) -> str:

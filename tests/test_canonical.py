@@ -7,12 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from warehouse.canonical import (
-    CanonicalFormError,
-    canonical_json,
-    content_hash,
-    git_blob_sha1,
-)
+from warehouse.canonical import canonical_json, content_hash, git_blob_sha1
+from warehouse.errors import CanonicalFormError
 
 # Fixed vectors: changing any of these is a new canonical-form version and a migration.
 VECTORS: list[tuple[Any, bytes]] = [

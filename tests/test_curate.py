@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 from pipelines.ingest import run_ingest
 from pipelines.manifest import Publish, load_manifest
 from pipelines.publish.curate import (
-    CurationError,
     RevisionMeta,
     build_document,
     curate_manifest,
@@ -28,6 +27,7 @@ from sources.registry import SOURCES
 from tests.publish_corpus import FIXTURE_SOURCE, FixtureEntry, ingest, manifest_text, register
 from tests.publish_corpus import curate as fixture_curate
 from warehouse.canonical import canonical_json
+from warehouse.errors import CurationError
 from warehouse.store import Warehouse
 
 META = RevisionMeta(

@@ -12,9 +12,9 @@ import pytest
 from bench.synthetic_source import is_changed
 from tests import corpus_fixture as fixture
 from tests.conftest import cli, write_manifest
-from warehouse.asof import Point, PointError, as_of, parse_instant, resolve_point
+from warehouse.asof import Point, as_of, parse_instant, resolve_point
 from warehouse.drift import compare, default_points
-from warehouse.errors import NotFound
+from warehouse.errors import NotFound, PointError
 from warehouse.store import Warehouse
 
 

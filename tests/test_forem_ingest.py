@@ -14,7 +14,7 @@ import pytest
 from pipelines import USER_AGENT
 from pipelines.ingest import RunResult, run_ingest
 from pipelines.manifest import load_manifest
-from sources.base import Curated, CurationInput, FetchContext, SourceError, default_identity
+from sources.base import Curated, CurationInput, FetchContext, default_identity
 from sources.forem.source import Fetched, tree_is_complete, tree_nodes
 from sources.http import HttpFactory
 from sources.registry import SOURCES
@@ -22,7 +22,7 @@ from tests.conftest import write_manifest
 from tests.fakes.forem import FakeForem, VirtualClock, forem_entry
 from warehouse import audit
 from warehouse.digests import row_counts
-from warehouse.errors import NotFound
+from warehouse.errors import NotFound, SourceError
 from warehouse.ids import sanity_id
 from warehouse.records import Provenance
 from warehouse.store import Warehouse

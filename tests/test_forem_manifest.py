@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.errors import ManifestError
 from pipelines.manifest import parse_manifest
 from sources.forem.source import ForemEntry, Instance, article_url_parts
 from tests.conftest import REPO, cli
+from warehouse.errors import ManifestError
 
 CORPUS = '[corpus]\nname = "demo"\nnamespace = "demoCorpus"\n'
 URL = "https://dev.to/ana/on-labels-2gc3"

@@ -13,7 +13,6 @@ from sources.forem.tree import (
     VOLATILE_ARTICLE_FIELDS,
     VOLATILE_COMMENT_FIELDS,
     CommentNode,
-    TreeError,
     comment_body,
     comment_state,
     valid_id_code,
@@ -22,6 +21,7 @@ from sources.forem.tree import (
 )
 from tests.fakes.forem import id_code_of
 from warehouse.canonical import canonical_json
+from warehouse.errors import TreeError
 
 USER = {
     "name": "Ana",

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.errors import ManifestError
 from pipelines.manifest import load_manifest, parse_manifest
 from sources.github.source import GithubEntry, path_problem
 from tests.conftest import REPO, cli, write_manifest
+from warehouse.errors import ManifestError
 
 SHA = "fcccee58a96987867381a5a5fca7cb12dc3bb632"
 CORPUS = '[corpus]\nname = "atlas"\nnamespace = "atlas"\n'

@@ -17,13 +17,13 @@ from sources.github.pins import RefResolver
 from sources.github.source import (
     RATE_LIMIT_OPTION,
     GithubClients,
-    RateLimited,
     RateLimitPolicy,
     rate_limit_verdict,
 )
-from sources.http import HttpFactory, TransientHttpError
+from sources.http import HttpFactory
 from tests.conftest import write_manifest
 from tests.fakes.github import FakeClock, FakeGitHub, manifest_toml, serve
+from warehouse.errors import RateLimited, TransientHttpError
 from warehouse.store import Warehouse
 
 REPO_NAME = "octo/hyphae"

@@ -10,18 +10,9 @@ import pytest
 import respx
 
 from pipelines import USER_AGENT, __version__
-from sources.http import (
-    BodyTooLarge,
-    Endpoint,
-    HostNotAllowed,
-    HttpClient,
-    HttpFactory,
-    HttpPolicy,
-    RetryBudgetExhausted,
-    TerminalHttpError,
-    parse_retry_after,
-)
+from sources.http import Endpoint, HttpClient, HttpFactory, HttpPolicy, parse_retry_after
 from sources.recording import RecordingTransport, ReplayTransport
+from warehouse.errors import BodyTooLarge, HostNotAllowed, RetryBudgetExhausted, TerminalHttpError
 
 API = "https://api.example.test"
 TEST_AGENT = "receipts-test/1 (the http policy's tests)"

@@ -4,9 +4,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from warehouse.errors import IdentityError
 from warehouse.ids import (
     SANITY_ID_MAX,
-    IdentityError,
     doc_id,
     in_namespace,
     is_valid_sanity_id,

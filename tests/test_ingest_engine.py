@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from warehouse import audit
 from warehouse.canonical import canonical_json
 from warehouse.digests import row_counts
-from warehouse.ingest import Counts, Ingestor, MassRetireRefused
+from warehouse.errors import MassRetireRefused
+from warehouse.ingest import Counts, Ingestor
 from warehouse.records import Listing, Provenance, Record
 from warehouse.runs import finish_run, progress, start_run
 from warehouse.store import Warehouse

@@ -10,9 +10,10 @@ import pytest
 
 from bench.synthetic_source import SOURCE as SYNTHETIC
 from sources import registry
-from sources.base import FetchContext, Source, SourceError, StrictModel
+from sources.base import FetchContext, Source, StrictModel
 from tests.conftest import cli, write_manifest
 from warehouse.canonical import canonical_json
+from warehouse.errors import SourceError
 from warehouse.records import Listing, Record
 
 

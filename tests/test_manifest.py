@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.errors import ManifestError
 from pipelines.manifest import load_manifest, parse_manifest
 from tests.conftest import REPO, cli, write_manifest
+from warehouse.errors import ManifestError
 
 CORPUS = '[corpus]\nname = "demo"\nnamespace = "demoCorpus"\n'
 SYNTH = '[[synthetic]]\nname = "a"\ncount = 3\n'

@@ -17,8 +17,14 @@ import orjson
 import pytest
 
 from bench.nhtsa_backfill import generate
-from pipelines.backfill import BackfillReporter, BackfillRequest, run_backfill
-from pipelines.cli.backfill import LineBackfillReporter, RichBackfillReporter, reporter_for
+from pipelines.backfill import BackfillRequest, run_backfill
+from pipelines.progress import (
+    BackfillReporter,
+    Display,
+    LineDisplay,
+    LiveDisplay,
+    backfill_reporter_for,
+)
 from sources.base import CurationInput
 from sources.nhtsa.flatfile import INV_FIELDS, RCL_FIELDS, TSBS_FIELDS_14
 from sources.nhtsa.source import curate
@@ -110,16 +116,16 @@ class Terminal(io.StringIO):
 
 def test_on_a_terminal_progress_is_a_bar_with_rows_per_second_and_eta(tmp_path: Path) -> None:
     stream = Terminal()
-    reporter = reporter_for(False, 10.0, stream)
-    assert isinstance(reporter, RichBackfillReporter)
+    reporter = backfill_reporter_for(False, 10.0, stream)
+    assert isinstance(reporter.display, LiveDisplay)
     request = BackfillRequest(complaints_file(tmp_path), "complaints")
     with Warehouse.open(str(tmp_path / "w.duckdb")) as wh:
         run_backfill(wh, request, reporter=reporter)
     shown = stream.getvalue()
     for part in ("reading", "writing", "100%", "rows/s", "ETA"):
         assert part in shown
-    assert isinstance(reporter_for(False, 10.0, io.StringIO()), LineBackfillReporter)
-    assert type(reporter_for(True, 10.0, stream)) is BackfillReporter  # --json: silent
+    assert isinstance(backfill_reporter_for(False, 10.0, io.StringIO()).display, LineDisplay)
+    assert type(backfill_reporter_for(True, 10.0, stream).display) is Display  # --json: silent
 
 
 def test_make_model_and_years_select_rows(tmp_path: Path) -> None:
@@ -350,6 +356,7 @@ class Interrupted(BaseException):
 
 class DiesAfter(BackfillReporter):
     def __init__(self, batches: int) -> None:
+        super().__init__()
         self.batches = batches
 
     def writing(self, rows_done: int, rows_total: int, documents: int) -> None:

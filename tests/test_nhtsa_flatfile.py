@@ -14,7 +14,6 @@ from sources.nhtsa.flatfile import (
     RCL_FIELDS,
     TSBS_FIELDS_10,
     TSBS_FIELDS_14,
-    FlatFileError,
     FlatRow,
     LineSource,
     Malformed,
@@ -25,6 +24,7 @@ from sources.nhtsa.flatfile import (
     row_matches,
 )
 from tests.fakes.nhtsa import cmpl_row, write_zip
+from warehouse.errors import FlatFileError
 from warehouse.records import Provenance
 
 CMPL = LAYOUTS["complaints"]

@@ -10,7 +10,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sources.nhtsa.parse import (
-    NhtsaParseError,
     RecordFilter,
     action_number,
     api_date,
@@ -29,6 +28,7 @@ from sources.nhtsa.parse import (
     record_key,
     texts_of,
 )
+from warehouse.errors import NhtsaParseError
 
 ENVELOPES = {
     "recalls: PascalCase count, lowercase results": (

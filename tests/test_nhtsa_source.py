@@ -12,7 +12,6 @@ import orjson
 import pytest
 
 from pipelines import USER_AGENT
-from pipelines.errors import ManifestError
 from pipelines.ingest import RunResult, run_ingest
 from pipelines.manifest import load_manifest, parse_manifest
 from sources.base import CurationInput
@@ -33,6 +32,7 @@ from tests.fakes.nhtsa import (
 )
 from warehouse import audit
 from warehouse.digests import row_counts
+from warehouse.errors import ManifestError
 from warehouse.ids import doc_id
 from warehouse.store import Warehouse
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.errors import ManifestError
 from pipelines.manifest import Publish, parse_manifest
 from tests.conftest import REPO, cli
+from warehouse.errors import ManifestError
 
 CORPUS = '[corpus]\nname = "demo"\nnamespace = "demoCorpus"\n'
 SYNTH = '[[synthetic]]\nname = "a"\ncount = 3\n'

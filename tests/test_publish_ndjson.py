@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from pipelines.errors import EXIT_FAILURE
+from pipelines.cli.exits import EXIT_FAILURE
 from tests.conftest import cli
 from tests.publish_corpus import manifest_text, register
 from warehouse import pushes as ledger

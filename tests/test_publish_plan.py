@@ -12,13 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pipelines.manifest import Publish
-from pipelines.publish.confinement import (
-    NamespaceViolation,
-    check_confinement,
-    check_mutations,
-    is_ours,
-    mutation_ids,
-)
+from pipelines.publish.confinement import check_confinement, check_mutations, is_ours, mutation_ids
 from pipelines.publish.curate import CuratedDocument, RevisionMeta, build_document
 from pipelines.publish.plan import (
     ENVELOPE_BYTES,
@@ -34,6 +28,7 @@ from pipelines.publish.targets.base import target_document
 from pipelines.publish.targets.sanity_http import OURS
 from sources.base import Curated
 from tests.fakes.groq import evaluate
+from warehouse.errors import NamespaceViolation
 
 
 def doc(doc_id: str, type_: str = "t", revision: int = 1, **fields: Any) -> CuratedDocument:

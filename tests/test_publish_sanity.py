@@ -12,16 +12,16 @@ from typing import Any
 import pytest
 
 from pipelines import USER_AGENT
-from pipelines.errors import EXIT_FAILURE, EXIT_GUARD
+from pipelines.cli.exits import EXIT_FAILURE, EXIT_GUARD, for_push
 from pipelines.publish import curate as curate_module
-from pipelines.publish.confinement import NamespaceViolation
-from pipelines.publish.push import MassPruneRefused, push
+from pipelines.publish.push import push
 from pipelines.publish.targets.sanity_http import SanityHttpTarget, SanitySettings
 from sources.http import HttpFactory
 from tests.conftest import cli
 from tests.fakes.sanity import FakeContentLake, MutationFailed
 from tests.publish_corpus import ingest, manifest_text, publish, register
 from warehouse import pushes as ledger
+from warehouse.errors import MassPruneRefused, NamespaceViolation
 from warehouse.store import Warehouse
 
 UNRELATED = [
@@ -166,7 +166,7 @@ def test_a_type_rename_targets_an_existing_schema_and_never_retypes_in_place(
 
     path.write_text(manifest_text(publish='[publish.types]\nsafetyRecord = "recall"\n'))
     result = publish(path, wh)
-    assert result.status == "conflict" and result.exit_code == EXIT_FAILURE
+    assert result.status == "conflict" and for_push(result) == EXIT_FAILURE
     assert result.plan.blocked[0]["id"] == "atlas.record.24V064000"
     assert lake.documents["atlas.record.24V064000"]["_type"] == "tsb"
 
@@ -179,7 +179,7 @@ def test_a_concurrent_edit_of_an_owned_field_is_a_conflict_not_an_overwrite(
     ingest(tmp_path, wh, manifest_text(revision=1, licence="CC0-1.0"))
     lake.before_mutation(lambda fake: fake.edit("atlas.comment.2a4b9", body="<p>Studio</p>"))
     result = publish(path, wh)
-    assert result.status == "conflict" and result.exit_code == EXIT_FAILURE
+    assert result.status == "conflict" and for_push(result) == EXIT_FAILURE
     assert result.conflicts == [
         {
             "id": "atlas.comment.2a4b9",
@@ -342,7 +342,7 @@ def test_an_unrelated_document_carrying_our_transaction_id_trips_the_guard(
     path = ingest(tmp_path, wh, manifest_text())
     lake.write_alongside("homepage", {"title": "rewritten"})
     result = publish(path, wh)
-    assert result.status == "guard-tripped" and result.exit_code == EXIT_GUARD
+    assert result.status == "guard-tripped" and for_push(result) == EXIT_GUARD
     assert (result.unrelated_before, result.unrelated_after, result.touched_by_us) == (4, 4, 1)
     assert result.touched_ids == ["homepage"]
     assert "1 unrelated document(s) carry one of this push's transaction ids: homepage" in (
@@ -361,7 +361,7 @@ def test_a_batch_failing_mid_push_keeps_the_record_and_a_rerun_completes_it(
     # the third transaction fails on every attempt the HTTP policy allows
     lake.fail_requests(500, times=HttpFactory(user_agent=USER_AGENT).policy.max_attempts, after=2)
     first = publish(path, wh, http=quiet_http())
-    assert first.status == "failed" and first.exit_code == EXIT_FAILURE
+    assert first.status == "failed" and for_push(first) == EXIT_FAILURE
     assert [b["status"] for b in first.batches] == ["committed", "committed", "failed"]
     assert "HTTP 500" in (first.message or "")
     assert len(atlas(lake)) == first.applied > 0

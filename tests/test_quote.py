@@ -7,14 +7,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipelines.audit.quote import (
-    QuoteError,
-    RevisionText,
-    check_quote,
-    find_quote,
-    reader_text,
-)
+from pipelines.audit.quote import RevisionText, check_quote, find_quote, reader_text
 from warehouse.canonical import canonical_json
+from warehouse.errors import QuoteError
 
 MATCHES = [
     # (document text, media type, quote)

@@ -16,14 +16,10 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Any, NamedTuple
 
-from warehouse.errors import WarehouseError
+from warehouse.errors import PointError
 from warehouse.store import Warehouse
 
 _RUN = re.compile(r"^\d+$")
-
-
-class PointError(WarehouseError):
-    """A RUN|DATE argument is malformed or names no run."""
 
 
 def utc_iso(value: datetime | None) -> str | None:

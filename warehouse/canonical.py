@@ -21,12 +21,10 @@ from typing import Any
 
 import orjson
 
+from warehouse.errors import CanonicalFormError
+
 CANONICAL_FORM_VERSION = 1
 HASH_ALGORITHM = "sha256"
-
-
-class CanonicalFormError(ValueError):
-    """A value has no canonical JSON form under the current policy."""
 
 
 def _check_floats(value: Any) -> None:

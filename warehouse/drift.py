@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from warehouse.asof import Point, PointError, members_sql, utc_iso
-from warehouse.errors import NotFound
+from warehouse.asof import Point, members_sql, utc_iso
+from warehouse.errors import NotFound, PointError
 from warehouse.store import Warehouse
 
 OUTCOMES = ("new", "changed", "unchanged", "gone", "restored")

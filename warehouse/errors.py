@@ -1,9 +1,176 @@
-"""Warehouse errors: each one a sentence a user can act on."""
+"""Every error receipts raises on purpose, in one tree.
+
+It sits in the bottom layer (``warehouse``) so that every layer above can raise from it
+without importing upwards. Each class is a sentence a user can act on; the command line
+turns them into one line on stderr and an exit code (``pipelines/cli/exits.py``). Anything
+raised that is *not* a ``ReceiptsError`` is a bug: the command line says "internal error",
+shows the traceback only with ``--debug``, and the run ledger records it as such.
+
+    ReceiptsError
+    ├── UsageError                   the command or the manifest asks for the impossible (2)
+    │   └── ManifestError            a manifest is missing, unreadable or invalid
+    ├── UpstreamError                an upstream did not give what an entry needs
+    │   ├── HttpError                an HTTP exchange gave no usable response
+    │   │   ├── TransientHttpError   worth retrying: the network failed, or "slow down"
+    │   │   └── TerminalHttpError    not worth retrying: the server said no
+    │   │       ├── BodyTooLarge
+    │   │       ├── HostNotAllowed
+    │   │       ├── RetryBudgetExhausted
+    │   │       ├── RateLimited      GitHub's limit resets too far ahead to wait for
+    │   │       └── NotRecorded      a replayed session has no recording of the request
+    │   ├── SourceError              an entry could not be fetched, or its bytes were refused
+    │   │   ├── NotFoundUpstream
+    │   │   ├── FileRefused
+    │   │   └── PinError
+    │   │       └── ManifestNotPinnable
+    │   └── ParseError               a body or file does not have the documented shape
+    │       ├── NhtsaParseError
+    │       ├── FlatFileError
+    │       └── TreeError
+    ├── IntegrityError               a value cannot be stored faithfully
+    │   ├── CanonicalFormError       no canonical JSON form (NaN, a huge integer, …)
+    │   └── IdentityError            no identity can be formed from the given parts
+    ├── WarehouseError               the warehouse could not carry out an operation
+    │   ├── WarehouseBusy            another process holds it
+    │   ├── SchemaError              a schema this version does not understand
+    │   ├── NotFound                 no such document, revision or run
+    │   ├── PointError               a RUN|DATE argument is malformed or names no run
+    │   └── MassRetireRefused        a run would retire more than half of a scope
+    ├── PublishError                 nothing (more) was published; the message says why
+    │   ├── CurationError
+    │   ├── NamespaceViolation       a mutation would write outside the namespace
+    │   ├── MassPruneRefused
+    │   ├── TargetError              the target refused or failed a request
+    │   └── RevisionConflict         a document's ``_rev`` was not the one expected
+    ├── QuoteError                   a quote cannot be checked
+    └── BackfillError                a backfill could not be carried out
+
+Classes that callers also treat as ``ValueError`` (pydantic validators, parsers) inherit
+from it too.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
 
-class WarehouseError(Exception):
+
+class ReceiptsError(Exception):
+    """A known failure with a message for the user."""
+
+
+# -- usage ---------------------------------------------------------------------------------
+class UsageError(ReceiptsError):
+    """The command line or the manifest asks for something that cannot be done."""
+
+
+class ManifestError(UsageError):
+    """A manifest is missing, unreadable or invalid."""
+
+
+# -- upstreams -----------------------------------------------------------------------------
+class UpstreamError(ReceiptsError):
+    """An upstream did not give what an entry needs."""
+
+
+class HttpError(UpstreamError):
+    """An HTTP exchange did not give a usable response."""
+
+    def __init__(self, message: str, url: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.url = url
+        self.status = status
+
+
+class TransientHttpError(HttpError):
+    """Worth retrying: the network failed, or the server asked us to slow down."""
+
+    def __init__(
+        self, message: str, url: str, status: int | None = None, retry_after: float | None = None
+    ) -> None:
+        super().__init__(message, url, status)
+        self.retry_after = retry_after
+
+
+class TerminalHttpError(HttpError):
+    """Not worth retrying: the server said no, or the response is unusable."""
+
+
+class BodyTooLarge(TerminalHttpError):
+    """The body is over the configured cap."""
+
+
+class HostNotAllowed(TerminalHttpError):
+    """A request or redirect would leave the allowed hosts."""
+
+
+class RetryBudgetExhausted(TerminalHttpError):
+    """A transient failure persisted through every allowed attempt."""
+
+
+class RateLimited(TerminalHttpError):
+    """GitHub's rate limit is exhausted and resets too far ahead to wait for."""
+
+
+class NotRecorded(TerminalHttpError):
+    """A replayed session has no recording of this request."""
+
+    def __init__(self, method: str, url: str, directory: Path) -> None:
+        super().__init__(f"not in the recorded session {directory}: {method} {url}", url)
+        self.method = method
+
+
+class SourceError(UpstreamError):
+    """An entry could not be fetched; the message says why and what to do."""
+
+
+class NotFoundUpstream(SourceError):
+    """The upstream answered 404 (an unpublished, deleted or mistyped item)."""
+
+
+class FileRefused(SourceError):
+    """A file's bytes were not stored: missing upstream, wrong digest, not text, too large."""
+
+
+class PinError(SourceError):
+    """A ref could not be resolved."""
+
+
+class ManifestNotPinnable(PinError):
+    """The manifest cannot be read, has no such entries, or would stay invalid."""
+
+
+class ParseError(UpstreamError, ValueError):
+    """A body or file does not have the shape its upstream documents."""
+
+
+class NhtsaParseError(ParseError):
+    """A value does not have the shape NHTSA documents for it."""
+
+
+class FlatFileError(ParseError):
+    """The file cannot be read as a flat file (not a zip we understand, no data member)."""
+
+
+class TreeError(ParseError):
+    """A comment tree or record does not have the shape the Forem v1 API documents."""
+
+
+# -- integrity -----------------------------------------------------------------------------
+class IntegrityError(ReceiptsError, ValueError):
+    """A value cannot be stored faithfully."""
+
+
+class CanonicalFormError(IntegrityError):
+    """A value has no canonical JSON form under the current policy."""
+
+
+class IdentityError(IntegrityError):
+    """An identity cannot be formed from the given parts."""
+
+
+# -- warehouse -----------------------------------------------------------------------------
+class WarehouseError(ReceiptsError):
     """A warehouse operation could not be carried out."""
 
 
@@ -27,3 +194,59 @@ class SchemaError(WarehouseError):
 
 class NotFound(WarehouseError):
     """A document, revision or run does not exist in the warehouse."""
+
+
+class PointError(WarehouseError):
+    """A RUN|DATE argument is malformed or names no run."""
+
+
+class MassRetireRefused(WarehouseError):
+    """A run would retire more than half of a scope (or of a corpus) at once."""
+
+    def __init__(self, scope: str, gone: int, total: int) -> None:
+        super().__init__(
+            f"refusing to retire {gone} of {total} documents of {scope} in one run "
+            "(more than half); if that is really intended, re-run with --allow-mass-retire"
+        )
+        self.scope = scope
+        self.gone = gone
+        self.total = total
+
+
+# -- publishing ----------------------------------------------------------------------------
+class PublishError(ReceiptsError):
+    """Nothing (more) was published; the message says why."""
+
+
+class CurationError(PublishError):
+    """A document could not be curated; nothing is published until it can."""
+
+
+class NamespaceViolation(PublishError):
+    """A mutation would write outside the corpus's namespace; nothing was sent."""
+
+
+class MassPruneRefused(PublishError):
+    """``--prune`` would delete more than half of the namespace's documents."""
+
+
+class TargetError(PublishError):
+    """The target refused or could not carry out a request; the message says why."""
+
+
+class RevisionConflict(PublishError):
+    """A transaction was refused because a document's ``_rev`` was not the one expected.
+    Nothing of the transaction was applied."""
+
+    def __init__(self, message: str, ids: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.ids = list(ids)
+
+
+# -- audits and backfills ------------------------------------------------------------------
+class QuoteError(ReceiptsError, ValueError):
+    """The quote cannot be checked (it is empty once reduced to reader text)."""
+
+
+class BackfillError(ReceiptsError):
+    """A backfill could not be carried out; the message says why."""

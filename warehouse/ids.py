@@ -15,6 +15,8 @@ from __future__ import annotations
 import hashlib
 import re
 
+from warehouse.errors import IdentityError
+
 SANITY_ID_MAX = 128
 NAMESPACE_MAX = 64
 HASH_SUFFIX_HEX = 16
@@ -28,10 +30,6 @@ _UNSAFE_CHAR_RE = re.compile(r"[^A-Za-z0-9_-]+")
 _SANITY_ID_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
 RESERVED_FIRST_SEGMENTS = frozenset({"drafts", "versions"})
 _DOC_ID_PART_RE = re.compile(r"^[^\s/][^\s]*$")
-
-
-class IdentityError(ValueError):
-    """An identity cannot be formed from the given parts."""
 
 
 def doc_id(source: str, kind: str, *key: str) -> str:

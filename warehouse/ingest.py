@@ -16,24 +16,12 @@ import orjson
 import pyarrow as pa
 
 from warehouse.clock import now
+from warehouse.errors import MassRetireRefused
 from warehouse.records import Listing, Record
 from warehouse.store import Warehouse
 
 DEFAULT_BATCH_SIZE = 5_000
 COUNT_KEYS = ("new", "changed", "unchanged", "gone", "restored")
-
-
-class MassRetireRefused(Exception):
-    """A run would retire more than half of a scope (or of a corpus) at once."""
-
-    def __init__(self, scope: str, gone: int, total: int) -> None:
-        super().__init__(
-            f"refusing to retire {gone} of {total} documents of {scope} in one run "
-            "(more than half); if that is really intended, re-run with --allow-mass-retire"
-        )
-        self.scope = scope
-        self.gone = gone
-        self.total = total
 
 
 @dataclass

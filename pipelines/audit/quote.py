@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pipelines.audit.diffing import is_json_media, is_text_media, path_join
+from warehouse.errors import QuoteError
 
 EXCERPT_CHARS = 40
 
@@ -52,10 +53,6 @@ _TYPOGRAPHIC = str.maketrans(
 )
 _DASH_RUN = re.compile(r"\s*-+\s*")
 _WHITESPACE = re.compile(r"\s+")
-
-
-class QuoteError(ValueError):
-    """The quote cannot be checked (it is empty once reduced to reader text)."""
 
 
 def is_markdown_media(media_type: str) -> bool:

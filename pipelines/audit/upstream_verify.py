@@ -12,19 +12,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from pipelines.manifest import Manifest
-from sources.base import SourceError
 from sources.github.source import (
     DEFAULT_MAX_BYTES,
     RAW,
     GithubClients,
-    RateLimited,
     RateLimitPolicy,
     download_raw,
     file_doc_id,
     raw_file_url,
 )
-from sources.http import HttpClient, HttpFactory, TerminalHttpError
+from sources.http import HttpClient, HttpFactory
 from warehouse.canonical import content_hash
+from warehouse.errors import RateLimited, SourceError, TerminalHttpError
 from warehouse.sightings import digest_at_commit, last_commits
 from warehouse.store import Warehouse
 

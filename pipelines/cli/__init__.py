@@ -1,7 +1,6 @@
 """The ``receipts`` command line: a thin layer over the library.
 
-Exit codes: 0 ok; 1 failure (an entry failed, a check found a mismatch); 2 bad usage or
-manifest; 3 drift found (only with --fail-on-drift); 4 the unrelated-document guard tripped.
+Exit codes are mapped in one place, ``pipelines/cli/exits.py``.
 """
 
 from __future__ import annotations
@@ -21,7 +20,13 @@ from pipelines.cli import refresh as cli_refresh
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="receipts")
-def main() -> None:
+@click.option(
+    "--debug",
+    is_flag=True,
+    envvar="RECEIPTS_DEBUG",
+    help="Print the traceback of any error (for reporting a bug). Env: RECEIPTS_DEBUG=1.",
+)
+def main(debug: bool) -> None:
     """receipts: evidence corpora with provable provenance.
 
     Pull public records into a DuckDB warehouse where every snapshot is hashed at import and

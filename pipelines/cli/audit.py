@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from pipelines.audit.diffing import diff_snapshots
-from pipelines.audit.quote import QuoteError, RevisionText, check_quote
+from pipelines.audit.quote import RevisionText, check_quote
 from pipelines.audit.report import (
     FORMATS,
     build_report,
@@ -26,24 +26,16 @@ from pipelines.audit.report import (
 )
 from pipelines.audit.report import short as short_hash
 from pipelines.audit.target_drift import read_target_drift
+from pipelines.cli import exits
 from pipelines.cli.common import emit_json, handle_errors, json_option, warehouse_option
 from pipelines.cli.pins import report_pin_drift
-from pipelines.errors import EXIT_DRIFT, EXIT_FAILURE, EXIT_OK
 from pipelines.manifest import load_manifest
 from sources.registry import SOURCES
 from warehouse import audit
-from warehouse.asof import (
-    Point,
-    PointError,
-    as_of,
-    known_corpora,
-    known_sources,
-    resolve_point,
-    utc_iso,
-)
+from warehouse.asof import Point, as_of, known_corpora, known_sources, resolve_point, utc_iso
 from warehouse.clock import now
 from warehouse.drift import compare, default_points, snapshot_bodies
-from warehouse.errors import NotFound
+from warehouse.errors import NotFound, PointError, QuoteError
 from warehouse.store import Warehouse
 
 POINT_HELP = (
@@ -202,7 +194,7 @@ def drift(
         listed = ", ".join(f"{k} {v}" for k, v in totals.items())
         click.echo(f"{fmt} drift report written to {out}: {listed}")
     found = result.found or bool(target_drift_groups(report))
-    sys.exit(EXIT_DRIFT if fail_on_drift and found else EXIT_OK)
+    sys.exit(exits.for_drift(found, fail_on_drift))
 
 
 # -- diff ----------------------------------------------------------------------------------
@@ -456,7 +448,7 @@ def verify_quote(
         click.echo(f"MISMATCH: {verdict.message()}")
         for r in verdict.containing:
             click.echo(f"  revision {r.revision} ({short_hash(r.content_hash)}): {r.excerpt}")
-    sys.exit(EXIT_OK if verdict.ok else EXIT_FAILURE)
+    sys.exit(exits.for_check(verdict.ok))
 
 
 COMMANDS = [drift, diff, as_of_command, verify_quote]

@@ -5,33 +5,21 @@ from __future__ import annotations
 import os
 import re
 import sys
-import time
 from pathlib import Path
-from typing import TextIO
 from urllib.parse import urlsplit
 
 import click
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    Progress,
-    TaskID,
-    TaskProgressColumn,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 
 from pipelines import USER_AGENT
 from pipelines.backfill import (
     DEFAULT_MEMORY_LIMIT,
-    BackfillReporter,
     BackfillRequest,
     BackfillResult,
     run_backfill,
 )
+from pipelines.cli import exits
 from pipelines.cli.common import emit_json, handle_errors, json_option, warehouse_option
-from pipelines.errors import EXIT_OK
+from pipelines.progress import backfill_reporter_for
 from sources.http import HttpFactory, host_of
 from sources.nhtsa.flatfile import LAYOUTS, VehicleFilter
 from sources.nhtsa.source import STATIC
@@ -41,118 +29,6 @@ from warehouse.store import Warehouse
 DEFAULT_MAX_DOWNLOAD = 4 * 1024**3
 MALFORMED_SHOWN = 20
 _YEARS_RE = re.compile(r"^(\d{4})(?:-(\d{4}))?$")
-
-
-def _eta(done: float, total: float, elapsed: float) -> str:
-    if done <= 0 or total <= 0 or done >= total:
-        return "-"
-    seconds = int(elapsed * (total - done) / done)
-    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
-
-
-class LineBackfillReporter(BackfillReporter):
-    """Quiet progress for logs: a line at most every ``interval`` seconds, one per phase."""
-
-    def __init__(self, stream: TextIO, interval: float) -> None:
-        self.stream = stream
-        self.interval = interval
-        self._phase_started = time.monotonic()
-        self._last = 0.0
-
-    def _due(self) -> bool:
-        moment = time.monotonic()
-        if moment - self._last < self.interval:
-            return False
-        self._last = moment
-        return True
-
-    def _say(self, text: str) -> None:
-        print(f"backfill nhtsa: {text}", file=self.stream, flush=True)
-
-    def reading(self, rows: int, bytes_read: int, total_bytes: int) -> None:
-        if self._due():
-            elapsed = time.monotonic() - self._phase_started
-            self._say(
-                f"read {rows:,} rows ({rows / max(elapsed, 1e-6):,.0f} rows/s, "
-                f"ETA {_eta(bytes_read, total_bytes, elapsed)})"
-            )
-
-    def read_finished(self, rows: int, matched: int, malformed: int) -> None:
-        elapsed = time.monotonic() - self._phase_started
-        self._say(
-            f"read {rows:,} rows in {elapsed:.1f}s: {matched:,} kept, {malformed:,} malformed"
-        )
-        self._phase_started = time.monotonic()
-        self._last = 0.0
-
-    def writing(self, rows_done: int, rows_total: int, documents: int) -> None:
-        if self._due():
-            elapsed = time.monotonic() - self._phase_started
-            self._say(
-                f"committed {rows_done:,}/{rows_total:,} rows as {documents:,} documents "
-                f"({rows_done / max(elapsed, 1e-6):,.0f} rows/s, "
-                f"ETA {_eta(rows_done, rows_total, elapsed)})"
-            )
-
-
-class RichBackfillReporter(BackfillReporter):
-    """A progress bar per phase, with rows/s and ETA, on a terminal."""
-
-    def __init__(self, stream: TextIO) -> None:
-        self.progress = Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            TaskProgressColumn(),
-            TextColumn("{task.fields[rows]:>12,} rows  {task.fields[rate]:>9,.0f} rows/s"),
-            TimeElapsedColumn(),
-            TextColumn("ETA"),
-            TimeRemainingColumn(),
-            console=Console(file=stream),
-        )
-        self.progress.start()
-        self._read: TaskID = self.progress.add_task("reading", total=None, rows=0, rate=0.0)
-        self._write: TaskID | None = None
-        self._started = time.monotonic()
-
-    def _rate(self, rows: int) -> float:
-        return rows / max(time.monotonic() - self._started, 1e-6)
-
-    def reading(self, rows: int, bytes_read: int, total_bytes: int) -> None:
-        self.progress.update(
-            self._read,
-            completed=bytes_read,
-            total=total_bytes or None,
-            rows=rows,
-            rate=self._rate(rows),
-        )
-
-    def read_finished(self, rows: int, matched: int, malformed: int) -> None:
-        task = self.progress.tasks[self._read]
-        self.progress.update(self._read, completed=task.total or 0)
-        self._started = time.monotonic()
-        self._write = self.progress.add_task("writing", total=matched or None, rows=0, rate=0.0)
-
-    def writing(self, rows_done: int, rows_total: int, documents: int) -> None:
-        if self._write is not None:
-            self.progress.update(
-                self._write,
-                completed=rows_done,
-                total=rows_total or None,
-                rows=rows_done,
-                rate=self._rate(rows_done),
-            )
-
-    def close(self) -> None:
-        self.progress.stop()
-
-
-def reporter_for(as_json: bool, interval: float, stream: TextIO | None = None) -> BackfillReporter:
-    stream = stream or sys.stderr
-    if as_json:
-        return BackfillReporter()
-    return (
-        RichBackfillReporter(stream) if stream.isatty() else LineBackfillReporter(stream, interval)
-    )
 
 
 def parse_years(value: str | None) -> tuple[int, int] | None:
@@ -332,14 +208,14 @@ def backfill_nhtsa(
         memory_limit=memory_limit,
         scratch_dir=scratch_dir,
     )
-    reporter = reporter_for(as_json, progress_interval)
+    reporter = backfill_reporter_for(as_json, progress_interval)
     with Warehouse.open(warehouse) as wh:
         result = run_backfill(wh, request, reporter=reporter)
     if as_json:
         emit_json(result.as_json())
     else:
         _print_result(result)
-    sys.exit(EXIT_OK)
+    sys.exit(exits.EXIT_OK)
 
 
 COMMANDS = [backfill]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import sys
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -12,12 +13,11 @@ from typing import Any, TypeVar
 import click
 
 from pipelines import USER_AGENT
-from pipelines.errors import EXIT_FAILURE, ReceiptsError
+from pipelines.cli import exits
 from pipelines.ingest import IngestOptions, RunResult
 from pipelines.manifest import Manifest, load_manifest
-from sources.http import HttpError, HttpFactory
-from warehouse.errors import WarehouseError
-from warehouse.ingest import MassRetireRefused
+from sources.http import HttpFactory
+from warehouse.errors import ReceiptsError
 from warehouse.store import DEFAULT_WAREHOUSE, ENV_WAREHOUSE
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -27,19 +27,42 @@ def emit_json(value: Any) -> None:
     click.echo(json.dumps(value, indent=2, sort_keys=True, default=str))
 
 
+def debugging() -> bool:
+    """Whether the global ``--debug`` flag (or ``RECEIPTS_DEBUG=1``) is on."""
+    ctx = click.get_current_context(silent=True)
+    return bool(ctx is not None and ctx.find_root().params.get("debug"))
+
+
+def internal_error_message(exc: BaseException) -> str:
+    return (
+        f"internal error: {type(exc).__name__}: {exc} (a bug in receipts, not a problem with "
+        "your data or an upstream; rerun with --debug for the traceback and report it)"
+    )
+
+
 def handle_errors(func: F) -> F:
-    """Turn known errors into one line on stderr and their exit code; no stack trace."""
+    """Known errors become one line on stderr and their exit code, with no stack trace.
+
+    Anything else is a bug: a short "internal error" line and exit 1; ``--debug`` adds the
+    traceback.
+    """
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
         except ReceiptsError as exc:
+            if debugging():
+                traceback.print_exc(file=sys.stderr)
             click.echo(f"receipts: {exc}", err=True)
-            sys.exit(exc.exit_code)
-        except (WarehouseError, MassRetireRefused, HttpError) as exc:
-            click.echo(f"receipts: {exc}", err=True)
-            sys.exit(EXIT_FAILURE)
+            sys.exit(exits.for_error(exc))
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except Exception as exc:
+            if debugging():
+                traceback.print_exc(file=sys.stderr)
+            click.echo(f"receipts: {internal_error_message(exc)}", err=True)
+            sys.exit(exits.EXIT_FAILURE)
 
     return wrapper  # type: ignore[return-value]
 

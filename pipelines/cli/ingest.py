@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from pipelines.cli import exits
 from pipelines.cli.common import (
     emit_json,
     handle_errors,
@@ -16,7 +17,6 @@ from pipelines.cli.common import (
     print_run,
     warehouse_option,
 )
-from pipelines.errors import EXIT_FAILURE, EXIT_OK
 from pipelines.ingest import run_ingest
 from pipelines.progress import reporter_for
 from warehouse.store import Warehouse
@@ -58,4 +58,4 @@ def ingest(
         emit_json(result.as_json())
     else:
         print_run(result)
-    sys.exit(EXIT_OK if result.status == "ok" else EXIT_FAILURE)
+    sys.exit(exits.for_check(result.status == "ok"))

@@ -6,9 +6,9 @@ import sys
 
 import click
 
+from pipelines.cli import exits
 from pipelines.cli.common import emit_json, handle_errors, json_option, warehouse_option
 from pipelines.cli.pins import render_upstream, upstream_report
-from pipelines.errors import EXIT_FAILURE, EXIT_OK
 from warehouse import audit
 from warehouse.store import Warehouse
 
@@ -118,7 +118,7 @@ def verify(warehouse: str, upstream: str | None, as_json: bool) -> None:
         if pinned is not None:
             click.echo(render_upstream(pinned))
     failed = bool(result.mismatches) or (pinned is not None and not pinned.ok)
-    sys.exit(EXIT_FAILURE if failed else EXIT_OK)
+    sys.exit(exits.for_check(not failed))
 
 
 COMMANDS = [runs, history, show, verify]

@@ -19,13 +19,13 @@ from pipelines.audit.upstream_verify import (
     files_of_manifest,
     verify_upstream,
 )
+from pipelines.cli import exits
 from pipelines.cli.common import emit_json, handle_errors, json_option
-from pipelines.errors import EXIT_DRIFT, EXIT_OK, ManifestError, ReceiptsError
 from pipelines.manifest import load_manifest
-from sources.base import SourceError
-from sources.github.pins import ManifestNotPinnable, RefResolver, pin_manifest
+from sources.github.pins import RefResolver, pin_manifest
 from sources.github.source import GithubClients
 from sources.http import HttpFactory
+from warehouse.errors import ManifestError, ManifestNotPinnable, ReceiptsError, SourceError
 from warehouse.store import Warehouse
 
 
@@ -142,7 +142,7 @@ def report_pin_drift(pins_manifest: Path, ref: str, fail_on_drift: bool, as_json
             click.echo(
                 f"{len(stale)} pins are stale: `receipts pin MANIFEST --ref {ref}` moves them"
             )
-    sys.exit(EXIT_DRIFT if fail_on_drift and stale else EXIT_OK)
+    sys.exit(exits.for_drift(bool(stale), fail_on_drift))
 
 
 # -- verify --upstream ---------------------------------------------------------------------

@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from pipelines.cli import exits
 from pipelines.cli.common import emit_json, handle_errors, json_option, warehouse_option
 from pipelines.manifest import load_manifest
 from pipelines.publish.push import PushResult, publish_manifest
@@ -121,7 +122,7 @@ def publish(
         emit_json(result.as_json())
     else:
         print_push(result)
-    sys.exit(result.exit_code)
+    sys.exit(exits.for_push(result))
 
 
 @click.command()

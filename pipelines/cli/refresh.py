@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from pipelines.cli import exits
 from pipelines.cli.common import (
     emit_json,
     handle_errors,
@@ -142,7 +143,7 @@ def refresh(
         emit_json(result.as_json())
     else:
         print_refresh(result)
-    sys.exit(result.exit_code(fail_on_drift))
+    sys.exit(exits.for_refresh(result, fail_on_drift))
 
 
 COMMANDS = [refresh]

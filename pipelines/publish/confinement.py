@@ -12,14 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from pipelines.errors import ReceiptsError
+from warehouse.errors import NamespaceViolation
 from warehouse.ids import in_namespace
 
 _SHOWN = 5
-
-
-class NamespaceViolation(ReceiptsError):
-    """A mutation would write outside the corpus's namespace; nothing was sent."""
 
 
 def is_ours(document_id: str, namespace: str) -> bool:

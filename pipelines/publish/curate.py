@@ -39,12 +39,12 @@ from typing import Any
 
 import orjson
 
-from pipelines.errors import ReceiptsError
 from pipelines.manifest import Manifest, Publish
 from sources.base import Curated, CurationInput, Source
 from sources.registry import SOURCES
 from warehouse.canonical import canonical_json
 from warehouse.corpus import CurrentDocument, current_documents
+from warehouse.errors import CurationError
 from warehouse.ids import sanity_id
 from warehouse.store import Warehouse
 
@@ -52,10 +52,6 @@ KEY_HEX = 12
 _FIELD_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 RESERVED_FIELDS = frozenset({"provenance"})
 _SHOWN_FAILURES = 5
-
-
-class CurationError(ReceiptsError):
-    """A document could not be curated; nothing is published until it can."""
 
 
 @dataclass(frozen=True)

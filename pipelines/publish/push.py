@@ -28,31 +28,27 @@ from pathlib import Path
 from typing import Any
 
 from pipelines import USER_AGENT
-from pipelines.errors import EXIT_FAILURE, EXIT_GUARD, EXIT_OK, ReceiptsError
 from pipelines.manifest import Manifest, Publish
-from pipelines.publish.confinement import NamespaceViolation, check_confinement, check_mutations
+from pipelines.publish.confinement import check_confinement, check_mutations
 from pipelines.publish.curate import CuratedDocument, curate_manifest
 from pipelines.publish.plan import ENVELOPE_BYTES, Action, Plan, batches, make_plan, replan
 from pipelines.publish.targets import open_target
-from pipelines.publish.targets.base import (
-    Committed,
-    RevisionConflict,
-    Target,
-    TargetError,
-    Transaction,
-)
-from sources.http import HttpError, HttpFactory
+from pipelines.publish.targets.base import Committed, Target, Transaction
+from sources.http import HttpFactory
 from warehouse.canonical import canonical_json
+from warehouse.errors import (
+    HttpError,
+    MassPruneRefused,
+    NamespaceViolation,
+    RevisionConflict,
+    TargetError,
+)
 from warehouse.pushes import Receipt, finish_push, record_batch, start_push
 from warehouse.runs import latest_run
 from warehouse.store import Warehouse
 
 # A document may be in at most this many refused transactions before it is reported.
 MAX_CONFLICT_ROUNDS = 2
-
-
-class MassPruneRefused(ReceiptsError):
-    """``--prune`` would delete more than half of the namespace's documents."""
 
 
 @dataclass
@@ -76,12 +72,6 @@ class PushResult:
     @property
     def dry_run(self) -> bool:
         return self.status == "dry-run"
-
-    @property
-    def exit_code(self) -> int:
-        if self.status == "guard-tripped":
-            return EXIT_GUARD
-        return EXIT_OK if self.status in ("ok", "dry-run") else EXIT_FAILURE
 
     @property
     def receipt(self) -> Receipt:

@@ -46,11 +46,10 @@ import httpx
 import orjson
 from pydantic import Field, field_validator, model_validator
 
-from sources.base import Curated, CurationInput, FetchContext, Source, SourceError, StrictModel
+from sources.base import Curated, CurationInput, FetchContext, Source, StrictModel
 from sources.forem.tree import (
     VOLATILE_ARTICLE_FIELDS,
     CommentNode,
-    TreeError,
     comment_body,
     comment_state,
     walk,
@@ -59,6 +58,7 @@ from sources.forem.tree import (
 from sources.http import Endpoint, HttpClient, host_of, parse_json
 from warehouse.canonical import canonical_json
 from warehouse.clock import now
+from warehouse.errors import NotFoundUpstream, SourceError, TreeError
 from warehouse.ids import doc_id
 from warehouse.records import Listing, Provenance, Record
 
@@ -182,10 +182,6 @@ def client_for(ctx: FetchContext, url: str, reads_per_second: float) -> HttpClie
         ):
             return client
     return ctx.http.client("forem", [url], headers=headers, policy=policy)
-
-
-class NotFoundUpstream(SourceError):
-    """The instance answered 404 (an unpublished, deleted or mistyped article)."""
 
 
 @dataclass(frozen=True)

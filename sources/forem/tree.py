@@ -22,6 +22,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from warehouse.errors import TreeError
+
 # Dotted paths into an article record (``GET /api/articles/{id}``) that are never stored.
 VOLATILE_ARTICLE_FIELDS: tuple[str, ...] = (
     "comments_count",  # comment counter
@@ -57,10 +59,6 @@ DELETED_BODY = "<p>[deleted]</p>"
 HIDDEN_BODY = "<p>[hidden by post author]</p>"
 
 CommentState = Literal["present", "deleted", "hidden"]
-
-
-class TreeError(ValueError):
-    """A comment tree or record does not have the shape the v1 API documents."""
 
 
 def without_volatile(record: Mapping[str, Any], paths: Iterable[str]) -> dict[str, Any]:

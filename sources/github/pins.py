@@ -23,20 +23,12 @@ import tomlkit
 import tomlkit.exceptions
 from pydantic import ValidationError
 
-from sources.base import SourceError
 from sources.github.source import API, GithubClients, GithubEntry
 from sources.http import HttpClient
+from warehouse.errors import ManifestNotPinnable, PinError
 
 _SHA = re.compile(r"^[0-9a-f]{40}$")
 SHA_MEDIA_TYPE = "application/vnd.github.sha"
-
-
-class PinError(SourceError):
-    """A ref could not be resolved."""
-
-
-class ManifestNotPinnable(PinError):
-    """The manifest cannot be read, has no such entries, or would stay invalid."""
 
 
 def commit_sha_of(response: httpx.Response) -> str | None:

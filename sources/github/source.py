@@ -30,19 +30,18 @@ from urllib.parse import quote
 import httpx
 from pydantic import Field, field_validator, model_validator
 
-from sources.base import Curated, CurationInput, FetchContext, Source, SourceError, StrictModel
-from sources.http import (
-    BodyTooLarge,
-    Endpoint,
-    HttpClient,
-    HttpError,
-    HttpFactory,
-    TerminalHttpError,
-    TransientHttpError,
-    parse_retry_after,
-)
+from sources.base import Curated, CurationInput, FetchContext, Source, StrictModel
+from sources.http import Endpoint, HttpClient, HttpFactory, parse_retry_after
 from warehouse.canonical import content_hash, git_blob_sha1
 from warehouse.clock import now
+from warehouse.errors import (
+    BodyTooLarge,
+    FileRefused,
+    HttpError,
+    RateLimited,
+    SourceError,
+    TransientHttpError,
+)
 from warehouse.ids import doc_id
 from warehouse.records import Listing, Provenance, Record
 
@@ -218,10 +217,6 @@ def identity(document_id: str) -> tuple[str, str]:
 
 
 # -- checking bytes (pure) -----------------------------------------------------------------
-class FileRefused(SourceError):
-    """A file's bytes were not stored: missing upstream, wrong digest, not text, too large."""
-
-
 def check_file_bytes(file: GithubFile, body: bytes, where: str) -> None:
     """Refuse bytes that do not match the declared digest, or are not strict UTF-8 text."""
     if file.sha256 is not None:
@@ -255,10 +250,6 @@ def file_record(entry: GithubEntry, file: GithubFile, url: str, body: bytes) -> 
 
 
 # -- HTTP ----------------------------------------------------------------------------------
-class RateLimited(TerminalHttpError):
-    """GitHub's rate limit is exhausted and resets too far ahead to wait for."""
-
-
 @dataclass(frozen=True)
 class RateLimitPolicy:
     """How long a rate-limited request may wait for the reset, and the clock it reads."""

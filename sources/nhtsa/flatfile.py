@@ -20,14 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from sources.nhtsa.parse import (
-    DOC_KIND,
-    NhtsaParseError,
-    flat_date,
-    model_year,
-    record_key,
-)
+from sources.nhtsa.parse import DOC_KIND, flat_date, model_year, record_key
 from warehouse.canonical import canonical_json
+from warehouse.errors import FlatFileError, NhtsaParseError
 from warehouse.ids import doc_id
 from warehouse.records import Provenance, Record
 
@@ -134,10 +129,6 @@ LAYOUTS: dict[str, Layout] = {
 
 
 # -- reading lines -------------------------------------------------------------------------
-class FlatFileError(Exception):
-    """The file cannot be read as a flat file (not a zip we understand, no data member)."""
-
-
 @dataclass
 class LineSource:
     """The data lines of a flat file (zipped or not), with read progress in bytes."""

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
+from warehouse.errors import NhtsaParseError
+
 KINDS = ("recalls", "complaints", "investigations", "communications")
 DOC_KIND = {
     "recalls": "recall",
@@ -39,11 +41,6 @@ SAFETY_ISSUE_KEY = {
 UNKNOWN_MODEL_YEAR = 9999
 
 
-class NhtsaParseError(ValueError):
-    """A value does not have the shape NHTSA documents for it."""
-
-
-# -- envelopes -----------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Envelope:
     count: int | None

@@ -30,13 +30,12 @@ from urllib.parse import parse_qsl, urlsplit
 import orjson
 from pydantic import Field, field_validator, model_validator
 
-from sources.base import Curated, CurationInput, FetchContext, Source, SourceError, StrictModel
+from sources.base import Curated, CurationInput, FetchContext, Source, StrictModel
 from sources.http import TRANSIENT_STATUSES, Endpoint, HttpClient, HttpPolicy, parse_json
 from sources.nhtsa.parse import (
     DOC_KIND,
     KINDS,
     SAFETY_ISSUE_KEY,
-    NhtsaParseError,
     RecordFilter,
     api_date,
     components_of,
@@ -52,6 +51,7 @@ from sources.nhtsa.parse import (
 )
 from warehouse.canonical import canonical_json
 from warehouse.clock import now
+from warehouse.errors import NhtsaParseError, SourceError
 from warehouse.ids import doc_id
 from warehouse.records import Listing, Provenance, Record
 

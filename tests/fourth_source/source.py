@@ -16,9 +16,10 @@ from collections.abc import Iterable
 import orjson
 from pydantic import Field
 
-from sources.base import Curated, CurationInput, FetchContext, Source, SourceError, StrictModel
+from sources.base import Curated, CurationInput, FetchContext, Source, StrictModel
 from sources.http import Endpoint
 from warehouse.canonical import canonical_json
+from warehouse.errors import SourceError
 from warehouse.ids import doc_id
 from warehouse.records import Listing, Provenance, Record
 

@@ -11,21 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from pipelines.errors import ReceiptsError
 from pipelines.publish.plan import TargetDocument, TargetState
-
-
-class TargetError(ReceiptsError):
-    """The target refused or could not carry out a request; the message says why."""
-
-
-class RevisionConflict(Exception):
-    """A transaction was refused because a document's ``_rev`` was not the one expected.
-    Nothing of the transaction was applied."""
-
-    def __init__(self, message: str, ids: Sequence[str] = ()) -> None:
-        super().__init__(message)
-        self.ids = list(ids)
 
 
 @dataclass(frozen=True)

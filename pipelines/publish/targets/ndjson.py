@@ -22,15 +22,9 @@ import orjson
 
 from pipelines.publish.confinement import is_ours
 from pipelines.publish.plan import TargetDocument, TargetState
-from pipelines.publish.targets.base import (
-    Committed,
-    RevisionConflict,
-    TargetError,
-    Touched,
-    Transaction,
-    target_document,
-)
+from pipelines.publish.targets.base import Committed, Touched, Transaction, target_document
 from warehouse.canonical import canonical_json
+from warehouse.errors import RevisionConflict, TargetError
 
 _SIMPLE_PATH = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 

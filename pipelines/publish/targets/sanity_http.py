@@ -23,17 +23,10 @@ from typing import Any
 
 import httpx
 
-from pipelines.errors import UsageError
 from pipelines.publish.plan import TargetDocument, TargetState
-from pipelines.publish.targets.base import (
-    Committed,
-    RevisionConflict,
-    TargetError,
-    Touched,
-    Transaction,
-    target_document,
-)
-from sources.http import HttpError, HttpFactory, TerminalHttpError, parse_json
+from pipelines.publish.targets.base import Committed, Touched, Transaction, target_document
+from sources.http import HttpFactory, parse_json
+from warehouse.errors import HttpError, RevisionConflict, TargetError, TerminalHttpError, UsageError
 
 ENV_PROJECT = "SANITY_PROJECT_ID"
 ENV_DATASET = "SANITY_DATASET"

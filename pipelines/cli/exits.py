@@ -1,0 +1,56 @@
+"""Exit codes: the one place that turns outcomes and errors into numbers scripts rely on.
+
+    0  ok
+    1  failure: an entry failed, a check found a mismatch, an internal error
+    2  bad usage or an invalid manifest
+    3  drift found (only with --fail-on-drift)
+    4  the unrelated-document guard tripped during a push
+
+Library objects carry outcomes (a push's status, a run's status); only the command line
+maps them to these numbers.
+"""
+
+from __future__ import annotations
+
+from pipelines.publish.push import PushResult
+from pipelines.refresh import RefreshResult
+from warehouse.errors import ReceiptsError, UsageError
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+EXIT_DRIFT = 3
+EXIT_GUARD = 4
+
+
+def for_error(exc: ReceiptsError) -> int:
+    """A known error: 2 for anything the user can fix in the command or manifest, else 1."""
+    return EXIT_USAGE if isinstance(exc, UsageError) else EXIT_FAILURE
+
+
+def for_push(result: PushResult) -> int:
+    if result.status == "guard-tripped":
+        return EXIT_GUARD
+    return EXIT_OK if result.status in ("ok", "dry-run") else EXIT_FAILURE
+
+
+def for_refresh(result: RefreshResult, fail_on_drift: bool = False) -> int:
+    """4 the guard tripped; 1 an entry or the publish failed; 3 drift (when asked); 0."""
+    push = None if result.push is None else for_push(result.push)
+    if push == EXIT_GUARD:
+        return EXIT_GUARD
+    if result.ingest.status != "ok" or result.publish_error is not None:
+        return EXIT_FAILURE
+    if push not in (None, EXIT_OK):
+        return EXIT_FAILURE
+    if fail_on_drift and result.drift_found:
+        return EXIT_DRIFT
+    return EXIT_OK
+
+
+def for_drift(found: bool, fail_on_drift: bool) -> int:
+    return EXIT_DRIFT if fail_on_drift and found else EXIT_OK
+
+
+def for_check(ok: bool) -> int:
+    return EXIT_OK if ok else EXIT_FAILURE
