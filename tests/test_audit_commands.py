@@ -288,3 +288,42 @@ def test_audit_commands_never_write(warehouse: str, tmp_path: Path) -> None:
     cli("as-of", "3", "--warehouse", warehouse)
     cli("verify-quote", COMPLAINT, "stalled", "--warehouse", warehouse)
     assert Path(warehouse).read_bytes() == before
+
+
+# -- verify --------------------------------------------------------------------------------
+def test_verify_checks_revisions_against_their_snapshots_and_provenance(
+    warehouse: str, tmp_path: Path
+) -> None:
+    from warehouse.store import Warehouse
+
+    copy = tmp_path / "copy.duckdb"
+    copy.write_bytes(Path(warehouse).read_bytes())
+    clean = cli("verify", "--warehouse", copy, "--json")
+    assert clean.exit_code == 0, clean.output
+    assert json.loads(clean.stdout)["problems"] == []
+    repointed = "nhtsa/complaint/11561420"
+    duplicated = "github/acme/handbook/docs/policy.md"
+    with Warehouse.open(str(copy)) as wh:
+        con = wh._connection_for_tests()
+        # a revision re-pointed at another document's snapshot (the bytes still hash right)
+        con.execute(
+            "UPDATE revisions SET content_hash = (SELECT content_hash FROM revisions "
+            "WHERE doc_id = 'nhtsa/complaint/11561423' LIMIT 1) WHERE doc_id = $d",
+            {"d": repointed},
+        )
+        con.execute(
+            "INSERT INTO revisions SELECT * FROM revisions WHERE doc_id = $d AND revision = 1",
+            {"d": duplicated},
+        )
+        con.execute(
+            "UPDATE snapshots SET size = size + 1 WHERE content_hash = $h",
+            {"h": sha(fixture.POLICY_2)},
+        )
+    result = cli("verify", "--warehouse", copy)
+    assert result.exit_code == 1, result.output
+    assert f"{repointed} revision 1 points to snapshot" in result.stdout
+    assert "nhtsa/complaint/11561423" in result.stdout
+    assert f"{duplicated} revision 1 is recorded 2 times" in result.stdout
+    assert f"snapshot {sha(fixture.POLICY_2)} records a size of" in result.stdout
+    data = json.loads(cli("verify", "--warehouse", copy, "--json").stdout)
+    assert {p["check"] for p in data["problems"]} == {"provenance", "order", "duplicate", "size"}

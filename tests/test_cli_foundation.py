@@ -121,3 +121,50 @@ def test_every_command_has_help() -> None:
     for args in (["--help"], ["ingest", "--help"], ["manifest", "check", "--help"]):
         result = cli(*args)
         assert result.exit_code == 0 and "Usage:" in result.output
+
+
+def _tamper(warehouse_path: Path, doc: str) -> tuple[str, str]:
+    """Replace the stored bytes of ``doc``'s snapshot with plausible forged JSON, behind the
+    warehouse's back; returns (recorded hash, hash of the forged bytes)."""
+    with Warehouse.open(str(warehouse_path)) as wh:
+        con = wh._connection_for_tests()
+        recorded, body = con.execute(
+            "SELECT s.content_hash, s.body FROM snapshots s JOIN revisions r USING "
+            "(content_hash) WHERE r.doc_id = $d",
+            {"d": doc},
+        ).fetchall()[0]
+        forged = bytes(body).replace(b"record 3", b"record FORGED")
+        assert forged != bytes(body)
+        con.execute(
+            "UPDATE snapshots SET body = $b WHERE content_hash = $h",
+            {"b": forged, "h": recorded},
+        )
+    return str(recorded), hashlib.sha256(forged).hexdigest()
+
+
+def test_a_corrupted_snapshot_is_never_served(
+    manifest: Path, warehouse_path: Path, tmp_path: Path
+) -> None:
+    doc = "synthetic/record/a-3"
+    assert cli("ingest", manifest, "--warehouse", warehouse_path).exit_code == 0
+    recorded, actual = _tamper(warehouse_path, doc)
+    attempts = {
+        "show": ("show", doc),
+        "diff": ("diff", doc, "1", "1"),
+        "verify-quote": ("verify-quote", doc, "record FORGED"),
+        "publish": ("publish", manifest, "--out", tmp_path / "out.ndjson"),
+    }
+    for name, args in attempts.items():
+        result = cli(*args, "--warehouse", warehouse_path)
+        assert result.exit_code == 1, (name, result.output)
+        assert "FORGED" not in result.stdout, name
+        line = result.stderr.strip()
+        assert len(line.splitlines()) == 1, (name, line)
+        assert f"{doc} revision 1 is corrupted" in line, (name, line)
+        assert recorded in line and actual in line, (name, line)
+    assert (
+        not (tmp_path / "out.ndjson").exists()
+        or b"FORGED" not in (tmp_path / "out.ndjson").read_bytes()
+    )
+    # the other documents are still served
+    assert cli("show", "synthetic/record/a-4", "--warehouse", warehouse_path).exit_code == 0

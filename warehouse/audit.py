@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from warehouse.errors import NotFound
+from warehouse.snapshots import checked_body
 from warehouse.store import Warehouse
 
 
@@ -160,13 +161,29 @@ def snapshot(
     )
     if row is None:
         raise NotFound(f"snapshot {picked['content_hash']} of {doc_id} is missing")
-    return Snapshot(doc_id, picked["revision"], picked["content_hash"], row[0], bytes(row[1]))
+    body = checked_body(
+        warehouse,
+        picked["content_hash"],
+        bytes(row[1]),
+        doc_id=doc_id,
+        revision=picked["revision"],
+    )
+    return Snapshot(doc_id, picked["revision"], picked["content_hash"], row[0], body)
 
 
 @dataclass(frozen=True)
 class VerifyResult:
+    """``mismatches``: snapshots whose bytes do not hash to their address (or are missing);
+    ``problems``: revisions that disagree with their snapshot or their provenance, each
+    ``{"check", "doc_id", "revision", "message"}``."""
+
     checked: int
     mismatches: list[dict[str, str]]
+    problems: list[dict[str, Any]]
+
+    @property
+    def ok(self) -> bool:
+        return not self.mismatches and not self.problems
 
 
 class StoredSnapshot(NamedTuple):
@@ -223,4 +240,91 @@ def verify(warehouse: Warehouse) -> VerifyResult:
     ).fetchall()
     for (content_hash,) in dangling:
         mismatches.append({"content_hash": str(content_hash), "actual": "missing"})
-    return VerifyResult(checked, mismatches)
+    return VerifyResult(checked, mismatches, _revision_problems(warehouse))
+
+
+def _problem(check: str, doc_id: str | None, revision: int | None, message: str) -> dict[str, Any]:
+    return {"check": check, "doc_id": doc_id, "revision": revision, "message": message}
+
+
+def _revision_problems(warehouse: Warehouse) -> list[dict[str, Any]]:
+    """What the ledger says that its own rows contradict:
+
+    - a snapshot whose recorded size is not the length of its bytes;
+    - a (doc_id, revision) written more than once;
+    - a revision whose snapshot was never seen for that document at the URL and commit its
+      provenance names (every ingest records that sighting with the revision), e.g. one
+      re-pointed at another document's snapshot;
+    - a revision pointing at a snapshot first stored by a later run.
+    """
+    con = warehouse._con
+    problems = []
+    for content_hash, size, actual in con.execute(
+        "SELECT content_hash, size, octet_length(body) FROM snapshots "
+        "WHERE size <> octet_length(body) ORDER BY content_hash"
+    ).fetchall():
+        problems.append(
+            _problem(
+                "size",
+                None,
+                None,
+                f"snapshot {content_hash} records a size of {size} bytes but holds {actual}",
+            )
+        )
+    for doc_id, revision, copies in con.execute(
+        "SELECT doc_id, revision, count(*) FROM revisions GROUP BY doc_id, revision "
+        "HAVING count(*) > 1 ORDER BY doc_id, revision"
+    ).fetchall():
+        problems.append(
+            _problem(
+                "duplicate",
+                str(doc_id),
+                int(revision),
+                f"{doc_id} revision {revision} is recorded {copies} times",
+            )
+        )
+    for doc_id, revision, content_hash, url, commit, seen_by in con.execute(
+        """
+        SELECT r.doc_id, r.revision, r.content_hash, r.source_url, r.source_commit,
+               (SELECT string_agg(DISTINCT g.doc_id, ', ' ORDER BY g.doc_id) FROM sightings g
+                WHERE g.content_hash = r.content_hash)
+        FROM revisions r
+        WHERE NOT r.tombstone AND r.content_hash IS NOT NULL AND r.source_url IS NOT NULL
+          AND NOT EXISTS (
+            SELECT 1 FROM sightings g
+            WHERE g.doc_id = r.doc_id AND g.content_hash = r.content_hash
+              AND g.source_url = r.source_url
+              AND g.source_commit = coalesce(r.source_commit, '')
+          )
+        ORDER BY r.doc_id, r.revision
+        """
+    ).fetchall():
+        at = f" @ {commit}" if commit else ""
+        others = f"; it was seen as {seen_by}" if seen_by else ""
+        problems.append(
+            _problem(
+                "provenance",
+                str(doc_id),
+                int(revision),
+                f"{doc_id} revision {revision} points to snapshot {content_hash}, which was "
+                f"never seen for {doc_id} at {url}{at}{others}",
+            )
+        )
+    for doc_id, revision, content_hash, run, stored in con.execute(
+        """
+        SELECT r.doc_id, r.revision, r.content_hash, r.valid_from_run, min(s.stored_run)
+        FROM revisions r JOIN snapshots s USING (content_hash)
+        GROUP BY ALL HAVING min(s.stored_run) > r.valid_from_run
+        ORDER BY r.doc_id, r.revision
+        """
+    ).fetchall():
+        problems.append(
+            _problem(
+                "order",
+                str(doc_id),
+                int(revision),
+                f"{doc_id} revision {revision} (run {run}) points to snapshot {content_hash}, "
+                f"first stored by the later run {stored}",
+            )
+        )
+    return problems

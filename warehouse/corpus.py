@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Any, NamedTuple
 
+from warehouse.snapshots import checked_body
 from warehouse.store import Warehouse
 
 
@@ -73,6 +74,15 @@ def current_documents(
     try:
         cursor.execute(_CURRENT, {"corpus": corpus})
         while rows := cursor.fetchmany(chunk):
-            yield from map(CurrentDocument._make, rows)
+            for row in rows:
+                document = CurrentDocument._make(row)
+                checked_body(
+                    warehouse,
+                    document.content_hash,
+                    document.body,
+                    doc_id=document.doc_id,
+                    revision=document.revision,
+                )
+                yield document
     finally:
         cursor.close()

@@ -25,6 +25,7 @@ from typing import Any
 
 from warehouse.asof import Point, members_sql, utc_iso
 from warehouse.errors import NotFound, PointError
+from warehouse.snapshots import checked_body
 from warehouse.store import Warehouse
 
 OUTCOMES = ("new", "changed", "unchanged", "gone", "restored")
@@ -353,8 +354,12 @@ def compare(
     )
 
 
-def snapshot_bodies(warehouse: Warehouse, hashes: list[str]) -> dict[str, tuple[str, bytes]]:
-    """The stored bytes (and media type) of each content hash, in one query."""
+def snapshot_bodies(
+    warehouse: Warehouse, hashes: list[str], doc_id: str | None = None
+) -> dict[str, tuple[str, bytes]]:
+    """The stored bytes (and media type) of each content hash, in one query, each checked
+    against its hash (:class:`SnapshotCorrupted` names ``doc_id``'s revision, or any
+    revision, holding a corrupted one)."""
     if not hashes:
         return {}
     rows = warehouse._con.execute(
@@ -362,4 +367,7 @@ def snapshot_bodies(warehouse: Warehouse, hashes: list[str]) -> dict[str, tuple[
         "WHERE content_hash IN (SELECT unnest($h::VARCHAR[])) GROUP BY content_hash",
         {"h": sorted(set(hashes))},
     ).fetchall()
-    return {str(h): (str(m), bytes(b)) for h, m, b in rows}
+    return {
+        str(h): (str(m), checked_body(warehouse, str(h), bytes(b), doc_id=doc_id))
+        for h, m, b in rows
+    }

@@ -29,7 +29,8 @@ shows the traceback only with ``--debug``, and the run ledger records it as such
     │       └── TreeError
     ├── IntegrityError               a value cannot be stored faithfully
     │   ├── CanonicalFormError       no canonical JSON form (NaN, a huge integer, …)
-    │   └── IdentityError            no identity can be formed from the given parts
+    │   ├── IdentityError            no identity can be formed from the given parts
+    │   └── SnapshotCorrupted        stored bytes no longer hash to their address
     ├── WarehouseError               the warehouse could not carry out an operation
     │   ├── WarehouseBusy            another process holds it
     │   ├── SchemaError              a schema this version does not understand
@@ -167,6 +168,32 @@ class CanonicalFormError(IntegrityError):
 
 class IdentityError(IntegrityError):
     """An identity cannot be formed from the given parts."""
+
+
+class SnapshotCorrupted(IntegrityError):
+    """A snapshot's stored bytes no longer hash to the address they are stored under; they
+    are not served, quoted or published."""
+
+    def __init__(
+        self,
+        location: str,
+        content_hash: str,
+        actual: str,
+        doc_id: str | None = None,
+        revision: int | None = None,
+    ) -> None:
+        what = "a snapshot" if doc_id is None else doc_id
+        if doc_id is not None and revision is not None:
+            what += f" revision {revision}"
+        super().__init__(
+            f"{what} is corrupted in {location}: recorded hash {content_hash}, stored bytes "
+            f"hash to {actual}; refusing to use them (run `receipts verify`, restore the "
+            "warehouse from a backup)"
+        )
+        self.content_hash = content_hash
+        self.actual = actual
+        self.doc_id = doc_id
+        self.revision = revision
 
 
 # -- warehouse -----------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from warehouse.snapshots import checked_body
 from warehouse.store import Warehouse
 
 
@@ -44,10 +45,12 @@ def digest_at_commit(warehouse: Warehouse, doc_id: str, commit: str) -> str | No
 def body_seen_at(warehouse: Warehouse, doc_id: str, url: str, commit: str | None) -> bytes | None:
     """The stored bytes last seen for ``doc_id`` at ``url`` and ``commit`` (None: no commit),
     if any."""
-    value = warehouse._scalar(
-        "SELECT s.body FROM sightings g JOIN snapshots s USING (content_hash) "
+    row = warehouse._first_row(
+        "SELECT s.content_hash, s.body FROM sightings g JOIN snapshots s USING (content_hash) "
         "WHERE g.doc_id = $doc AND g.source_url = $url AND g.source_commit = $commit "
         "ORDER BY g.run_id DESC LIMIT 1",
         {"doc": doc_id, "url": url, "commit": commit or ""},
     )
-    return None if value is None else bytes(value)
+    if row is None:
+        return None
+    return checked_body(warehouse, str(row[0]), bytes(row[1]), doc_id=doc_id)

@@ -289,7 +289,7 @@ def diff(doc_id: str, a: str | None, b: str | None, warehouse: str, as_json: boo
     with Warehouse.open(warehouse, read_only=True) as wh:
         revisions = audit.history(wh, doc_id)
         old, new = _pair(doc_id, revisions, a, b)
-        bodies = snapshot_bodies(wh, [old["content_hash"], new["content_hash"]])
+        bodies = snapshot_bodies(wh, [old["content_hash"], new["content_hash"]], doc_id)
     old_media, old_body = bodies[old["content_hash"]]
     new_media, new_body = bodies[new["content_hash"]]
     result = diff_snapshots(
@@ -389,8 +389,11 @@ def as_of_command(
 
 
 # -- verify-quote --------------------------------------------------------------------------
-def _revision_texts(wh: Warehouse, revisions: list[dict[str, Any]]) -> list[RevisionText]:
-    bodies = snapshot_bodies(wh, [r["content_hash"] for r in revisions if r["content_hash"]])
+def _revision_texts(
+    wh: Warehouse, doc_id: str, revisions: list[dict[str, Any]]
+) -> list[RevisionText]:
+    hashes = [r["content_hash"] for r in revisions if r["content_hash"]]
+    bodies = snapshot_bodies(wh, hashes, doc_id)
     out = []
     for r in revisions:
         media_type, body = bodies.get(r["content_hash"], (None, None))
@@ -428,7 +431,7 @@ def verify_quote(
         raise click.UsageError("give --hash or --revision, not both")
     with Warehouse.open(warehouse, read_only=True) as wh:
         revisions = audit.history(wh, doc_id)
-        texts = _revision_texts(wh, revisions)
+        texts = _revision_texts(wh, doc_id, revisions)
     cited_by, cited = "current", revisions[-1]
     if revision is not None:
         cited_by, cited = "revision", _find(doc_id, revisions, number=revision)

@@ -102,22 +102,32 @@ def show(doc_id: str, warehouse: str, revision: int | None, content_hash: str | 
 @json_option
 @handle_errors
 def verify(warehouse: str, upstream: str | None, as_json: bool) -> None:
-    """Recompute every stored snapshot's SHA-256 from its bytes (and, with --upstream,
-    re-download pinned GitHub files); exit 1 on any mismatch."""
+    """Recompute every stored snapshot's SHA-256 from its bytes, check each revision's
+    snapshot, size and document against its provenance and that no revision is recorded
+    twice (and, with --upstream, re-download pinned GitHub files); exit 1 naming each
+    problem."""
 
     with Warehouse.open(warehouse, read_only=True) as wh:
         result = audit.verify(wh)
         pinned = None if upstream is None else upstream_report(wh, upstream or None)
     if as_json:
-        payload = {"checked": result.checked, "mismatches": result.mismatches}
+        payload = {
+            "checked": result.checked,
+            "mismatches": result.mismatches,
+            "problems": result.problems,
+        }
         emit_json(payload if pinned is None else {**payload, "upstream": pinned.as_json()})
     else:
         click.echo(f"checked {result.checked} snapshots: {len(result.mismatches)} mismatches")
         for m in result.mismatches:
             click.echo(f"  {m['content_hash']}: stored bytes hash to {m['actual']}")
+        if result.problems:
+            click.echo(f"{len(result.problems)} revision problems:")
+        for problem in result.problems:
+            click.echo(f"  {problem['message']}")
         if pinned is not None:
             click.echo(render_upstream(pinned))
-    failed = bool(result.mismatches) or (pinned is not None and not pinned.ok)
+    failed = not result.ok or (pinned is not None and not pinned.ok)
     sys.exit(exits.for_check(not failed))
 
 
