@@ -358,15 +358,21 @@ def test_a_batch_failing_mid_push_keeps_the_record_and_a_rerun_completes_it(
     tmp_path: Path, wh: Warehouse, lake: FakeContentLake
 ) -> None:
     path = ingest(tmp_path, wh, manifest_text(synthetic=30, publish=SMALL_BATCHES))
-    # the third transaction fails on every attempt the HTTP policy allows
-    lake.fail_requests(500, times=HttpFactory(user_agent=USER_AGENT).policy.max_attempts, after=2)
+    # from the third transaction on, every mutate request is refused with a 500; the
+    # documents show each did not commit, so they go out again, up to MAX_RESENDS times
+    lake.fail_requests(500, times=10**6, after=2)
     first = publish(path, wh, http=quiet_http())
     assert first.status == "failed" and for_push(first) == EXIT_FAILURE
-    assert [b["status"] for b in first.batches] == ["committed", "committed", "failed"]
-    assert "HTTP 500" in (first.message or "")
+    statuses = [b["status"] for b in first.batches]
+    assert statuses[:2] == ["committed", "committed"] and statuses[-1] == "failed"
+    assert set(statuses[2:-1]) == {"not-committed"}
+    assert "HTTP 500" in (first.message or "") and "verified not committed" in (first.message or "")
     assert len(atlas(lake)) == first.applied > 0
     stored = ledger.batches(wh, first.push_id or 0)
-    assert [b["status"] for b in stored] == ["committed", "committed", "failed"]
+    assert [b["status"] for b in stored] == statuses
+    sent = sent_transaction_ids(lake)
+    assert len(sent) == len(set(sent)) == len(statuses)
+    lake.clear_failures()
     assert ledger.pushes(wh)[0]["applied"] == first.applied
 
     second = publish(path, wh, http=quiet_http())
@@ -376,7 +382,7 @@ def test_a_batch_failing_mid_push_keeps_the_record_and_a_rerun_completes_it(
     assert len(atlas(lake)) == 34
 
 
-def test_429_and_5xx_are_retried_honouring_retry_after(
+def test_429_is_waited_out_honouring_retry_after_and_a_refused_5xx_is_sent_anew(
     tmp_path: Path, wh: Warehouse, lake: FakeContentLake
 ) -> None:
     path = ingest(tmp_path, wh, manifest_text())
@@ -385,9 +391,53 @@ def test_429_and_5xx_are_retried_honouring_retry_after(
     slept: list[float] = []
     result = publish(path, wh, http=HttpFactory(user_agent=USER_AGENT, sleep=slept.append))
     assert result.status == "ok" and len(atlas(lake)) == 4
-    assert slept[:2] == [7.0, 7.0] and len(slept) == 3
+    assert slept == [7.0, 7.0]
     # one request per transaction (one per reference level), plus the three refused ones
     assert len(lake.mutation_requests()) == len(result.transaction_ids) + 3 == 6
+    # a 429 comes before any write, so the same transaction goes again; after the 503 the
+    # documents showed it had not committed, and they went out in a new transaction
+    sent = sent_transaction_ids(lake)
+    assert sent[0] == sent[1] == sent[2] != sent[3]
+    assert len(set(sent[2:])) == 4
+
+
+def sent_transaction_ids(lake: FakeContentLake) -> list[str]:
+    return [str(r.body["transactionId"]) for r in lake.mutation_requests()]
+
+
+@pytest.mark.parametrize(("lost", "how"), [(None, "RemoteProtocolError"), (503, "HTTP 503")])
+def test_a_transaction_that_committed_before_its_answer_was_lost_is_recorded_as_committed(
+    tmp_path: Path, wh: Warehouse, lake: FakeContentLake, lost: int | None, how: str
+) -> None:
+    path = ingest(tmp_path, wh, manifest_text(synthetic=10, publish=SMALL_BATCHES))
+    lake.fail_after_commit(lost)
+    result = publish(path, wh, http=quiet_http())
+    assert result.status == "ok", result.message
+    sent = sent_transaction_ids(lake)
+    # Sanity saw every transaction id once; nothing was sent twice
+    assert len(sent) == len(set(sent)) == len(lake.transactions) - len(UNRELATED)
+    assert result.transaction_ids == sent
+    stored = ledger.batches(wh, result.push_id or 0)
+    assert [b["status"] for b in stored] == ["committed"] * len(sent)
+    assert how in (stored[0]["message"] or "") and "verified" in (stored[0]["message"] or "")
+    assert len(atlas(lake)) == 14 == result.applied
+    again = publish(path, wh, http=quiet_http())
+    assert again.status == "ok" and again.applied == 0
+    assert len(lake.mutation_requests()) == len(sent)
+
+
+def test_a_transaction_that_provably_did_not_commit_is_resent_under_a_new_id(
+    tmp_path: Path, wh: Warehouse, lake: FakeContentLake
+) -> None:
+    path = ingest(tmp_path, wh, manifest_text(synthetic=10, publish=SMALL_BATCHES))
+    lake.fail_requests(503, after=1)  # refused before anything was applied
+    result = publish(path, wh, http=quiet_http())
+    assert result.status == "ok", result.message
+    sent = sent_transaction_ids(lake)
+    assert len(sent) == len(set(sent)) == len(result.transaction_ids) + 1
+    statuses = [b["status"] for b in ledger.batches(wh, result.push_id or 0)]
+    assert statuses.count("not-committed") == 1 and statuses.count("committed") == len(sent) - 1
+    assert len(atlas(lake)) == 14
 
 
 def test_strong_references_are_created_after_their_targets(

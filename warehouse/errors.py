@@ -42,6 +42,7 @@ shows the traceback only with ``--debug``, and the run ledger records it as such
     │   ├── NamespaceViolation       a mutation would write outside the namespace
     │   ├── MassPruneRefused
     │   ├── TargetError              the target refused or failed a request
+    │   │   └── CommitUncertain      a transaction was sent; whether it committed is unknown
     │   └── RevisionConflict         a document's ``_rev`` was not the one expected
     ├── QuoteError                   a quote cannot be checked
     └── BackfillError                a backfill could not be carried out
@@ -259,6 +260,12 @@ class MassPruneRefused(PublishError):
 
 class TargetError(PublishError):
     """The target refused or could not carry out a request; the message says why."""
+
+
+class CommitUncertain(TargetError):
+    """A transaction was sent and the answer was lost (a timeout, a dropped connection, a
+    5xx after the body went out): it may or may not have committed. Never resend it; find
+    out from the target's documents."""
 
 
 class RevisionConflict(PublishError):

@@ -5,7 +5,11 @@
    checked against the namespace again before the first one is sent.
 3. The unrelated-document count is taken before the first mutation.
 4. Transactions (size-limited batches, deterministic ``transactionId``\\ s) are sent level by
-   level with bounded concurrency; 429 and 5xx are retried by the HTTP policy. A transaction
+   level with bounded concurrency. No transaction id is ever sent twice: when the answer to
+   a transaction is lost (timeout, dropped connection, 5xx), the batch's documents are read
+   back (``committed_from_documents``): if they carry its id as ``_rev`` it committed and is
+   recorded so; if they provably do not, its actions go out again in a new transaction;
+   if nothing can tell, the push stops and says so. A transaction
    refused because a revision moved is re-read and re-planned (``plan.replan``): untouched
    documents are sent again, a document edited in the target is reported, never overwritten.
    A failed transaction stops the push; the batches that committed stay committed and
@@ -21,7 +25,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,12 +35,21 @@ from pipelines import USER_AGENT
 from pipelines.manifest import Manifest, Publish
 from pipelines.publish.confinement import check_confinement, check_mutations
 from pipelines.publish.curate import CuratedDocument, curate_manifest
-from pipelines.publish.plan import ENVELOPE_BYTES, Action, Plan, batches, make_plan, replan
+from pipelines.publish.plan import (
+    ENVELOPE_BYTES,
+    Action,
+    Plan,
+    TargetDocument,
+    batches,
+    make_plan,
+    replan,
+)
 from pipelines.publish.targets import open_target
 from pipelines.publish.targets.base import Committed, Target, Transaction
 from sources.http import HttpFactory
 from warehouse.canonical import canonical_json
 from warehouse.errors import (
+    CommitUncertain,
     HttpError,
     MassPruneRefused,
     NamespaceViolation,
@@ -49,6 +62,8 @@ from warehouse.store import Warehouse
 
 # A document may be in at most this many refused transactions before it is reported.
 MAX_CONFLICT_ROUNDS = 2
+# A document may be in at most this many transactions that provably did not commit.
+MAX_RESENDS = 2
 
 
 @dataclass
@@ -111,6 +126,27 @@ def transaction_id(namespace: str, push_id: int | None, batch_no: int, mutations
     return f"rcpt-{push_id or 0}-{batch_no}-{digest[:16]}"
 
 
+def committed_from_documents(
+    transaction_id: str, actions: Sequence[Action], current: Mapping[str, TargetDocument]
+) -> bool | None:
+    """Pure: did the transaction commit, judging by the current state of its documents?
+
+    True when one of them carries its id as ``_rev`` (transaction ids are unique, so only it
+    can have put it there); False when one of them is provably untouched by it (a create
+    whose document does not exist, a patch or delete whose document still has the revision
+    it was planned against) and none carries its id; None when nothing tells."""
+    untouched = False
+    for action in actions:
+        document = current.get(action.id)
+        if document is not None and document.rev == transaction_id:
+            return True
+        if action.op == "create":
+            untouched = untouched or document is None
+        elif document is not None and action.planned_rev is not None:
+            untouched = untouched or document.rev == action.planned_rev
+    return False if untouched else None
+
+
 @dataclass(frozen=True)
 class _Batch:
     number: int
@@ -144,6 +180,7 @@ class _Sender:
         self.failure: str | None = None
         self._replanned: set[str] = set()
         self._rounds: Counter[str] = Counter()
+        self._resends: Counter[str] = Counter()
 
     @property
     def transaction_ids(self) -> list[str]:
@@ -198,6 +235,8 @@ class _Sender:
         """Record how a transaction ended; return its actions that must be sent again."""
         try:
             committed = future.result()
+        except CommitUncertain as exc:
+            return self._after_uncertain(batch, exc)
         except RevisionConflict as exc:
             self._record(batch, "conflict", str(exc))
             return self._after_conflict(batch.actions)
@@ -205,16 +244,62 @@ class _Sender:
             self._record(batch, "failed", str(exc))
             self.failure = f"transaction {batch.transaction.id} failed: {exc}"
             return []
+        return self._after_commit(batch, committed)
+
+    def _after_commit(
+        self, batch: _Batch, committed: Committed, message: str | None = None
+    ) -> list[Action]:
         if committed.transaction_id not in self.sent_ids:
             self.sent_ids.append(committed.transaction_id)
         self.applied += len(batch.actions)
-        self._record(batch, "committed", None, committed.transaction_id)
+        self._record(batch, "committed", message, committed.transaction_id)
         existed = [
             a
             for a in batch.actions
             if a.op == "create" and committed.operations.get(a.id, "create") != "create"
         ]
         return self._after_conflict(existed) if existed else []
+
+    def _after_uncertain(self, batch: _Batch, exc: CommitUncertain) -> list[Action]:
+        """The answer to ``batch`` was lost: read its documents back and record the truth;
+        return its actions only if it provably did not commit."""
+        tx_id = batch.transaction.id
+        try:
+            current = self.target.read_documents([a.id for a in batch.actions])
+        except (HttpError, TargetError) as read_error:
+            current, why = {}, f"; reading its documents back failed: {read_error}"
+        else:
+            why = ""
+        verdict = committed_from_documents(tx_id, batch.actions, current) if not why else None
+        if verdict is True:
+            operations = {
+                a.id: (
+                    "none"
+                    if a.op == "create" and (d := current.get(a.id)) and d.rev != tx_id
+                    else a.op
+                )
+                for a in batch.actions
+            }
+            note = f"{exc}; verified committed: its documents carry it as _rev"
+            return self._after_commit(batch, Committed(tx_id, operations), note)
+        if verdict is None:
+            self._record(batch, "unknown", f"{exc}; whether it committed is unknown{why}")
+            self.failure = (
+                f"transaction {tx_id}: {exc}; whether it committed is unknown{why} "
+                "(the next push reads the target and reconciles)"
+            )
+            return []
+        for action in batch.actions:
+            self._resends[action.id] += 1
+        if any(self._resends[a.id] > MAX_RESENDS for a in batch.actions):
+            self._record(batch, "failed", f"{exc}; verified not committed")
+            self.failure = (
+                f"transaction {tx_id} failed: {exc}; verified not committed, and its "
+                f"documents were already sent {MAX_RESENDS + 1} times"
+            )
+            return []
+        self._record(batch, "not-committed", f"{exc}; verified not committed; sent again")
+        return list(batch.actions)
 
     def _after_conflict(self, group: list[Action]) -> list[Action]:
         try:

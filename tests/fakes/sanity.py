@@ -14,7 +14,9 @@ Built from the shapes in ``shared/reference/upstream-apis.md`` §1:
 - ``GET /v{version}/data/doc/{dataset}/{ids}``: ``{"documents", "omitted"}``.
 - ``Authorization: Bearer <token>`` required, else a Boom-style 401.
 
-Tests steer it: ``fail_requests`` (e.g. 429 with ``Retry-After``, 500), ``before_mutation``
+Tests steer it: ``fail_requests`` (e.g. 429 with ``Retry-After``, 500: answered before
+anything is applied), ``fail_after_commit`` (the transaction commits, then the connection
+drops or a 503 comes back, as real services do under load), ``before_mutation``
 (an editor acts between plan and push), ``write_alongside`` (a transaction also writes some
 other document), and editor operations (``edit``, ``put``, ``remove``).
 """
@@ -76,6 +78,7 @@ class FakeContentLake:
     transactions: list[dict[str, Any]] = field(default_factory=list)
     requests: list[Request] = field(default_factory=list)
     _failures: list[Injected] = field(default_factory=list)
+    _after_commit: list[int | None] = field(default_factory=list)
     _before: list[Callable[[FakeContentLake], None]] = field(default_factory=list)
     _alongside: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     _lock: threading.RLock = field(default_factory=threading.RLock)
@@ -103,6 +106,16 @@ class FakeContentLake:
         """Answer ``status`` to the next ``times`` requests to ``endpoint`` (``mutate``,
         ``query`` or ``doc``), once ``after`` more have been served normally."""
         self._failures.append(Injected(endpoint, status, times, retry_after, after, body))
+
+    def clear_failures(self) -> None:
+        """Forget every failure still to be injected."""
+        self._failures.clear()
+        self._after_commit.clear()
+
+    def fail_after_commit(self, status: int | None = None, *, times: int = 1) -> None:
+        """Commit each of the next ``times`` mutate requests, then answer ``status`` (e.g.
+        503) or, when None, drop the connection without an answer."""
+        self._after_commit.extend([status] * times)
 
     def before_mutation(self, action: Callable[[FakeContentLake], None]) -> None:
         """Run ``action`` (once) just before the next mutate request is applied."""
@@ -351,6 +364,15 @@ class FakeContentLake:
                     },
                 )
             results = self.transactions[-1]["results"]
+            lost = self._after_commit.pop(0) if self._after_commit else 0
+        if lost is None:
+            raise httpx.RemoteProtocolError(
+                "Server disconnected without sending a response.", request=request
+            )
+        if lost:
+            return httpx.Response(
+                lost, json={"statusCode": lost, "error": "Service Unavailable", "message": "busy"}
+            )
         answer: dict[str, Any] = {"transactionId": tx}
         if request.url.params.get("returnIds") == "true":
             answer["results"] = results

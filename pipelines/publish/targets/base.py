@@ -56,7 +56,9 @@ class Target(Protocol):
 
     def commit(self, transaction: Transaction) -> Committed:
         """Apply a transaction atomically, or raise :class:`RevisionConflict`,
-        :class:`TargetError` or ``sources.http.HttpError``."""
+        :class:`TargetError` or ``sources.http.HttpError`` (nothing applied), or
+        :class:`CommitUncertain` (sent, and the answer lost: it may have committed). A
+        target never sends the same transaction id twice."""
 
     def flush(self) -> None:
         """Make every committed transaction durable (a file target writes its file)."""

@@ -10,6 +10,12 @@ Every read uses the ``raw`` perspective, so drafts and versions are counted. A n
 matched with ``string::startsWith(_id, "<ns>.")``, which matches exactly the ids under the
 prefix (``_id in path("<ns>.**")`` is looser in the reference GROQ implementation). Conflict
 re-reads use the doc endpoint, which returns the latest committed state.
+
+A mutation request is never repeated with the same ``transactionId`` (it "must be unique in
+the dataset", and Sanity's own client never retries a mutation). Only a 429, answered
+before anything is written, is waited out and sent again. A timeout, a dropped connection
+or a 5xx leaves the outcome unknown: :class:`CommitUncertain` tells the push to find out
+from the documents (``_rev`` is the id of the transaction that last wrote a document).
 """
 
 from __future__ import annotations
@@ -25,8 +31,16 @@ import httpx
 
 from pipelines.publish.plan import TargetDocument, TargetState
 from pipelines.publish.targets.base import Committed, Touched, Transaction, target_document
-from sources.http import HttpFactory, parse_json
-from warehouse.errors import HttpError, RevisionConflict, TargetError, TerminalHttpError, UsageError
+from sources.http import HttpFactory, parse_json, parse_retry_after
+from warehouse.errors import (
+    CommitUncertain,
+    HttpError,
+    RevisionConflict,
+    TargetError,
+    TerminalHttpError,
+    TransientHttpError,
+    UsageError,
+)
 
 ENV_PROJECT = "SANITY_PROJECT_ID"
 ENV_DATASET = "SANITY_DATASET"
@@ -39,9 +53,10 @@ DEFAULT_API_VERSION = "2025-02-19"
 _DATASET_RE = re.compile(r"^~?[a-z0-9][-\w]{0,63}$")
 _PROJECT_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$", re.IGNORECASE)
 _VERSION_RE = re.compile(r"^(\d{4}-\d{2}-\d{2}|1|X)$")
-# Sanity retries 429/502/503 itself; a push also retries a 500 and a 504: every mutation it
-# sends is safe to repeat (createIfNotExists, a patch guarded by ifRevisionID, a delete).
+# Reads are retried on these (Sanity's client retries 429/502/503 for reads and queries).
 SANITY_TRANSIENT = frozenset({429, 500, 502, 503, 504})
+# A mutation answered with one of these may have committed before the answer went wrong.
+UNCERTAIN_STATUSES = frozenset({500, 502, 503, 504})
 PAGE_SIZE = 5_000
 DOC_IDS_PER_REQUEST = 100
 TOUCHED_SHOWN = 20
@@ -166,6 +181,17 @@ class SanityHttpTarget:
             policy=dataclasses.replace(http.policy, transient_statuses=SANITY_TRANSIENT),
             classify=_classify,
         )
+        # Mutations: one attempt per request; commit() decides what may be sent again.
+        self._policy = http.policy
+        self._mutator = http.client(
+            "sanity",
+            [settings.base_url],
+            headers={"Authorization": f"Bearer {settings.token}"},
+            policy=dataclasses.replace(
+                http.policy, transient_statuses=SANITY_TRANSIENT, max_attempts=1
+            ),
+            classify=_classify,
+        )
 
     # -- reads -----------------------------------------------------------------------------
     def _query(self, query: str, params: Mapping[str, Any]) -> Any:
@@ -242,14 +268,45 @@ class SanityHttpTarget:
         return Touched(count, ids)
 
     # -- writes ----------------------------------------------------------------------------
-    def commit(self, transaction: Transaction) -> Committed:
-        response = self._client.request(
-            "POST",
-            f"{self._data}/mutate/{self.settings.dataset}",
-            params={"returnIds": "true", "returnDocuments": "false", "visibility": "sync"},
-            json_body={"mutations": transaction.mutations, "transactionId": transaction.id},
-            ok=(200, 409),
+    def _send_mutations(self, transaction: Transaction) -> httpx.Response:
+        """The answer to the transaction's one mutate request (repeated only after a 429);
+        :class:`CommitUncertain` when the answer was lost or is a 5xx."""
+        policy = self._policy
+        for attempt in range(1, policy.max_attempts + 1):
+            try:
+                response = self._mutator.request(
+                    "POST",
+                    f"{self._data}/mutate/{self.settings.dataset}",
+                    params={"returnIds": "true", "returnDocuments": "false", "visibility": "sync"},
+                    json_body={"mutations": transaction.mutations, "transactionId": transaction.id},
+                    ok=(200, 409, 429, *UNCERTAIN_STATUSES),
+                )
+            except TerminalHttpError as exc:
+                if not isinstance(exc.__cause__, TransientHttpError):
+                    raise
+                raise CommitUncertain(
+                    f"{self.name}: no answer to transaction {transaction.id} "
+                    f"({exc.__cause__}); it may have committed"
+                ) from None
+            status = response.status_code
+            if status in UNCERTAIN_STATUSES:
+                raise CommitUncertain(
+                    f"{self.name}: HTTP {status} for transaction {transaction.id} "
+                    f"({error_description(response)}); it may have committed"
+                )
+            if status != 429:
+                return response
+            if attempt < policy.max_attempts:
+                waited = parse_retry_after(response.headers.get("retry-after"))
+                backoff = policy.backoff_initial * 2 ** (attempt - 1)
+                self._mutator.sleep(min(waited or backoff, policy.max_retry_after))
+        raise TargetError(
+            f"{self.name}: transaction {transaction.id} was rate limited (HTTP 429) "
+            f"{policy.max_attempts} times; nothing of it was applied"
         )
+
+    def commit(self, transaction: Transaction) -> Committed:
+        response = self._send_mutations(transaction)
         body = parse_json(response)
         if response.status_code == 409:
             conflict = _revision_conflict(body)
@@ -273,3 +330,4 @@ class SanityHttpTarget:
 
     def close(self) -> None:
         self._client.close()
+        self._mutator.close()
