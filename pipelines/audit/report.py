@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from pipelines.audit.diffing import Diff, diff_snapshots, render_words
+from pipelines.audit.visible import json_visible, visible
 from warehouse.asof import utc_iso
 from warehouse.drift import DRIFT_OUTCOMES, OUTCOMES, Drift, DriftRow, snapshot_bodies
 from warehouse.store import Warehouse
@@ -555,12 +556,15 @@ _RENDERERS: dict[str, Callable[[dict[str, Any]], str]] = {
 
 
 def render(report: dict[str, Any], fmt: str) -> str:
-    """The report in one of :data:`FORMATS`."""
+    """The report in one of :data:`FORMATS`. Control characters from upstream text are
+    written out visibly (:mod:`pipelines.audit.visible`): ``\\xNN`` in text, Markdown and
+    HTML, JSON escapes in JSON."""
     try:
         renderer = _RENDERERS[fmt]
     except KeyError:
         raise ValueError(f"unknown format {fmt!r}; valid: {', '.join(FORMATS)}") from None
-    return renderer(report)
+    text = renderer(report)
+    return json_visible(text) if fmt == "json" else visible(text)
 
 
 __all__ = ["FORMATS", "build_report", "render"]

@@ -26,6 +26,7 @@ from pipelines.audit.report import (
 )
 from pipelines.audit.report import short as short_hash
 from pipelines.audit.target_drift import read_target_drift
+from pipelines.audit.visible import visible
 from pipelines.cli import exits
 from pipelines.cli.common import emit_json, handle_errors, json_option, warehouse_option
 from pipelines.cli.pins import report_pin_drift
@@ -316,19 +317,17 @@ def diff(doc_id: str, a: str | None, b: str | None, warehouse: str, as_json: boo
             }
         )
         return
-    click.echo(doc_id)
-    click.echo(f"  - {_revision_line(old_json)}")
-    click.echo(f"  + {_revision_line(new_json)}")
+    lines = [doc_id, f"  - {_revision_line(old_json)}", f"  + {_revision_line(new_json)}"]
     if identical:
-        click.echo("  identical content")
+        lines.append("  identical content")
     elif result.kind == "json":
-        for change in result.fields:
-            click.echo(f"  {field_phrase(change.as_json())}")
+        lines.extend(f"  {field_phrase(change.as_json())}" for change in result.fields)
     elif result.kind == "text":
-        for line in result.lines:
-            click.echo(f"  {line}")
+        lines.extend(f"  {line}" for line in result.lines)
     else:
-        click.echo(f"  {size_phrase(result.as_json())}")
+        lines.append(f"  {size_phrase(result.as_json())}")
+    for line in lines:  # upstream text: its control characters are shown, not obeyed
+        click.echo(visible(line))
 
 
 # -- as-of ---------------------------------------------------------------------------------
@@ -444,13 +443,15 @@ def verify_quote(
     if as_json:
         emit_json(verdict.as_json())
     elif verdict.ok:
-        click.echo(f"ok: {verdict.message()}")
+        click.echo(visible(f"ok: {verdict.message()}"))
         if verdict.cited.excerpt:
-            click.echo(f"  {verdict.cited.excerpt}")
+            click.echo(visible(f"  {verdict.cited.excerpt}"))
     else:
-        click.echo(f"MISMATCH: {verdict.message()}")
+        click.echo(visible(f"MISMATCH: {verdict.message()}"))
         for r in verdict.containing:
-            click.echo(f"  revision {r.revision} ({short_hash(r.content_hash)}): {r.excerpt}")
+            click.echo(
+                visible(f"  revision {r.revision} ({short_hash(r.content_hash)}): {r.excerpt}")
+            )
     sys.exit(exits.for_check(verdict.ok))
 
 
