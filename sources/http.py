@@ -29,6 +29,7 @@ import orjson
 import tenacity
 
 from sources.recording import RecordingTransport, ReplayTransport
+from warehouse import canonical
 from warehouse.errors import (
     BodyTooLarge,
     HostNotAllowed,
@@ -403,8 +404,8 @@ def parse_json(response: httpx.Response) -> Any:
             url,
             response.status_code,
         )
-    try:
-        return orjson.loads(body)
+    try:  # integers over 64 bits are refused (CanonicalFormError), never rounded to floats
+        return canonical.loads(body, origin=f"JSON from {url}")
     except orjson.JSONDecodeError as exc:
         raise TerminalHttpError(
             f"malformed JSON from {url}: {exc}", url, response.status_code

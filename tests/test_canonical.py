@@ -89,3 +89,44 @@ def test_matches_the_stdlib_reference_on_typical_records(value: dict[str, Any]) 
         return
     reference = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     assert canonical_json(value) == reference.encode("utf-8")
+
+
+# -- upstream JSON: integers over 64 bits are refused, never rounded ---------------------------
+WIDE = 1180591620717411303424
+
+
+def test_loads_refuses_an_integer_over_64_bits_naming_its_path() -> None:
+    from warehouse.canonical import loads
+
+    body = json.dumps({"results": [{"odiNumber": 1}, {"odiNumber": WIDE}]}).encode()
+    with pytest.raises(CanonicalFormError) as caught:
+        loads(body, origin="JSON from https://api.test/complaints")
+    message = str(caught.value)
+    assert "https://api.test/complaints" in message
+    assert f"the integer {WIDE} at results[1].odiNumber does not fit in 64 bits" in message
+
+
+@pytest.mark.parametrize("number", [2**64 - 1, -(2**63), 0, 10**18])
+def test_loads_keeps_every_64_bit_integer_exact(number: int) -> None:
+    from warehouse.canonical import loads
+
+    assert loads(json.dumps({"n": number, "s": str(WIDE)}).encode()) == {
+        "n": number,
+        "s": str(WIDE),
+    }
+
+
+@pytest.mark.parametrize("number", [2**64, -(2**63) - 1, WIDE])
+def test_parse_json_of_an_upstream_body_refuses_wide_integers(number: int) -> None:
+    import httpx
+
+    from sources.http import parse_json
+
+    response = httpx.Response(
+        200,
+        content=json.dumps({"results": [{"id": number}]}).encode(),
+        headers={"content-type": "application/json"},
+        request=httpx.Request("GET", "https://api.test/records"),
+    )
+    with pytest.raises(CanonicalFormError, match=r"at results\[0\]\.id does not fit in 64 bits"):
+        parse_json(response)

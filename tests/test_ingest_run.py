@@ -173,3 +173,33 @@ def test_a_partial_run_retires_nothing(tmp_path: Path, warehouse_path: Path) -> 
     write_manifest(tmp_path, corpus("delta", {"a": 2}))
     only = cli("ingest", path, "--warehouse", warehouse_path, "--only", "synthetic", "--json")
     assert json.loads(only.stdout)["left_corpus"] == []
+
+
+def test_an_integer_over_64_bits_upstream_fails_the_entry_by_name(
+    monkeypatch: pytest.MonkeyPatch, warehouse_path: Path
+) -> None:
+    """1180591620717411303424 in an NHTSA complaint is refused, not stored as 1.18e+21."""
+    from tests.fakes.nhtsa import AEB_COMPLAINT, FakeNhtsa
+    from warehouse import audit
+    from warehouse.store import Warehouse
+
+    with FakeNhtsa().serving(monkeypatch) as fake:
+        for vehicle in fake.vehicles.values():
+            for record in vehicle.complaints:
+                if record["odiNumber"] == AEB_COMPLAINT:
+                    record["numberOfInjuries"] = 1180591620717411303424
+        manifest = write_manifest(
+            warehouse_path.parent,
+            '[corpus]\nname = "t"\nnamespace = "t"\n[[nhtsa]]\nmake = "HONDA"\n'
+            'model = "CR-V"\nyears = [2017, 2022]\nkinds = ["complaints"]\n',
+        )
+        result = cli("ingest", manifest, "--warehouse", warehouse_path, "--json")
+    assert result.exit_code == 1, result.output
+    failures = json.loads(result.stdout)["failures"]
+    assert len(failures) == 1
+    reason = failures[0]["reason"]
+    assert "the integer 1180591620717411303424 at results[" in reason
+    assert "].numberOfInjuries does not fit in 64 bits" in reason
+    with Warehouse.open(str(warehouse_path), read_only=True) as wh:
+        for snapshot in audit.iter_snapshots(wh):
+            assert b"e+21" not in snapshot.body

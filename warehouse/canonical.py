@@ -12,11 +12,18 @@ Canonical form v1 ("hash what you store, store what you hash"):
 
 Anything outside this policy raises :class:`CanonicalFormError` rather than being coerced.
 Changing any rule is a new canonical-form version and a warehouse migration.
+
+Upstream JSON is parsed with :func:`loads`, which holds to the same integer rule: orjson
+would silently turn ``1180591620717411303424`` into the float ``1.1805916207174113e+21``;
+:func:`loads` refuses it instead, naming where in the document it sits.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
+import re
+from collections.abc import Iterator
 from typing import Any
 
 import orjson
@@ -25,6 +32,51 @@ from warehouse.errors import CanonicalFormError
 
 CANONICAL_FORM_VERSION = 1
 HASH_ALGORITHM = "sha256"
+
+INT_MIN = -(2**63)
+INT_MAX = 2**64 - 1
+# Only a run of 19+ digits can hold an integer outside [INT_MIN, INT_MAX]: shorter bodies
+# never pay for the exact (slower) parse.
+_LONG_DIGITS = re.compile(rb"\d{19,}")
+
+
+def _path_join(path: str, key: str | int) -> str:
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    return f"{path}.{key}" if path else key
+
+
+def _wide_ints(value: Any, path: str = "") -> Iterator[tuple[str, int]]:
+    stack: list[tuple[str, Any]] = [(path, value)]
+    while stack:
+        where, item = stack.pop()
+        if isinstance(item, bool):
+            continue
+        if isinstance(item, int):
+            if not INT_MIN <= item <= INT_MAX:
+                yield where or "(the whole document)", item
+        elif isinstance(item, dict):
+            stack.extend((_path_join(where, str(k)), v) for k, v in reversed(item.items()))
+        elif isinstance(item, list):
+            stack.extend((_path_join(where, i), v) for i, v in reversed(list(enumerate(item))))
+
+
+def loads(data: bytes, origin: str = "JSON") -> Any:
+    """Parse upstream JSON, refusing integers canonical form v1 cannot hold.
+
+    Raises ``orjson.JSONDecodeError`` for malformed JSON, and :class:`CanonicalFormError`
+    naming ``origin`` and the path of the first integer outside 64 bits (orjson would have
+    rounded it to a float)."""
+    value = orjson.loads(data)
+    if not _LONG_DIGITS.search(data):
+        return value
+    exact = json.loads(data)  # integers kept exact, to see which ones orjson rounded
+    for path, number in _wide_ints(exact):
+        raise CanonicalFormError(
+            f"{origin}: the integer {number} at {path} does not fit in 64 bits; canonical "
+            "form v1 refuses it rather than round it to a float"
+        )
+    return value
 
 
 def _check_floats(value: Any) -> None:
