@@ -375,7 +375,9 @@ def test_a_429_that_persists_fails_the_entry_and_keeps_the_others(
 def test_reads_are_paced_under_the_published_limit(
     wh: Warehouse, tmp_path: Path, clock: VirtualClock, fake: FakeForem
 ) -> None:
-    # The fake answers 429 to a fourth read within one second of (virtual) time.
+    # Forem counts 3 reads per IP in fixed one-second windows; the fake answers 429 to a
+    # fourth read sent within 1 s plus network jitter, as the real windows may see it. The
+    # default pace stays below the limit, so it is never throttled.
     for i in range(4):
         article = fake.add_article("ana", f"post-{i}", published_at=f"2026-05-0{i + 1}T10:00:00Z")
         fake.add_comment(article, "hello", "bo")

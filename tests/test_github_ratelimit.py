@@ -148,12 +148,18 @@ def response(status: int, headers: dict[str, str]) -> httpx.Response:
     [
         (200, {"x-ratelimit-remaining": "0", "x-ratelimit-reset": "1000"}, None),
         (403, {}, None),  # a plain refusal stays terminal under the shared policy
-        (429, {}, None),  # a bare 429 stays transient under the shared policy
+        (429, {}, TransientHttpError),  # a bare 429: at least one minute, never a short backoff
         (403, {"x-ratelimit-remaining": "5", "x-ratelimit-reset": "1000"}, None),
         (403, {"x-ratelimit-remaining": "0", "x-ratelimit-reset": "1010"}, TransientHttpError),
         (429, {"x-ratelimit-remaining": "0", "x-ratelimit-reset": "9999"}, RateLimited),
         (403, {"retry-after": "30"}, TransientHttpError),
         (403, {"retry-after": "3600"}, RateLimited),
+        # retry-after comes first, even beside an exhausted bucket's far reset
+        (
+            429,
+            {"retry-after": "5", "x-ratelimit-remaining": "0", "x-ratelimit-reset": "9999"},
+            TransientHttpError,
+        ),
     ],
 )
 def test_rate_limit_verdicts(
@@ -163,5 +169,47 @@ def test_rate_limit_verdicts(
         response(status, headers), RateLimitPolicy(max_wait=60, clock=lambda: 1000.0), False
     )
     assert (None if verdict is None else type(verdict)) is expected
-    if isinstance(verdict, TransientHttpError) and "x-ratelimit-reset" in headers:
-        assert verdict.retry_after == 11.0
+    if isinstance(verdict, TransientHttpError):
+        if "retry-after" in headers:
+            assert verdict.retry_after == float(headers["retry-after"])
+        elif "x-ratelimit-reset" in headers:
+            assert verdict.retry_after == 11.0
+        else:
+            assert verdict.retry_after == 60.0
+
+
+def test_a_bare_429_from_the_raw_host_waits_a_minute_not_a_short_backoff(
+    github: FakeGitHub, clock: FakeClock, tmp_path: Path, wh: Warehouse
+) -> None:
+    github.block_raw(30)
+    result = run(github, clock, tmp_path, wh)
+    assert result.status == "ok", result.failures
+    assert clock.slept == [60.0]
+    assert len(github.raw_requests) == 3
+
+
+def test_a_long_raw_block_fails_the_entry_at_once_with_when_to_retry(
+    github: FakeGitHub, clock: FakeClock, tmp_path: Path, wh: Warehouse
+) -> None:
+    github.block_raw(30 * 60)
+    start = clock()
+    result = run(github, clock, tmp_path, wh)
+    assert result.status == "failed"
+    [failure] = result.failures
+    assert clock.slept == [60.0]  # one wait of the minimum, then no more than the maximum
+    retry_at = datetime.fromtimestamp(start + 60 + 120, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert "GitHub rate limit (HTTP 429)" in failure["reason"]
+    assert f"it lifts at {retry_at} at the earliest (in 2 min)" in failure["reason"]
+    assert "retry after that" in failure["reason"]
+    assert len(github.raw_requests) == 2  # no other file of the entry is tried
+
+
+def test_a_secondary_limit_without_retry_after_waits_at_least_a_minute(
+    github: FakeGitHub, clock: FakeClock
+) -> None:
+    sha = github.push(REPO_NAME, FILES)
+    github.secondary_limit(retry_after=None)
+    http = HttpFactory(user_agent=USER_AGENT, sleep=clock.sleep)
+    resolve = RefResolver(GithubClients(http, RateLimitPolicy(clock=clock)))
+    assert resolve(REPO_NAME, "main") == sha
+    assert clock.slept == [60.0]

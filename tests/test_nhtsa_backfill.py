@@ -90,7 +90,19 @@ def test_a_flat_file_becomes_one_document_per_record(tmp_path: Path) -> None:
     assert scattered["modelYears"] == [2018, 2021]
     assert snapshot_body(tmp_path / "w.duckdb", "nhtsa/complaint/11999003")["modelYears"] == []
     wide = snapshot_body(tmp_path / "w.duckdb", "nhtsa/complaint/11999005")
-    assert "FIELD_51" in wide["rows"][0]
+    assert (wide["rows"][0]["STATE_OF_INCIDENT"], wide["rows"][0]["VEHICLE_OPERATOR"]) == ("", "")
+    assert not any(key.startswith("FIELD_") for key in wide["rows"][0])
+
+
+def test_each_document_names_the_layout_and_version_it_was_read_with(tmp_path: Path) -> None:
+    """Field names are part of the stored bytes: a renamed field must show as a layout
+    change in provenance, not as silent churn."""
+    path = complaints_file(tmp_path)
+    code, _, _ = backfill(tmp_path / "w.duckdb", "--file", path, "--kind", "complaints")
+    assert code == 0
+    formats = {doc: fmt for doc, _, _, _, fmt in revisions(tmp_path / "w.duckdb")}
+    assert formats["nhtsa/complaint/11999005"] == "flat:FLAT_CMPL/CMPL_51.v2"
+    assert formats["nhtsa/complaint/11999002"] == "flat:FLAT_CMPL/CMPL_49.v1"
 
 
 def test_malformed_rows_are_reported_in_text_and_in_the_ledger(tmp_path: Path) -> None:
@@ -181,7 +193,7 @@ def test_a_flat_row_and_the_api_record_are_the_same_document(
     doc = f"nhtsa/complaint/{AEB_COMPLAINT}"
     history = json.loads(cli("history", doc, "--warehouse", warehouse, "--json").stdout)
     formats = [r["provenance"]["source_format"] for r in history["revisions"]]
-    assert formats == ["api:complaintsByVehicle", "flat:FLAT_CMPL"]
+    assert formats == ["api:complaintsByVehicle", "flat:FLAT_CMPL/CMPL_49.v1"]
     assert history["revisions"][1]["provenance"]["url"] == "file:FLAT_CMPL.zip"
 
 
@@ -340,7 +352,7 @@ def test_recalls_investigations_and_communications_files(tmp_path: Path) -> None
     recall = _curated(warehouse, "nhtsa/recall/20V999001")
     assert recall["reportReceivedDate"] == "2021-12-05" and recall["modelYears"] == [2019, 2020]
     assert recall["remedy"] == "Software update." and recall["potentialUnitsAffected"] == 1200
-    assert recall["sourceFormat"] == "flat:FLAT_RCL"
+    assert recall["sourceFormat"] == "flat:FLAT_RCL/RCL_29.v1"
     investigation = _curated(warehouse, "nhtsa/investigation/PE22003")
     assert investigation["actionNumber"] == "PE22-003" and investigation["status"] == "closed"
     assert investigation["dateClosed"] == "2024-03-12"

@@ -41,7 +41,7 @@ def test_a_complaint_row_of_49_or_51_fields() -> None:
     assert row.values["CDESCR"] == 'The "CMBS" braked hard on an empty road.'
     wide = parse_line(CMPL, 8, line([*cmpl_row(11999001, 2), "X", "Y"]))
     assert isinstance(wide, FlatRow)
-    assert (wide.values["FIELD_50"], wide.values["FIELD_51"]) == ("X", "Y")
+    assert (wide.values["STATE_OF_INCIDENT"], wide.values["VEHICLE_OPERATOR"]) == ("X", "Y")
 
 
 @pytest.mark.parametrize(

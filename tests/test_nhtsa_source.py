@@ -29,6 +29,7 @@ from tests.fakes.nhtsa import (
     INVESTIGATION,
     RADIO_BULLETIN,
     FakeNhtsa,
+    pdf,
 )
 from warehouse import audit
 from warehouse.digests import row_counts
@@ -434,3 +435,65 @@ def test_the_corpus_is_published_as_safety_records(fake: FakeNhtsa, tmp_path: Pa
     assert investigation["actionNumber"] == "EA24-002"
     assert investigation["modelYears"] == [2018, 2019, 2020, 2021, 2022]
     assert all(d["_id"].startswith("crvAeb.") for d in documents)
+
+
+def test_safety_issues_by_nhtsa_id_takes_the_record_asked_for_not_the_first(
+    fake: FakeNhtsa, warehouse_path: Path
+) -> None:
+    """byNhtsaId can answer several records (a bulletin re-sent or revised under another
+    id): the documents stored are those of the record whose nhtsaIdNumber was asked for."""
+    fake.alongside[(str(BULLETIN), "manufacturerCommunications")] = [
+        {
+            "nhtsaIdNumber": 11035885,
+            "associatedDocuments": [pdf("MC-11035885-0001.pdf", 2021, "first issue")],
+        }
+    ]
+    assert ingest_cli(warehouse_path)[0] == 0
+    bulletin = body(warehouse_path, doc_id("nhtsa", "communication", str(BULLETIN)))
+    assert [d["fileName"] for d in bulletin["associatedDocuments"]] == ["MC-11035781-0001.pdf"]
+
+
+def test_a_by_nhtsa_id_answer_without_the_record_asked_for_fails_the_entry(
+    fake: FakeNhtsa, warehouse_path: Path
+) -> None:
+    other = {"nhtsaIdNumber": 11035885, "associatedDocuments": []}
+    fake.fail(
+        "/safetyIssues/byNhtsaId",
+        200,
+        body=orjson.dumps({"results": [{"manufacturerCommunications": [other]}]}),
+        nhtsaId=str(BULLETIN),
+    )
+    code, summary = ingest_cli(warehouse_path)
+    assert code == 1
+    (failure,) = summary["failures"]
+    assert f"none with nhtsaIdNumber {BULLETIN}" in failure["reason"]
+    assert "/safetyIssues/byNhtsaId?" in failure["reason"]
+    assert not any(d.startswith("nhtsa/communication/") for d in current_docs(warehouse_path))
+
+
+@pytest.mark.parametrize(
+    ("vehicle", "wrong"),
+    [
+        ({"vehicleId": 1, "safetyIssues": "N/A"}, "results[0].safetyIssues is a str"),
+        (
+            {"safetyIssues": {"investigations": "N/A", "manufacturerCommunications": "N/A"}},
+            "results[0].safetyIssues.investigations is a str, not a list",
+        ),
+        (
+            {"safetyIssues": {"investigations": ["EA24002"], "manufacturerCommunications": []}},
+            "results[0].safetyIssues.investigations[0] is a str",
+        ),
+    ],
+    ids=["issues a string", "issue list a string", "issue a string"],
+)
+def test_a_malformed_by_ymmt_answer_says_what_was_wrong_and_where(
+    fake: FakeNhtsa, warehouse_path: Path, vehicle: dict[str, Any], wrong: str
+) -> None:
+    body_bytes = orjson.dumps({"meta": {"pagination": {"total": 1}}, "results": [vehicle]})
+    fake.fail("/vehicles/byYmmt", 200, body=body_bytes, modelYear="2019")
+    code, summary = ingest_cli(warehouse_path)
+    assert code == 1
+    (failure,) = summary["failures"]
+    assert wrong in failure["reason"]
+    assert f"{API}/vehicles/byYmmt?" in failure["reason"] and "modelYear=2019" in failure["reason"]
+    assert "internal error" not in failure["reason"] and "AttributeError" not in failure["reason"]

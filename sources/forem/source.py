@@ -67,7 +67,8 @@ INSTANCE = Endpoint("forem", "https://dev.to", "RECEIPTS_FOREM_URL")
 ACCEPT_V1 = "application/vnd.forem.api-v1+json"
 SOURCE_FORMAT = "forem-api-v1"
 ENV_API_KEY = "FOREM_API_KEY"
-DEFAULT_READS_PER_SECOND = 3.0
+# Below the published 3 GET/s per IP (fixed one-second windows), with room for jitter.
+DEFAULT_READS_PER_SECOND = 2.5
 USER_PAGE_SIZE = 100
 
 

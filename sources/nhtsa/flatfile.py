@@ -16,7 +16,7 @@ import hashlib
 import io
 import zipfile
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO
 
@@ -38,8 +38,8 @@ CMPL_FIELDS_49 = (
     "DEALER_CITY", "DEALER_STATE", "DEALER_ZIP", "PROD_TYPE", "REPAIRED_YN", "MEDICAL_ATTN",
     "VEHICLES_TOWED_YN",
 )  # fmt: skip
-# A 2026 measurement found 51 fields; the names of the two newest are not documented yet.
-CMPL_FIELDS_51 = (*CMPL_FIELDS_49, "FIELD_50", "FIELD_51")
+# The 2026 file has 51 fields: the two newest, as CMPL.txt names them (reference §5).
+CMPL_FIELDS_51 = (*CMPL_FIELDS_49, "STATE_OF_INCIDENT", "VEHICLE_OPERATOR")
 
 RCL_FIELDS = (
     "RECORD_ID", "CAMPNO", "MAKETXT", "MODELTXT", "YEARTXT", "MFGCAMPNO", "COMPNAME", "MFGNAME",
@@ -65,16 +65,49 @@ TSBS_FIELDS_10 = (
 
 
 @dataclass(frozen=True)
+class FieldNames:
+    """The names of one layout's fields, and the version of that naming.
+
+    The names become the keys of every stored row, so they are part of a document's bytes.
+    A correction (a placeholder given its official name, an unofficial name replaced) bumps
+    ``version``: each document's provenance names the layout and version it was read with,
+    so the new bytes show up as a layout change, not as unexplained churn."""
+
+    name: str
+    version: int
+    fields: tuple[str, ...]
+    official: bool = True
+
+    @property
+    def label(self) -> str:
+        return f"{self.name}.v{self.version}"
+
+
+# Version history: CMPL_51 v1 named fields 50 and 51 FIELD_50 / FIELD_51; v2 gives them the
+# names of NHTSA's CMPL.txt. The TSBS names are unofficial (read by one third party).
+CMPL_49 = FieldNames("CMPL_49", 1, CMPL_FIELDS_49)
+CMPL_51 = FieldNames("CMPL_51", 2, CMPL_FIELDS_51)
+RCL_29 = FieldNames("RCL_29", 1, RCL_FIELDS)
+INV_11 = FieldNames("INV_11", 1, INV_FIELDS)
+TSBS_14 = FieldNames("TSBS_14", 1, TSBS_FIELDS_14, official=False)
+TSBS_10 = FieldNames("TSBS_10", 1, TSBS_FIELDS_10, official=False)
+
+
+@dataclass(frozen=True)
 class Layout:
     """One flat file's layouts (by field count), identity, vehicle and date fields."""
 
     name: str
     kind: str
-    fields_by_count: dict[int, tuple[str, ...]]
+    layouts: tuple[FieldNames, ...]
     date_fields: frozenset[str]
     make_fields: tuple[str, ...]
     model_fields: tuple[str, ...]
     year_fields: tuple[str, ...]
+
+    @property
+    def fields_by_count(self) -> dict[int, tuple[str, ...]]:
+        return {len(names.fields): names.fields for names in self.layouts}
 
     @property
     def doc_kind(self) -> str:
@@ -82,7 +115,15 @@ class Layout:
 
     @property
     def source_format(self) -> str:
+        """The file's format, as scopes name it: ``flat:FLAT_CMPL``."""
         return f"flat:{self.name}"
+
+    def record_format(self, rows: Sequence[dict[str, str]]) -> str:
+        """The format a document was read in, with the layout and version of its rows:
+        ``flat:FLAT_CMPL/CMPL_51.v2`` (several, joined by ``+``, if its rows differ)."""
+        by_count = {len(names.fields): names for names in self.layouts}
+        labels = sorted({by_count[len(r)].label for r in rows if len(r) in by_count})
+        return f"{self.source_format}/{'+'.join(labels)}" if labels else self.source_format
 
     def expected_counts(self) -> str:
         return " or ".join(str(n) for n in sorted(self.fields_by_count))
@@ -92,7 +133,7 @@ LAYOUTS: dict[str, Layout] = {
     "complaints": Layout(
         name="FLAT_CMPL",
         kind="complaints",
-        fields_by_count={49: CMPL_FIELDS_49, 51: CMPL_FIELDS_51},
+        layouts=(CMPL_49, CMPL_51),
         date_fields=frozenset({"FAILDATE", "DATEA", "LDATE", "PURCH_DT", "MANUF_DT"}),
         make_fields=("MAKETXT",),
         model_fields=("MODELTXT",),
@@ -101,7 +142,7 @@ LAYOUTS: dict[str, Layout] = {
     "recalls": Layout(
         name="FLAT_RCL",
         kind="recalls",
-        fields_by_count={29: RCL_FIELDS},
+        layouts=(RCL_29,),
         date_fields=frozenset({"BGMAN", "ENDMAN", "ODATE", "RCDATE", "DATEA"}),
         make_fields=("MAKETXT",),
         model_fields=("MODELTXT",),
@@ -110,7 +151,7 @@ LAYOUTS: dict[str, Layout] = {
     "investigations": Layout(
         name="FLAT_INV",
         kind="investigations",
-        fields_by_count={11: INV_FIELDS},
+        layouts=(INV_11,),
         date_fields=frozenset({"ODATE", "CDATE"}),
         make_fields=("MAKE",),
         model_fields=("MODEL",),
@@ -119,7 +160,7 @@ LAYOUTS: dict[str, Layout] = {
     "communications": Layout(
         name="TSBS_RECEIVED",
         kind="communications",
-        fields_by_count={14: TSBS_FIELDS_14, 10: TSBS_FIELDS_10},
+        layouts=(TSBS_14, TSBS_10),
         date_fields=frozenset({"nhtsaDate", "manufacturerDate", "BULDTE", "DATEA"}),
         make_fields=("make", "MAKE"),
         model_fields=("model", "MODEL"),
@@ -320,11 +361,12 @@ def flat_record(
     checkpoint: str | None = None,
     attributes: dict[str, object] | None = None,
 ) -> Record:
+    """One document of a flat file; its provenance names the layout its rows were read with."""
     return Record(
         doc_id=doc_id("nhtsa", layout.doc_kind, key),
         kind=layout.doc_kind,
         body=flat_body(layout, rows),
-        provenance=provenance,
+        provenance=replace(provenance, source_format=layout.record_format(rows)),
         attributes=attributes,
         checkpoint=checkpoint,
     )

@@ -224,17 +224,42 @@ def collect(kind: str, pages: list[Page]) -> list[Seen]:
             for record in page.results:
                 add(record, page, None)
             continue
-        for vehicle in page.results:
-            issues = vehicle.get("safetyIssues") or {}
-            records = issues.get(SAFETY_ISSUE_KEY[kind]) or []
-            if not isinstance(records, list):
-                raise SourceError(
-                    f"nhtsa: {page.url}: safetyIssues.{SAFETY_ISSUE_KEY[kind]} is not a list"
-                )
-            for record in records:
-                if isinstance(record, dict):
-                    add(record, page, _variant(page.year, vehicle))
+        for index, vehicle in enumerate(page.results):
+            for record in vehicle_issues(kind, vehicle, index, page.url):
+                add(record, page, _variant(page.year, vehicle))
     return list(seen.values())
+
+
+def vehicle_issues(kind: str, vehicle: Any, index: int, url: str) -> list[dict[str, Any]]:
+    """The records of ``kind`` under one ``byYmmt`` vehicle's ``safetyIssues``; a body of
+    another shape is a :class:`NhtsaParseError` that says what was wrong and where."""
+    key = SAFETY_ISSUE_KEY[kind]
+    where = f"results[{index}]"
+    if not isinstance(vehicle, dict):
+        raise NhtsaParseError(
+            f"nhtsa: {url}: {where} is a {type(vehicle).__name__}, not a vehicle object"
+        )
+    issues = vehicle.get("safetyIssues")
+    if issues is None:
+        return []
+    if not isinstance(issues, dict):
+        raise NhtsaParseError(
+            f"nhtsa: {url}: {where}.safetyIssues is a {type(issues).__name__}, not an object"
+        )
+    records = issues.get(key)
+    if records is None:
+        return []
+    if not isinstance(records, list):
+        raise NhtsaParseError(
+            f"nhtsa: {url}: {where}.safetyIssues.{key} is a {type(records).__name__}, not a list"
+        )
+    for number, record in enumerate(records):
+        if not isinstance(record, dict):
+            raise NhtsaParseError(
+                f"nhtsa: {url}: {where}.safetyIssues.{key}[{number}] is a "
+                f"{type(record).__name__}, not a record object"
+            )
+    return records
 
 
 def belongs(item: Seen, wanted: RecordFilter) -> bool:
@@ -256,14 +281,56 @@ def resolve_documents(client: HttpClient, api: str, kind: str, item: Seen) -> No
         "filter": query.get("filter") or "issueType",
         "filterValue": issue_key,
     }
-    _, results = get_results(client, api + SAFETY_ISSUES_ROUTE, params)
-    documents: list[Any] = []
-    if results:
-        issues = results[0].get(issue_key) or results[0].get(SAFETY_ISSUE_KEY[kind]) or []
-        if isinstance(issues, list) and issues and isinstance(issues[0], dict):
-            found = issues[0].get("associatedDocuments")
-            documents = found if isinstance(found, list) else []
-    item.documents = documents
+    url, results = get_results(client, api + SAFETY_ISSUES_ROUTE, params)
+    item.documents = documents_of(kind, item.key, params["nhtsaId"], issue_key, results, url)
+
+
+def _same_id(issue: dict[str, Any], kind: str, key: str, asked: str) -> bool:
+    """Whether a ``byNhtsaId`` record is the one asked for: its ``nhtsaIdNumber`` is the id
+    asked, or its identity (campaign, action number, ...) is the record's own."""
+    number = issue.get("nhtsaIdNumber")
+    if number is not None and not isinstance(number, bool) and str(number).strip() == asked:
+        return True
+    try:
+        return record_key(kind, issue) == key
+    except NhtsaParseError:
+        return False
+
+
+def documents_of(
+    kind: str, key: str, asked: str, issue_key: str, results: list[dict[str, Any]], url: str
+) -> list[Any]:
+    """The ``associatedDocuments`` of the record asked for in a ``byNhtsaId`` answer.
+
+    An answer can hold several records (a bulletin re-sent or revised under another id):
+    the one whose ``nhtsaIdNumber`` is the id asked for is taken, never the first blindly.
+    No record at all is no documents; records of which none is the one asked for fail."""
+    issue_keys = dict.fromkeys((issue_key, SAFETY_ISSUE_KEY[kind]))
+    candidates: list[dict[str, Any]] = []
+    for index, result in enumerate(results):
+        for name in issue_keys:
+            issues = result.get(name)
+            if issues is None:
+                continue
+            if not isinstance(issues, list) or not all(isinstance(i, dict) for i in issues):
+                raise NhtsaParseError(
+                    f"nhtsa: {url}: results[{index}].{name} is not a list of records"
+                )
+            candidates.extend(issues)
+    if not candidates:
+        return []
+    matching = [issue for issue in candidates if _same_id(issue, kind, key, asked)]
+    if not matching:
+        ids = ", ".join(str(c.get("nhtsaIdNumber", "?")) for c in candidates)
+        raise NhtsaParseError(
+            f"nhtsa: {url}: {len(candidates)} records ({ids}), none with nhtsaIdNumber {asked}"
+        )
+    found = matching[0].get("associatedDocuments")
+    if found is None or found == "N/A":
+        return []
+    if not isinstance(found, list):
+        raise NhtsaParseError(f"nhtsa: {url}: associatedDocuments is not a list")
+    return found
 
 
 def stored_body(kind: str, item: Seen) -> bytes:

@@ -12,8 +12,11 @@ shapes of ``shared/reference/upstream-apis.md`` §3:
 - ``GET /api/comments?a_id=``: the whole comment tree; with ``page`` only that page of
   top-level comments (``per_page`` default 50), replies inline;
 - deleted and hidden comments keep their place with the placeholder body and ``user: {}``;
-- a GET rate limit (``reads_per_second`` in any one-second span on ``clock``, forgiving
-  10 ms of jitter) answered with 429 and ``Retry-After``; forced 429s with
+- a GET rate limit as rack-attack enforces it: ``reads_per_second`` per IP in fixed
+  one-second windows, answered with 429 and ``Retry-After``. A client sees neither where a
+  window starts nor how much network jitter reorders its requests' arrival (up to
+  ``NETWORK_JITTER``), so reads sent closer together than one second plus that jitter may
+  land in one window, and the fake throttles them; forced 429s with
   :meth:`FakeForem.throttle`;
 - requests without the v1 ``Accept`` header get the v0 ``Warning: 299`` header and are
   counted in ``v0_requests``.
@@ -40,7 +43,8 @@ from sources.forem.source import INSTANCE
 
 ACCEPT_V1 = "application/vnd.forem.api-v1+json"
 ID_CODE_DIGITS = "0123456789abcdefghijklmnop"
-RATE_JITTER = 0.01  # seconds of timing noise the rate limit forgives
+# Seconds by which network latency may bring two requests' arrivals closer than their sends.
+NETWORK_JITTER = 0.1
 V0_WARNING = '299 - "This endpoint is part of the V0 (beta) API"'
 
 
@@ -299,7 +303,7 @@ class FakeForem:
             self._read_times.append(at)
             window = int(self.reads_per_second)
             recent = self._read_times[-(window + 1) :]
-            if len(recent) > window and at - recent[0] < 1.0 - RATE_JITTER:
+            if len(recent) > window and at - recent[0] < 1.0 + NETWORK_JITTER:
                 return self._too_many("1")
         headers = {}
         if ACCEPT_V1 not in request.headers.get("accept", ""):

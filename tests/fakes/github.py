@@ -10,7 +10,11 @@ Rate limits, as GitHub documents them for the REST API: every request spends one
 caller's hourly bucket (60 anonymous, 5,000 with the valid token; a wrong token is 401 "Bad
 credentials"), each response carries ``x-ratelimit-*`` headers, and an empty bucket answers
 403 (API) or 429 (raw) with ``x-ratelimit-remaining: 0`` until the reset, read from the
-fake's clock. ``secondary_limit`` makes the next API answers 403 with ``retry-after``.
+fake's clock. ``secondary_limit`` makes the next API answers 403 with ``retry-after`` (or,
+with ``retry_after=None``, a 403 that only its message marks as a secondary limit, with
+requests still remaining). ``block_raw`` makes the raw host answer a bare 429 (no
+``retry-after``, no ``x-ratelimit-*``) until the fake's clock passes the block's end, as
+raw.githubusercontent.com does since 2025-05 for blocks of up to about thirty minutes.
 """
 
 from __future__ import annotations
@@ -82,7 +86,8 @@ class FakeGitHub:
     repos: dict[str, Repo] = field(default_factory=dict)
     requests: list[httpx.Request] = field(default_factory=list)
     _buckets: dict[bool, Bucket] = field(default_factory=dict)
-    _secondary: list[float] = field(default_factory=list)
+    _secondary: list[float | None] = field(default_factory=list)
+    _raw_blocked_until: float = 0.0
 
     # -- state ---------------------------------------------------------------------------
     def push(
@@ -124,8 +129,12 @@ class FakeGitHub:
         bucket.remaining = 0
         bucket.reset = int(self.clock() + reset_in)
 
-    def secondary_limit(self, retry_after: float, times: int = 1) -> None:
+    def secondary_limit(self, retry_after: float | None, times: int = 1) -> None:
         self._secondary.extend([retry_after] * times)
+
+    def block_raw(self, seconds: float) -> None:
+        """The raw host answers a bare 429 for the next ``seconds`` of the fake's clock."""
+        self._raw_blocked_until = self.clock() + seconds
 
     def remaining(self, authenticated: bool = False) -> int:
         return self._bucket(authenticated).remaining
@@ -191,6 +200,8 @@ class FakeGitHub:
         text = {"content-type": "text/plain; charset=utf-8"}
         if caller is None:
             return httpx.Response(404, headers=text, content=b"404: Not Found")
+        if self.clock() < self._raw_blocked_until:
+            return httpx.Response(429, headers=text, content=b"429: Too Many Requests")
         allowed, limits = self._spend(caller)
         if not allowed:
             return httpx.Response(
@@ -228,11 +239,18 @@ class FakeGitHub:
             return self._api_error(401, "Bad credentials", {})
         if self._secondary:
             wait = self._secondary.pop(0)
+            bucket = self._bucket(caller)
             return self._api_error(
                 403,
                 "You have exceeded a secondary rate limit. Please wait a few minutes before "
                 "you try again.",
-                {"retry-after": str(int(wait))},
+                {"retry-after": str(int(wait))}
+                if wait is not None
+                else {
+                    "x-ratelimit-limit": str(bucket.limit),
+                    "x-ratelimit-remaining": str(bucket.remaining),
+                    "x-ratelimit-reset": str(bucket.reset),
+                },
             )
         allowed, limits = self._spend(caller)
         if not allowed:

@@ -9,8 +9,10 @@ The records are invented, in the upstream's shapes and quirks:
 - both answer **400 with a zero count** when a vehicle year has no records;
 - ``vehicles/byYmmt``: one result per variant (FWD/AWD), each with ``safetyIssues``; the
   ``associatedDocuments`` of an issue is a URL on api.nhtsa.gov;
-- ``safetyIssues/byNhtsaId``: ``results[0].<filterValue>[0].associatedDocuments[]`` with
-  PDF URLs on static.nhtsa.gov;
+- ``safetyIssues/byNhtsaId``: ``results[0].<filterValue>[]``, each record with its
+  ``nhtsaIdNumber`` (``nhtsaActionNumber`` for investigations) and ``associatedDocuments[]``
+  with PDF URLs on static.nhtsa.gov; the answer may hold other records beside the one
+  asked for (``alongside``), listed first;
 - a path NHTSA does not know answers **403**; parameter names are case-sensitive.
 
 Faults are injected per path (``fail(...)``): a status with an optional ``Retry-After``,
@@ -284,6 +286,9 @@ class FakeNhtsa:
     vehicles: dict[tuple[str, str, int], Vehicle] = field(default_factory=cr_v_aeb)
     documents: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=cr_v_documents)
     files: dict[str, bytes] = field(default_factory=dict)
+    # Other records ``safetyIssues/byNhtsaId`` lists before the one asked for (a bulletin
+    # re-sent or revised under another id comes back in the same answer).
+    alongside: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)
     faults: list[Fault] = field(default_factory=list)
     requests: list[httpx.Request] = field(default_factory=list)
 
@@ -414,10 +419,18 @@ class FakeNhtsa:
 
     def _by_nhtsa_id(self, params: httpx.QueryParams) -> httpx.Response:
         kind = params.get("filterValue", "")
-        documents = self.documents.get((params.get("nhtsaId", ""), kind))
+        asked = params.get("nhtsaId", "")
+        documents = self.documents.get((asked, kind))
         if documents is None:
             return httpx.Response(400, json={"count": 0, "message": "none", "results": []})
-        result = {kind: [{"associatedDocuments": documents}]}
+        identity: dict[str, Any] = (
+            {"nhtsaActionNumber": asked}
+            if kind == "investigations"
+            else {"nhtsaIdNumber": int(asked) if asked.isdigit() else asked}
+        )
+        issue = {**identity, "associatedDocuments": documents}
+        issues = [*copy.deepcopy(self.alongside.get((asked, kind), [])), issue]
+        result = {kind: issues}
         return httpx.Response(200, json={"meta": {"pagination": {"total": 1}}, "results": [result]})
 
     def handle_static(self, request: httpx.Request) -> httpx.Response:
