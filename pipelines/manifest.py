@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_args
 
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 from pydantic_core import ErrorDetails
 
 from sources import registry
@@ -86,6 +86,27 @@ class Publish(StrictModel):
         return value
 
 
+class ClaimsTable(StrictModel):
+    """``[claims]``: the cited quotes to re-check, from a file (NDJSON or CSV, relative to
+    the manifest) or from the Sanity dataset with a GROQ query; ``fields`` maps each claim
+    field (``claim_id``, ``doc_id``, ``quote``, ``revision``, ``content_hash``, and for GROQ
+    ``document``: a published ``_id`` or reference) to the name the rows use."""
+
+    file: str | None = None
+    groq: str | None = None
+    fields: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _one_source(self) -> ClaimsTable:
+        if (self.file is None) == (self.groq is None):
+            raise ValueError("give exactly one of 'file' and 'groq'")
+        known = ("claim_id", "doc_id", "quote", "revision", "content_hash", "document")
+        unknown = sorted(set(self.fields) - set(known))
+        if unknown:
+            raise ValueError(f"unknown claim fields {unknown}; valid: {', '.join(known)}")
+        return self
+
+
 @dataclass(frozen=True)
 class Manifest:
     path: Path
@@ -93,6 +114,7 @@ class Manifest:
     entries: dict[str, list[Any]]
     content_hash: str
     publish: Publish = field(default_factory=Publish)
+    claims: ClaimsTable | None = None
 
     @property
     def name(self) -> str:
@@ -152,13 +174,13 @@ def parse_manifest(text: str, path: Path) -> Manifest:
         raise ManifestError(f"{path}: not valid TOML: {exc}") from None
 
     sources = dict(registry.SOURCES)
-    valid_tables = ["corpus", "publish", *sources]
+    valid_tables = ["corpus", "publish", *sources, "claims"]
     for key, value in data.items():
         if key not in valid_tables:
             raise ManifestError(
                 f"{path}: unknown table [{key}]; valid tables: {', '.join(valid_tables)}"
             )
-        if key not in ("corpus", "publish") and not (
+        if key not in ("corpus", "publish", "claims") and not (
             isinstance(value, list) and all(isinstance(v, dict) for v in value)
         ):
             raise ManifestError(f"{path}: [[{key}]] must be an array of tables")
@@ -181,6 +203,17 @@ def parse_manifest(text: str, path: Path) -> Manifest:
                 f"{path}: [publish], {_explain(exc.errors()[0], Publish)}"
             ) from None
 
+    claims = None
+    if "claims" in data:
+        if not isinstance(data["claims"], dict):
+            raise ManifestError(f"{path}: [claims] must be a table")
+        try:
+            claims = ClaimsTable.model_validate(data["claims"])
+        except ValidationError as exc:
+            raise ManifestError(
+                f"{path}: [claims], {_explain(exc.errors()[0], ClaimsTable)}"
+            ) from None
+
     entries: dict[str, list[Any]] = {}
     for source, spec in sources.items():
         parsed = []
@@ -199,7 +232,14 @@ def parse_manifest(text: str, path: Path) -> Manifest:
             + ", ".join(f"[[{s}]]" for s in sources)
         )
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    return Manifest(path=path, corpus=corpus, entries=entries, content_hash=digest, publish=publish)
+    return Manifest(
+        path=path,
+        corpus=corpus,
+        entries=entries,
+        content_hash=digest,
+        publish=publish,
+        claims=claims,
+    )
 
 
 def load_manifest(path: str | Path) -> Manifest:

@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from pipelines import USER_AGENT
+from pipelines.audit.claims import ClaimsCheck, check_claims
+from pipelines.audit.claims_source import manifest_claims
 from pipelines.audit.target_drift import TargetDrift, target_drift
 from pipelines.ingest import IngestOptions, RunResult, run_ingest
 from pipelines.manifest import Manifest
@@ -33,10 +35,16 @@ class RefreshResult:
     target_drift: TargetDrift | None = None
     push: PushResult | None = None
     publish_error: str | None = None
+    claims: ClaimsCheck | None = None
+    claims_error: str | None = None
 
     @property
     def drift_found(self) -> bool:
-        return self.drift.found or bool(self.target_drift and self.target_drift.found)
+        return (
+            self.drift.found
+            or bool(self.target_drift and self.target_drift.found)
+            or bool(self.claims and self.claims.changed)
+        )
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -45,7 +53,16 @@ class RefreshResult:
             "push": None if self.push is None else self.push.as_json(),
             "publish_error": self.publish_error,
             "drift": drift_summary(self.drift),
+            "claims": None if self.claims is None else claims_summary(self.claims),
+            "claims_error": self.claims_error,
         }
+
+
+def claims_summary(check: ClaimsCheck) -> dict[str, Any]:
+    """The claims check of a refresh: counts, the claims whose status changed in this run,
+    and the rows that could not be read."""
+    full = check.as_json()
+    return {key: full[key] for key in ("check_id", "counts", "changed", "bad_rows")}
 
 
 def drift_summary(drift: Drift) -> dict[str, Any]:
@@ -93,9 +110,11 @@ def refresh_manifest(
         published = _publish(
             manifest, warehouse, ingested.run_id, http, target, out, prune, allow_mass_prune
         )
-        return RefreshResult(
+        result = RefreshResult(
             ingested, _run_drift(warehouse, manifest, ingested, drift_limit), *published
         )
+        result.claims, result.claims_error = _check_claims(manifest, warehouse, ingested, http)
+        return result
     finally:
         if own_http:
             http.close()
@@ -107,6 +126,21 @@ def _run_drift(
     """This run against the corpus's previous finished run."""
     since, until = default_points(warehouse, manifest.name, until=Point(run_id=ingested.run_id))
     return compare(warehouse, since, until, corpus=manifest.name, limit=limit)
+
+
+def _check_claims(
+    manifest: Manifest, warehouse: Warehouse, ingested: RunResult, http: HttpFactory
+) -> tuple[ClaimsCheck | None, str | None]:
+    """The manifest's ``[claims]`` re-checked after this run (recorded in the ledger); a
+    failure to read them is returned as its message."""
+    if manifest.claims is None:
+        return None, None
+    try:
+        claims = manifest_claims(manifest, http)
+        assert claims is not None
+        return check_claims(warehouse, claims, corpus=manifest.name, run_id=ingested.run_id), None
+    except (ReceiptsError, HttpError) as exc:
+        return None, f"claims not checked: {exc}"
 
 
 def _publish(

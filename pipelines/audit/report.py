@@ -18,6 +18,7 @@ from typing import Any
 from pipelines.audit.diffing import Diff, diff_snapshots, render_words
 from pipelines.audit.visible import json_visible, visible
 from warehouse.asof import utc_iso
+from warehouse.claims import changes_after_run
 from warehouse.drift import DRIFT_OUTCOMES, OUTCOMES, Drift, DriftRow, snapshot_bodies
 from warehouse.store import Warehouse
 
@@ -110,7 +111,47 @@ def build_report(warehouse: Warehouse, drift: Drift, generated_at: datetime) -> 
         "totals": drift.totals,
         "documents": documents,
         "omitted": drift.omitted,
+    } | _claims_section(warehouse, drift)
+
+
+def _claims_section(warehouse: Warehouse, drift: Drift) -> dict[str, Any]:
+    """``claims``: the corpus's claims whose status changed in the check that followed the
+    ``until`` run; no key at all when no check followed it."""
+    if drift.corpus is None or drift.until_run is None:
+        return {}
+    changed = changes_after_run(warehouse, drift.corpus, drift.until_run.run_id)
+    if changed is None:
+        return {}
+    return {
+        "claims": {
+            "changed": [
+                {
+                    "claim_id": c.claim_id,
+                    "doc_id": c.doc_id,
+                    "before": c.before,
+                    "after": c.after,
+                    "at_revision": c.at_revision,
+                    "checked_revision": c.checked_revision,
+                }
+                for c in changed
+            ]
+        }
     }
+
+
+def claim_change_lines(report: dict[str, Any]) -> list[str]:
+    """One line per claim whose status changed: ``id (doc): holds → stale (revision 3)``."""
+    lines = []
+    for c in report["claims"]["changed"]:
+        before = c["before"] or "first check"
+        at = f" (revision {c['at_revision']})" if c["at_revision"] is not None else ""
+        lines.append(f"{c['claim_id']} ({c['doc_id']}): {before} → {c['after']}{at}")
+    return lines
+
+
+def _claims_heading(report: dict[str, Any]) -> str:
+    n = len(report["claims"]["changed"])
+    return f"claims changed in this run: {n if n else 'none'}"
 
 
 # -- shared wording ------------------------------------------------------------------------
@@ -239,6 +280,9 @@ def render_text(report: dict[str, Any]) -> str:
         out += ["", _target_heading(report)]
         for label, ids in target_drift_groups(report):
             out.append(f"  {label}: {', '.join(ids)}")
+    if report.get("claims"):
+        out += ["", _claims_heading(report)]
+        out += [f"  {line}" for line in claim_change_lines(report)]
     documents = report["documents"]
     if documents or report["omitted"]:
         out += ["", f"drifted documents ({len(documents) + report['omitted']})"]
@@ -313,6 +357,9 @@ def render_md(report: dict[str, Any]) -> str:
         out += ["", "## Target drift", "", _target_heading(report)]
         for label, ids in target_drift_groups(report):
             out.append(f"- {label}: " + ", ".join(_md_code(i) for i in ids))
+    if report.get("claims"):
+        out += ["", "## Claims", "", _claims_heading(report)]
+        out += [f"- {line}" for line in claim_change_lines(report)]
     documents = report["documents"]
     if documents:
         out += ["", f"## Drifted documents ({len(documents) + report['omitted']})"]
@@ -521,6 +568,10 @@ def render_html(report: dict[str, Any]) -> str:
         for label, ids in target_drift_groups(report):
             codes = ", ".join(f"<code>{_e(i)}</code>" for i in ids)
             out.append(f"<li>{_e(label)}: {codes}</li>")
+        out.append("</ul></section>")
+    if report.get("claims"):
+        out.append(f'<section id="claims"><h2>{_e(_claims_heading(report))}</h2><ul>')
+        out += [f"<li>{_e(line)}</li>" for line in claim_change_lines(report)]
         out.append("</ul></section>")
     if documents:
         total = len(documents) + report["omitted"]

@@ -10,6 +10,7 @@ import click
 from pipelines import __version__
 from pipelines.cli import audit as cli_audit
 from pipelines.cli import backfill as cli_backfill
+from pipelines.cli import claims as cli_claims
 from pipelines.cli import ingest as cli_ingest
 from pipelines.cli import ledger as cli_ledger
 from pipelines.cli import manifest as cli_manifest
@@ -52,6 +53,7 @@ for _command in (
     *cli_refresh.COMMANDS,
     *cli_backfill.COMMANDS,
     *cli_pins.COMMANDS,
+    *cli_claims.COMMANDS,
 ):
     main.add_command(_command)
 

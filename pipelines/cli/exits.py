@@ -35,11 +35,14 @@ def for_push(result: PushResult) -> int:
 
 
 def for_refresh(result: RefreshResult, fail_on_drift: bool = False) -> int:
-    """4 the guard tripped; 1 an entry or the publish failed; 3 drift (when asked); 0."""
+    """4 the guard tripped; 1 an entry, the publish or reading the claims failed; 3 drift
+    (when asked: upstream, target, or claims whose status changed); 0."""
     push = None if result.push is None else for_push(result.push)
     if push == EXIT_GUARD:
         return EXIT_GUARD
     if result.ingest.status != "ok" or result.publish_error is not None:
+        return EXIT_FAILURE
+    if result.claims_error is not None or (result.claims and result.claims.bad):
         return EXIT_FAILURE
     if push not in (None, EXIT_OK):
         return EXIT_FAILURE

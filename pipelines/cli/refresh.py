@@ -8,6 +8,8 @@ from typing import Any
 
 import click
 
+from pipelines.audit.claims import change_json
+from pipelines.audit.claims_report import change_phrase
 from pipelines.cli import exits
 from pipelines.cli.common import (
     emit_json,
@@ -73,6 +75,22 @@ def print_refresh(result: RefreshResult) -> None:
         )
     if summary["omitted"]:
         click.echo(f"  … and {summary['omitted']} more (receipts drift MANIFEST for all)")
+    print_claims(result)
+
+
+def print_claims(result: RefreshResult) -> None:
+    """The claims re-checked after the run: counts, and the claims whose status changed."""
+    if result.claims_error is not None:
+        click.echo(result.claims_error, err=True)
+    check = result.claims
+    if check is None:
+        return
+    counts = ", ".join(f"{n} {status}" for status, n in check.counts.items() if n)
+    click.echo(f"claims: {counts or 'none'}; changed in this run: {len(check.changed)}")
+    for change in check.changed:
+        click.echo(f"  {change_phrase(change_json(change))}")
+    for bad in check.bad:
+        click.echo(f"  BAD ROW {bad.origin}: {bad.problem}")
 
 
 @click.command()
@@ -90,7 +108,8 @@ def print_refresh(result: RefreshResult) -> None:
 @click.option(
     "--fail-on-drift",
     is_flag=True,
-    help="Exit 3 when the run found upstream drift or target drift.",
+    help="Exit 3 when the run found upstream drift or target drift, or changed the status "
+    "of a claim of [claims].",
 )
 @json_option
 @handle_errors

@@ -1,0 +1,531 @@
+"""The claims check: every cited quote re-checked against the revision it cites.
+
+A claim is ``{claim_id, doc_id, quote, revision | content_hash}``: an answer engine's
+sentence citing a quote from one revision of one document. Each claim gets one status:
+
+- ``holds``: the quote is in the cited revision and in the current one;
+- ``stale``: it is in the cited revision, but the document changed since and the current
+  revision no longer contains it (``at_revision`` is the revision where it stopped);
+- ``misattributed``: it is not in the cited revision but in another (``found_in``);
+- ``missing``: no revision contains it;
+- ``gone``: it is in the cited revision, but the document was tombstoned upstream;
+- ``unseen``: it is in the cited revision, but the document left the corpus (a complete
+  run of the manifest no longer yields it);
+- ``unknown``: the warehouse has no such document, or no such revision or hash of it.
+
+The text rules are those of ``receipts verify-quote`` (:mod:`pipelines.audit.quote`): the
+quote and each snapshot are reduced to reader text with its public functions. A snapshot's
+reader text is computed once per version of those rules and kept in the warehouse, so a
+check is one bulk query however many claims there are (:mod:`warehouse.claims`).
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pipelines.audit import quote as quote_rules
+from pipelines.audit.diffing import is_json_media
+from pipelines.audit.quote import is_markdown_media, is_searchable, reader_text
+from warehouse import claims as ledger
+from warehouse.claims import ClaimQuery, ClaimRevisions, ReaderTextRow, StatusChange
+from warehouse.errors import UsageError
+from warehouse.store import Warehouse
+
+STATUSES = ("holds", "stale", "misattributed", "missing", "gone", "unseen", "unknown")
+# Bump when the way reader text is stored changes (not the rules: those are fingerprinted).
+READER_TEXT_FORMAT = 1
+# Reader text never contains a newline (whitespace runs become one space), so JSON string
+# fields joined by one cannot produce a match that spans two fields.
+FIELD_SEPARATOR = "\n"
+# Characters without which markup or Markdown stripping has nothing to act on in a quote.
+_MARKUP_CHARS = frozenset("<&")
+_MARKDOWN_CHARS = frozenset("[]()!*_`#>")
+
+DEFAULT_FIELDS = {
+    "claim_id": "claim_id",
+    "doc_id": "doc_id",
+    "quote": "quote",
+    "revision": "revision",
+    "content_hash": "content_hash",
+}
+
+
+# -- claims --------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Claim:
+    """One cited quote; ``origin`` says where it was read (``line 3``, ``_id abc``)."""
+
+    claim_id: str
+    doc_id: str
+    quote: str
+    revision: int | None = None
+    content_hash: str | None = None
+    origin: str = ""
+
+    @property
+    def quote_hash(self) -> str:
+        return hashlib.sha256(self.quote.encode("utf-8")).hexdigest()
+
+    def cites(self) -> str:
+        parts = []
+        if self.revision is not None:
+            parts.append(f"revision {self.revision}")
+        if self.content_hash is not None:
+            parts.append(f"hash {self.content_hash[:12]}")
+        return " / ".join(parts)
+
+
+@dataclass(frozen=True)
+class BadClaim:
+    """A claim row that cannot be checked, and why."""
+
+    origin: str
+    problem: str
+    claim_id: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        return {"origin": self.origin, "claim_id": self.claim_id, "problem": self.problem}
+
+
+@dataclass
+class ClaimSet:
+    """The claims of one claim set: ``name`` is what the ledger files them under (the
+    corpus, or the claims file)."""
+
+    name: str
+    claims: list[Claim] = field(default_factory=list)
+    bad: list[BadClaim] = field(default_factory=list)
+
+
+def _text(value: Any) -> str | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(int(value)) if float(value).is_integer() else None
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def parse_claim(
+    raw: Mapping[str, Any], origin: str, fields: Mapping[str, str] | None = None
+) -> Claim:
+    """A claim from one row, through the field mapping; ``ValueError`` says what is wrong."""
+    names = {**DEFAULT_FIELDS, **(fields or {})}
+    claim_id = _text(raw.get(names["claim_id"]))
+    if claim_id is None:
+        raise ValueError(f"no {names['claim_id']!r} (the claim's id)")
+    doc_id = _text(raw.get(names["doc_id"]))
+    if doc_id is None:
+        raise ValueError(f"no {names['doc_id']!r} (the cited document)")
+    quote = raw.get(names["quote"])
+    if not isinstance(quote, str) or not quote.strip():
+        raise ValueError(f"no {names['quote']!r} (the quoted text)")
+    if not reader_text(quote):
+        raise ValueError("the quote is empty once markup and whitespace are removed")
+    revision: int | None = None
+    raw_revision = raw.get(names["revision"])
+    if raw_revision not in (None, ""):
+        text = _text(raw_revision)
+        if text is None or not text.isdigit() or int(text) < 1:
+            raise ValueError(f"{names['revision']!r} must be a revision number (1, 2, …)")
+        revision = int(text)
+    content_hash = _text(raw.get(names["content_hash"]))
+    if content_hash is not None:
+        content_hash = content_hash.lower().removeprefix("sha256:")
+        if len(content_hash) < 6 or any(c not in "0123456789abcdef" for c in content_hash):
+            raise ValueError(
+                f"{names['content_hash']!r} must be a SHA-256 in hex (at least 6 digits)"
+            )
+    if revision is None and content_hash is None:
+        raise ValueError(
+            f"cites no revision: give {names['revision']!r} or {names['content_hash']!r}"
+        )
+    return Claim(claim_id, doc_id, quote, revision, content_hash, origin)
+
+
+def collect(
+    name: str, rows: Iterable[tuple[str, Mapping[str, Any] | str]], fields: Mapping[str, str]
+) -> ClaimSet:
+    """A claim set from (origin, row) pairs; a row given as a string is a problem already
+    found (e.g. malformed JSON). Later duplicates of a claim_id are bad rows."""
+    out = ClaimSet(name)
+    seen: dict[str, str] = {}
+    for origin, row in rows:
+        if isinstance(row, str):
+            out.bad.append(BadClaim(origin, row))
+            continue
+        try:
+            claim = parse_claim(row, origin, fields)
+        except ValueError as exc:
+            out.bad.append(BadClaim(origin, str(exc), _text(row.get(fields["claim_id"]))))
+            continue
+        if claim.claim_id in seen:
+            out.bad.append(
+                BadClaim(
+                    origin,
+                    f"claim {claim.claim_id!r} repeats the one at {seen[claim.claim_id]}",
+                    claim.claim_id,
+                )
+            )
+            continue
+        seen[claim.claim_id] = origin
+        out.claims.append(claim)
+    return out
+
+
+def _ndjson_rows(text: str) -> Iterator[tuple[str, Mapping[str, Any] | str]]:
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except ValueError as exc:
+            yield f"line {number}", f"not JSON: {exc}"
+            continue
+        if not isinstance(value, dict):
+            yield f"line {number}", "not a JSON object"
+            continue
+        yield f"line {number}", value
+
+
+def _csv_rows(text: str) -> Iterator[tuple[str, Mapping[str, Any] | str]]:
+    reader = csv.DictReader(io.StringIO(text))
+    for row in reader:
+        # line_num is the physical line the row ended on (a quoted field may span lines)
+        yield f"line {reader.line_num}", {k: v for k, v in row.items() if k is not None}
+
+
+def read_claims_file(
+    path: Path, fields: Mapping[str, str] | None = None, name: str | None = None
+) -> ClaimSet:
+    """Claims from an NDJSON file (one object per line) or a CSV file with a header row
+    (by its ``.csv`` suffix)."""
+    try:
+        text = path.read_text("utf-8")
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such claims file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{path}: cannot read the claims file: {exc}") from None
+    rows = _csv_rows(text) if path.suffix.lower() == ".csv" else _ndjson_rows(text)
+    return collect(name or str(path), rows, {**DEFAULT_FIELDS, **(fields or {})})
+
+
+# -- reader text of snapshots --------------------------------------------------------------
+def rules_version() -> str:
+    """A fingerprint of the quote rules: reader text stored under another one is stale."""
+    source = Path(quote_rules.__file__).read_bytes()
+    digest = hashlib.sha256(source + f"\0{READER_TEXT_FORMAT}".encode()).hexdigest()
+    return digest[:16]
+
+
+def _json_strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _json_strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _json_strings(item)
+
+
+def snapshot_reader_text(content_hash: str, body: bytes, media_type: str) -> ReaderTextRow:
+    """What ``find_quote`` searches in a snapshot, as one string: its reader text, or for a
+    JSON record the reader text of every string value, one per line."""
+    if not is_searchable(media_type):
+        return ReaderTextRow(
+            content_hash, False, None, f"is {media_type}, not text; its words cannot be checked"
+        )
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        return ReaderTextRow(content_hash, False, None, f"{media_type} content is not UTF-8")
+    if is_json_media(media_type):
+        try:
+            value = json.loads(text)
+        except ValueError:
+            pass
+        else:
+            strings = (reader_text(s) for s in _json_strings(value))
+            return ReaderTextRow(content_hash, False, FIELD_SEPARATOR.join(strings), None)
+    markdown = is_markdown_media(media_type)
+    return ReaderTextRow(content_hash, markdown, reader_text(text, markdown=markdown), None)
+
+
+def fill_reader_texts(warehouse: Warehouse, doc_ids: Iterable[str], rules: str) -> int:
+    """Compute and store the reader text of every snapshot of these documents that has none
+    under ``rules``; how many were added."""
+    added = 0
+    for chunk in ledger.unread_snapshots(warehouse, sorted(set(doc_ids)), rules):
+        rows = [snapshot_reader_text(s.content_hash, s.body, s.media_type) for s in chunk]
+        ledger.store_reader_texts(warehouse, rules, rows)
+        added += len(rows)
+    return added
+
+
+def claim_query(claim: Claim) -> ClaimQuery:
+    """The claim with its quote as reader text, as ``find_quote`` would search for it in a
+    plain and in a Markdown snapshot (with markup removed, and as literal text)."""
+    quote = claim.quote
+    needle = reader_text(quote)
+    markup = not _MARKUP_CHARS.isdisjoint(quote)
+    literal = reader_text(quote, markup=False) if markup else needle
+    if markup or not _MARKDOWN_CHARS.isdisjoint(quote):
+        needle_md = reader_text(quote, markdown=True)
+        literal_md = reader_text(quote, markdown=True, markup=False) if markup else needle_md
+    else:
+        needle_md, literal_md = needle, literal
+    # find_quote refuses a quote with no reader text: it then matches nothing
+    return ClaimQuery(
+        claim.claim_id,
+        claim.doc_id,
+        claim.revision,
+        claim.content_hash,
+        needle,
+        None if literal == needle else literal,
+        needle_md or None,
+        None if literal_md == needle_md or not needle_md else literal_md,
+    )
+
+
+# -- classification ------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ClaimVerdict:
+    claim: Claim
+    status: str
+    message: str
+    cited_revision: int | None = None
+    current_revision: int | None = None
+    at_revision: int | None = None
+    found_in: tuple[int, ...] = ()
+
+    @property
+    def holds(self) -> bool:
+        return self.status == "holds"
+
+    def as_json(self) -> dict[str, Any]:
+        c = self.claim
+        return {
+            "claim_id": c.claim_id,
+            "doc_id": c.doc_id,
+            "quote": c.quote,
+            "cited": {"revision": c.revision, "content_hash": c.content_hash},
+            "status": self.status,
+            "cited_revision": self.cited_revision,
+            "current_revision": self.current_revision,
+            "at_revision": self.at_revision,
+            "found_in": list(self.found_in),
+            "message": self.message,
+        }
+
+    def as_check(self) -> ledger.ClaimCheck:
+        c = self.claim
+        return ledger.ClaimCheck(
+            c.claim_id,
+            c.doc_id,
+            c.quote_hash,
+            c.revision,
+            c.content_hash,
+            self.status,
+            self.current_revision,
+            self.at_revision,
+            list(self.found_in),
+        )
+
+
+def _revisions_phrase(numbers: Iterable[int]) -> str:
+    listed = [str(n) for n in numbers]
+    noun = "revision" if len(listed) == 1 else "revisions"
+    joined = listed[0] if len(listed) == 1 else ", ".join(listed[:-1]) + " and " + listed[-1]
+    return f"{noun} {joined}"
+
+
+def classify(claim: Claim, revs: ClaimRevisions | None) -> ClaimVerdict:
+    """A claim's status from each revision's match (pure)."""
+    doc = claim.doc_id
+    if revs is None or not revs.revisions:
+        return ClaimVerdict(claim, "unknown", f"no document {doc} in the warehouse")
+    current = revs.revisions[-1]
+    cited = [n for n, is_cited in zip(revs.revisions, revs.cited, strict=True) if is_cited]
+    if not cited:
+        return ClaimVerdict(
+            claim,
+            "unknown",
+            f"{doc} has no {claim.cites()}; it has revisions 1..{current}",
+            current_revision=current,
+        )
+    if revs.cited_hashes > 1:
+        return ClaimVerdict(
+            claim,
+            "unknown",
+            f"hash prefix {claim.content_hash} is ambiguous for {doc}",
+            current_revision=current,
+        )
+    cited_rev = cited[-1]
+    found = tuple(n for n, f in zip(revs.revisions, revs.found, strict=True) if f)
+    base = {"cited_revision": cited_rev, "current_revision": current, "found_in": found}
+    if cited_rev not in found:
+        index = revs.revisions.index(cited_rev)
+        why = (
+            "is a tombstone"
+            if revs.tombstone[index]
+            else "cannot be read as text"
+            if revs.found[index] is None
+            else "does not contain it"
+        )
+        if found:
+            return ClaimVerdict(
+                claim,
+                "misattributed",
+                f"the quote is in {_revisions_phrase(found)} of {doc}, "
+                f"but the cited revision {cited_rev} {why}",
+                at_revision=found[0],
+                **base,  # type: ignore[arg-type]
+            )
+        return ClaimVerdict(
+            claim,
+            "missing",
+            f"no revision of {doc} contains the quote (the cited revision {cited_rev} {why})",
+            **base,  # type: ignore[arg-type]
+        )
+    if revs.tombstone[-1]:
+        return ClaimVerdict(
+            claim,
+            "gone",
+            f"the quote is in the cited revision {cited_rev}, but {doc} was tombstoned "
+            f"at revision {current}",
+            at_revision=current,
+            **base,  # type: ignore[arg-type]
+        )
+    if revs.left_corpus:
+        return ClaimVerdict(
+            claim,
+            "unseen",
+            f"the quote is in the cited revision {cited_rev}, but {doc} has left the corpus",
+            **base,  # type: ignore[arg-type]
+        )
+    if current in found:
+        message = f"the quote is in the cited revision {cited_rev} and the current revision"
+        if cited_rev == current:
+            message = f"the quote is in the cited revision {cited_rev}, the current one"
+        return ClaimVerdict(claim, "holds", message + f" of {doc}", **base)  # type: ignore[arg-type]
+    last = max(n for n in found if n >= cited_rev)
+    stopped = revs.revisions[revs.revisions.index(last) + 1]
+    return ClaimVerdict(
+        claim,
+        "stale",
+        f"the quote is in the cited revision {cited_rev}, but {doc} changed: revision "
+        f"{stopped} no longer contains it, nor does the current revision {current}"
+        if stopped != current
+        else f"the quote is in the cited revision {cited_rev}, but {doc} changed: "
+        f"the current revision {current} no longer contains it",
+        at_revision=stopped,
+        **base,  # type: ignore[arg-type]
+    )
+
+
+# -- a check -------------------------------------------------------------------------------
+@dataclass
+class ClaimsCheck:
+    """One check of a claim set: every verdict, the rows that could not be checked, and the
+    claims whose status changed since the previous check of the same set."""
+
+    claim_set: str
+    verdicts: list[ClaimVerdict]
+    bad: list[BadClaim]
+    changed: list[StatusChange]
+    check_id: int | None = None
+    run_id: int | None = None
+
+    @property
+    def counts(self) -> dict[str, int]:
+        counts = dict.fromkeys(STATUSES, 0)
+        for verdict in self.verdicts:
+            counts[verdict.status] += 1
+        return counts
+
+    @property
+    def all_hold(self) -> bool:
+        return all(v.holds for v in self.verdicts)
+
+    @property
+    def drift_found(self) -> bool:
+        return not self.all_hold
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "claim_set": self.claim_set,
+            "check_id": self.check_id,
+            "run_id": self.run_id,
+            "counts": self.counts,
+            "all_hold": self.all_hold,
+            "bad_rows": [b.as_json() for b in self.bad],
+            "changed": [change_json(c) for c in self.changed],
+            "claims": [v.as_json() for v in self.verdicts],
+        }
+
+
+def change_json(change: StatusChange) -> dict[str, Any]:
+    return {
+        "claim_id": change.claim_id,
+        "doc_id": change.doc_id,
+        "before": change.before,
+        "after": change.after,
+        "at_revision": change.at_revision,
+        "checked_revision": change.checked_revision,
+    }
+
+
+def _changes(previous: Mapping[str, str], verdicts: list[ClaimVerdict]) -> list[StatusChange]:
+    """Claims whose status differs from their previous check (a first check counts unless
+    the claim holds): the same rule as :func:`warehouse.claims.changes_after_run`."""
+    out = []
+    for v in verdicts:
+        before = previous.get(v.claim.claim_id)
+        if before != v.status and (before is not None or not v.holds):
+            out.append(
+                StatusChange(
+                    v.claim.claim_id,
+                    v.claim.doc_id,
+                    before,
+                    v.status,
+                    v.at_revision,
+                    v.current_revision,
+                )
+            )
+    return sorted(out, key=lambda c: c.claim_id)
+
+
+def check_claims(
+    warehouse: Warehouse,
+    claims: ClaimSet,
+    *,
+    corpus: str | None = None,
+    run_id: int | None = None,
+    record: bool = True,
+) -> ClaimsCheck:
+    """Classify every claim in bulk and (``record``) append the check to the ledger.
+
+    ``corpus`` decides what "left the corpus" means (without it: every corpus the document
+    was in); ``run_id`` is the refresh run the check follows.
+    """
+    rules = rules_version()
+    fill_reader_texts(warehouse, (c.doc_id for c in claims.claims), rules)
+    matches = ledger.claim_revisions(
+        warehouse, [claim_query(c) for c in claims.claims], rules, corpus
+    )
+    verdicts = [classify(c, matches.get(c.claim_id)) for c in claims.claims]
+    previous = ledger.latest_statuses(warehouse, claims.name)
+    result = ClaimsCheck(claims.name, verdicts, list(claims.bad), _changes(previous, verdicts))
+    result.run_id = run_id
+    if record and verdicts:
+        result.check_id = ledger.record_checks(
+            warehouse, claims.name, run_id, [v.as_check() for v in verdicts]
+        )
+    return result

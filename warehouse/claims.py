@@ -1,0 +1,349 @@
+"""The claims ledger, and the bulk read behind a claim check.
+
+A claim cites a quote from one revision of one document. Checking many claims is one query:
+every claimed document's revisions joined with their reader text (``reader_texts``, filled
+once per snapshot and rule version by the caller), and the quote searched in each with
+DuckDB's ``contains``. Each check's verdicts are appended to ``claim_checks``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+from typing import NamedTuple
+
+import pyarrow as pa
+
+from warehouse.clock import now
+from warehouse.store import Warehouse
+
+
+class ClaimQuery(NamedTuple):
+    """One claim as the bulk check reads it: the cited revision or hash prefix, and the
+    quote as reader text (``needle``) and as literal text where it differs, for plain and for
+    Markdown snapshots."""
+
+    claim_id: str
+    doc_id: str
+    cited_revision: int | None
+    cited_hash: str | None
+    needle: str
+    literal: str | None
+    needle_md: str | None  # None: no reader text in a Markdown snapshot, matches nothing
+    literal_md: str | None
+
+
+class ClaimRevisions(NamedTuple):
+    """Every revision of a claim's document, in order, with whether each contains the quote
+    (None when its bytes cannot be read as text) and whether it is the one cited."""
+
+    claim_id: str
+    revisions: list[int]
+    found: list[bool | None]
+    tombstone: list[bool]
+    cited: list[bool]
+    cited_hashes: int  # distinct content hashes among the cited revisions
+    left_corpus: bool  # the document left the corpus (or every corpus it was in)
+
+
+class UnreadSnapshot(NamedTuple):
+    content_hash: str
+    media_type: str
+    body: bytes
+
+
+class ReaderTextRow(NamedTuple):
+    content_hash: str
+    markdown: bool
+    text: str | None
+    problem: str | None
+
+
+class ClaimCheck(NamedTuple):
+    """One claim's verdict, as the ledger records it."""
+
+    claim_id: str
+    doc_id: str
+    quote_hash: str
+    cited_revision: int | None
+    cited_hash: str | None
+    status: str
+    checked_revision: int | None
+    at_revision: int | None
+    found_in: list[int]
+
+
+class ClaimHistoryRow(NamedTuple):
+    check_id: int
+    claim_set: str
+    run_id: int | None
+    recorded_at: datetime
+    doc_id: str
+    quote_hash: str
+    cited_revision: int | None
+    cited_hash: str | None
+    status: str
+    checked_revision: int | None
+    at_revision: int | None
+    found_in: list[int]
+
+
+_CLAIM_SCHEMA = pa.schema(
+    [
+        ("claim_id", pa.string()),
+        ("doc_id", pa.string()),
+        ("cited_revision", pa.int32()),
+        ("cited_hash", pa.string()),
+        ("needle", pa.string()),
+        ("literal", pa.string()),
+        ("needle_md", pa.string()),
+        ("literal_md", pa.string()),
+    ]
+)
+
+
+def _claims_table(claims: Sequence[ClaimQuery]) -> pa.Table:
+    columns = list(zip(*claims, strict=True)) if claims else [()] * len(_CLAIM_SCHEMA)
+    return pa.table(
+        {name: list(col) for name, col in zip(_CLAIM_SCHEMA.names, columns, strict=True)},
+        schema=_CLAIM_SCHEMA,
+    )
+
+
+# -- reader text ---------------------------------------------------------------------------
+_UNREAD = """
+SELECT s.content_hash, s.media_type, s.body
+FROM snapshots s
+WHERE s.content_hash IN (
+    SELECT DISTINCT r.content_hash FROM revisions r
+    WHERE r.content_hash IS NOT NULL AND r.doc_id IN (SELECT doc_id FROM _claim_docs)
+)
+AND NOT EXISTS (
+    SELECT 1 FROM reader_texts t WHERE t.content_hash = s.content_hash AND t.rules = $rules
+)
+"""
+
+
+def unread_snapshots(
+    warehouse: Warehouse, doc_ids: Sequence[str], rules: str, chunk: int = 2_000
+) -> Iterator[list[UnreadSnapshot]]:
+    """The snapshots of these documents' revisions that have no reader text under ``rules``
+    yet, ``chunk`` at a time (stream them into :func:`store_reader_texts`)."""
+    con = warehouse._con
+    cursor = con.cursor()
+    cursor.register("_claim_docs", pa.table({"doc_id": pa.array(list(doc_ids), pa.string())}))
+    try:
+        rows = cursor.execute(_UNREAD, {"rules": rules}).fetchall()
+    finally:
+        cursor.unregister("_claim_docs")
+        cursor.close()
+    # The whole list first: DuckDB refuses writes on the connection while a cursor reads.
+    for start in range(0, len(rows), chunk):
+        yield [UnreadSnapshot(str(h), str(m), bytes(b)) for h, m, b in rows[start : start + chunk]]
+
+
+def store_reader_texts(warehouse: Warehouse, rules: str, rows: Sequence[ReaderTextRow]) -> None:
+    """Add reader texts computed under ``rules``; texts already stored are left alone."""
+    if not rows:
+        return
+    table = pa.table(
+        {
+            "content_hash": [r.content_hash for r in rows],
+            "markdown": [r.markdown for r in rows],
+            "text": [r.text for r in rows],
+            "problem": [r.problem for r in rows],
+        },
+        schema=pa.schema(
+            [
+                ("content_hash", pa.string()),
+                ("markdown", pa.bool_()),
+                ("text", pa.string()),
+                ("problem", pa.string()),
+            ]
+        ),
+    )
+    con = warehouse._con
+    con.register("_reader_texts", table)
+    try:
+        with warehouse._transaction():
+            con.execute(
+                "INSERT INTO reader_texts "
+                "SELECT n.content_hash, $rules, n.markdown, n.text, n.problem "
+                "FROM _reader_texts n WHERE NOT EXISTS (SELECT 1 FROM reader_texts t "
+                "WHERE t.content_hash = n.content_hash AND t.rules = $rules)",
+                {"rules": rules},
+            )
+    finally:
+        con.unregister("_reader_texts")
+
+
+# -- the bulk check ------------------------------------------------------------------------
+_MATCH = """
+WITH claimed AS (SELECT DISTINCT doc_id FROM _claims),
+scored AS (
+    SELECT
+        c.claim_id,
+        r.revision,
+        r.content_hash,
+        r.tombstone,
+        CASE
+            WHEN r.tombstone OR t.text IS NULL THEN NULL
+            WHEN t.markdown THEN coalesce(contains(t.text, c.needle_md), false)
+                OR coalesce(contains(t.text, c.literal_md), false)
+            ELSE contains(t.text, c.needle) OR coalesce(contains(t.text, c.literal), false)
+        END AS found,
+        (c.cited_revision IS NULL OR r.revision = c.cited_revision)
+            AND (c.cited_hash IS NULL OR coalesce(starts_with(r.content_hash, c.cited_hash), false))
+            AS cited
+    FROM _claims c
+    JOIN revisions r ON r.doc_id = c.doc_id
+    LEFT JOIN reader_texts t ON t.content_hash = r.content_hash AND t.rules = $rules
+),
+departed AS (
+    SELECT doc_id FROM memberships
+    WHERE doc_id IN (SELECT doc_id FROM claimed)
+      AND ($corpus::VARCHAR IS NULL OR corpus = $corpus::VARCHAR)
+    EXCEPT
+    SELECT doc_id FROM corpus_members
+    WHERE doc_id IN (SELECT doc_id FROM claimed)
+      AND ($corpus::VARCHAR IS NULL OR corpus = $corpus::VARCHAR)
+)
+SELECT
+    s.claim_id,
+    list(s.revision ORDER BY s.revision),
+    list(s.found ORDER BY s.revision),
+    list(s.tombstone ORDER BY s.revision),
+    list(s.cited ORDER BY s.revision),
+    count(DISTINCT s.content_hash) FILTER (WHERE s.cited),
+    bool_or(d.doc_id IS NOT NULL)
+FROM scored s
+JOIN _claims c ON c.claim_id = s.claim_id
+LEFT JOIN departed d ON d.doc_id = c.doc_id
+GROUP BY s.claim_id
+"""
+
+
+def claim_revisions(
+    warehouse: Warehouse, claims: Sequence[ClaimQuery], rules: str, corpus: str | None = None
+) -> dict[str, ClaimRevisions]:
+    """For every claim whose document is in the warehouse: each revision's match, in one
+    query. ``claim_id`` must be unique among ``claims``. A document has left the corpus when
+    it was a member of ``corpus`` (of any corpus, without one) and no longer is."""
+    con = warehouse._con
+    con.register("_claims", _claims_table(claims))
+    try:
+        rows = con.execute(_MATCH, {"rules": rules, "corpus": corpus}).fetchall()
+    finally:
+        con.unregister("_claims")
+    return {
+        str(row[0]): ClaimRevisions(
+            str(row[0]),
+            [int(n) for n in row[1]],
+            list(row[2]),
+            [bool(t) for t in row[3]],
+            [bool(c) for c in row[4]],
+            int(row[5]),
+            bool(row[6]),
+        )
+        for row in rows
+    }
+
+
+# -- the ledger ----------------------------------------------------------------------------
+def latest_statuses(warehouse: Warehouse, claim_set: str) -> dict[str, str]:
+    """The status of every claim of ``claim_set`` at its latest check."""
+    rows = warehouse._con.execute(
+        "SELECT claim_id, status FROM claim_status WHERE claim_set = $s", {"s": claim_set}
+    ).fetchall()
+    return {str(c): str(s) for c, s in rows}
+
+
+def record_checks(
+    warehouse: Warehouse, claim_set: str, run_id: int | None, checks: Sequence[ClaimCheck]
+) -> int:
+    """Append one check of ``claim_set`` (every verdict in one transaction); its check id."""
+    table = pa.table(
+        {
+            "claim_id": [c.claim_id for c in checks],
+            "doc_id": [c.doc_id for c in checks],
+            "quote_hash": [c.quote_hash for c in checks],
+            "cited_revision": pa.array([c.cited_revision for c in checks], pa.int32()),
+            "cited_hash": pa.array([c.cited_hash for c in checks], pa.string()),
+            "status": [c.status for c in checks],
+            "checked_revision": pa.array([c.checked_revision for c in checks], pa.int32()),
+            "at_revision": pa.array([c.at_revision for c in checks], pa.int32()),
+            "found_in": pa.array([c.found_in for c in checks], pa.list_(pa.int32())),
+        },
+    )
+    con = warehouse._con
+    con.register("_checks", table)
+    try:
+        with warehouse._transaction():
+            check_id = int(
+                warehouse._scalar("SELECT coalesce(max(check_id), 0) + 1 FROM claim_checks")
+            )
+            con.execute(
+                "INSERT INTO claim_checks SELECT $check, $set, $run, $at, claim_id, doc_id, "
+                "quote_hash, cited_revision, cited_hash, status, checked_revision, "
+                "at_revision, found_in FROM _checks",
+                {"check": check_id, "set": claim_set, "run": run_id, "at": now()},
+            )
+    finally:
+        con.unregister("_checks")
+    return check_id
+
+
+class StatusChange(NamedTuple):
+    claim_id: str
+    doc_id: str
+    before: str | None
+    after: str
+    at_revision: int | None
+    checked_revision: int | None
+
+
+_CHANGES_AFTER_RUN = """
+WITH this AS (
+    SELECT * FROM claim_checks
+    WHERE claim_set = $set
+      AND check_id = (
+          SELECT max(check_id) FROM claim_checks WHERE claim_set = $set AND run_id = $run
+      )
+),
+before AS (
+    SELECT claim_id, arg_max(status, check_id) AS status FROM claim_checks
+    WHERE claim_set = $set AND check_id < (SELECT min(check_id) FROM this)
+    GROUP BY claim_id
+)
+SELECT t.claim_id, t.doc_id, b.status, t.status, t.at_revision, t.checked_revision
+FROM this t LEFT JOIN before b ON b.claim_id = t.claim_id
+WHERE b.status IS DISTINCT FROM t.status AND (b.status IS NOT NULL OR t.status <> 'holds')
+ORDER BY t.claim_id
+"""
+
+
+def changes_after_run(
+    warehouse: Warehouse, claim_set: str, run_id: int
+) -> list[StatusChange] | None:
+    """The claims whose status changed in the check that followed run ``run_id``, compared
+    with each claim's check before it (a claim seen for the first time counts unless it
+    holds); None when no check of ``claim_set`` followed that run."""
+    checked = warehouse._scalar(
+        "SELECT count(*) FROM claim_checks WHERE claim_set = $set AND run_id = $run",
+        {"set": claim_set, "run": run_id},
+    )
+    if not checked:
+        return None
+    rows = warehouse._con.execute(_CHANGES_AFTER_RUN, {"set": claim_set, "run": run_id})
+    return [StatusChange._make(row) for row in rows.fetchall()]
+
+
+def claim_history(warehouse: Warehouse, claim_id: str) -> list[ClaimHistoryRow]:
+    """Every check of a claim (in every claim set), oldest first."""
+    rows = warehouse._con.execute(
+        "SELECT check_id, claim_set, run_id, recorded_at, doc_id, quote_hash, cited_revision, "
+        "cited_hash, status, checked_revision, at_revision, found_in FROM claim_checks "
+        "WHERE claim_id = $c ORDER BY check_id",
+        {"c": claim_id},
+    ).fetchall()
+    return [ClaimHistoryRow._make([*row[:11], [int(n) for n in row[11] or []]]) for row in rows]
