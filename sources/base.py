@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 
 from sources.http import Endpoint, HttpFactory
 from warehouse.records import Listing
@@ -14,10 +14,35 @@ from warehouse.records import Listing
 Entry = TypeVar("Entry", bound=BaseModel)
 
 
+def control_character(value: Any) -> str | None:
+    """The first control character in a string (or in the strings of a list or tuple)."""
+    if isinstance(value, str):
+        for ch in value:
+            code = ord(ch)
+            if code < 32 or 127 <= code < 160 or ch in "\u2028\u2029":
+                return f"U+{code:04X}"
+    elif isinstance(value, list | tuple):
+        for item in value:
+            found = control_character(item)
+            if found:
+                return found
+    return None
+
+
 class StrictModel(BaseModel):
-    """Manifest models refuse unknown fields and never coerce silently."""
+    """Manifest models refuse unknown fields and never coerce silently: numbers and booleans
+    are declared with pydantic's strict types (``"50"`` and ``true`` are not 50), and no
+    string may hold a control character (a newline inside a make, an escape sequence)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _no_control_characters(cls, value: Any) -> Any:
+        found = control_character(value)
+        if found:
+            raise ValueError(f"contains a control character ({found})")
+        return value
 
 
 @dataclass

@@ -74,6 +74,31 @@ def host_of(url: str) -> str:
     return urlsplit(url).netloc.lower()
 
 
+def base_url_problem(value: str) -> str | None:
+    """Why ``value`` cannot be a base URL (an http(s) origin, optionally with a path), or
+    None. User info is refused: in ``https://dev.to@evil.example/`` the host is
+    evil.example, whatever the text seems to say."""
+    if any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in value):
+        return f"{value!r} contains whitespace or a control character"
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 (raises on a port that is not a number)
+    except ValueError as exc:
+        return f"{value!r} is not a URL: {exc}"
+    if parts.scheme not in ("http", "https"):
+        return f"{value!r} is not an http(s) URL"
+    if not parts.hostname:
+        return f"{value!r} names no host"
+    if "@" in parts.netloc:
+        return (
+            f"{value!r} has user info before '@': its host is {parts.hostname!r}; "
+            "write the host alone"
+        )
+    if parts.query or parts.fragment:
+        return f"{value!r} has a query or fragment; give the base URL alone"
+    return None
+
+
 def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
     """Seconds to wait from a ``Retry-After`` header; None when absent, invalid or zero."""
     if not value:

@@ -65,6 +65,19 @@ INVALID_ENTRIES = {
         "url host 'dev.to' differs from base_url host 'community.example'",
     ),
     "no pace": ("id = 1\nreads_per_second = 0", "field 'reads_per_second': Input should be"),
+    "user info before the host": (
+        'url = "https://dev.to@evil.example/ana/post"',
+        "field 'url': Value error, 'https://dev.to@evil.example/ana/post' has user info "
+        "before '@': its host is 'evil.example'",
+    ),
+    "base_url with user info": (
+        'id = 1\nbase_url = "https://dev.to:x@evil.example"',
+        "field 'base_url': Value error, 'https://dev.to:x@evil.example' has user info",
+    ),
+    "control character in url": (
+        'url = "https://dev.to/ana/po\\u0007st"',
+        "field 'url': Value error, contains a control character (U+0007)",
+    ),
     "typo": (
         "id = 1\ncomment = false",
         "field 'comment': unknown field; valid fields: base_url, comments, id, "

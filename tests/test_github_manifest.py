@@ -63,6 +63,38 @@ INVALID = {
         "authority_rank",
     ),
     "repo without owner": (github().replace("octo/hyphae", "hyphae"), "'owner/name'", "repo"),
+    "raw_url a file": (
+        github().replace("[[github.files]]", 'raw_url = "file:///etc"\n[[github.files]]'),
+        "field 'raw_url'",
+        "'file:///etc' is not an http(s) URL",
+    ),
+    "raw_url not a url": (
+        github().replace("[[github.files]]", 'raw_url = "not a url"\n[[github.files]]'),
+        "field 'raw_url'",
+        "contains whitespace",
+    ),
+    "api_url with user info": (
+        github().replace(
+            "[[github.files]]", 'api_url = "https://api.github.com@evil.example"\n[[github.files]]'
+        ),
+        "field 'api_url'",
+        "its host is 'evil.example'",
+    ),
+    "rank as text": (
+        github(extra='authority_rank = "50"\n'),
+        "field 'files.0.authority_rank'",
+        "Input should be a valid integer",
+    ),
+    "rank as a boolean": (
+        github(extra="authority_rank = true\n"),
+        "field 'files.0.authority_rank'",
+        "Input should be a valid integer",
+    ),
+    "control character in kind": (
+        github().replace('kind = "spec"', 'kind = "sp\\u001b]0;x\\u0007ec"'),
+        "field 'files.0.kind'",
+        "contains a control character (U+001B)",
+    ),
     "no files": (
         CORPUS + f'[[github]]\nrepo = "octo/hyphae"\ncommit = "{SHA}"\nfiles = []\n',
         "field 'files'",

@@ -124,6 +124,20 @@ INVALID_ENTRIES = {
     ),
     "missing make": ('model = "CR-V"\nyears = [2017, 2022]\n', "field 'make': required field"),
     "too eager": (ENTRY + "concurrency = 50\n", "field 'concurrency'"),
+    "years as text": (
+        'make = "HONDA"\nmodel = "CR-V"\nyears = ["2017", "2022"]\n',
+        "field 'years.0': Input should be a valid integer",
+    ),
+    "rank as text": (ENTRY + 'authority_rank = "50"\n', "field 'authority_rank': Input should"),
+    "rank as a boolean": (ENTRY + "authority_rank = true\n", "field 'authority_rank': Input"),
+    "newline in make": (
+        'make = "HON\\nDA"\nmodel = "CR-V"\nyears = [2017, 2022]\n',
+        "field 'make': Value error, contains a control character (U+000A)",
+    ),
+    "base_url a file": (
+        ENTRY + 'base_url = "file:///etc"\n',
+        "field 'base_url': Value error, 'file:///etc' is not an http(s) URL",
+    ),
 }
 
 

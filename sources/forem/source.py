@@ -55,7 +55,7 @@ from sources.forem.tree import (
     walk,
     without_volatile,
 )
-from sources.http import Endpoint, HttpClient, host_of, parse_json
+from sources.http import Endpoint, HttpClient, base_url_problem, host_of, parse_json
 from warehouse.canonical import canonical_json
 from warehouse.clock import now
 from warehouse.errors import NotFoundUpstream, SourceError, TreeError
@@ -77,6 +77,9 @@ def _http_origin(value: str, what: str) -> tuple[str, str]:
     parts = urlsplit(value)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise ValueError(f"must be an http(s) URL of {what}, got {value!r}")
+    problem = base_url_problem(f"{parts.scheme}://{parts.netloc}{parts.path}")
+    if problem:
+        raise ValueError(problem)
     return f"{parts.scheme}://{parts.netloc.lower()}", parts.path
 
 

@@ -30,10 +30,10 @@ from typing import Literal
 from urllib.parse import quote
 
 import httpx
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, StrictInt, field_validator, model_validator
 
 from sources.base import Curated, CurationInput, FetchContext, Source, StrictModel
-from sources.http import Endpoint, HttpClient, HttpFactory, parse_retry_after
+from sources.http import Endpoint, HttpClient, HttpFactory, base_url_problem, parse_retry_after
 from warehouse.canonical import content_hash, git_blob_sha1
 from warehouse.clock import now
 from warehouse.errors import (
@@ -126,7 +126,7 @@ class GithubFile(StrictModel):
     format: Format
     license: str | None = None
     lifecycle: Lifecycle
-    authority_rank: int | None = Field(default=None, ge=0, le=100)
+    authority_rank: StrictInt | None = Field(default=None, ge=0, le=100)
     authority_domains: list[str] = Field(default_factory=list)
     version_scope: list[str] = Field(default_factory=list)
 
@@ -162,7 +162,15 @@ class GithubEntry(StrictModel):
     files: list[GithubFile] = Field(min_length=1)
     raw_url: str | None = None
     api_url: str | None = None
-    max_bytes: int = Field(default=DEFAULT_MAX_BYTES, ge=1, le=100 * 1024 * 1024)
+    max_bytes: StrictInt = Field(default=DEFAULT_MAX_BYTES, ge=1, le=100 * 1024 * 1024)
+
+    @field_validator("raw_url", "api_url")
+    @classmethod
+    def _base_url(cls, value: str | None) -> str | None:
+        problem = None if value is None else base_url_problem(value)
+        if problem:
+            raise ValueError(problem)
+        return value
 
     @field_validator("repo")
     @classmethod

@@ -28,10 +28,17 @@ from typing import Any, Literal
 from urllib.parse import parse_qsl, urlsplit
 
 import orjson
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, StrictInt, field_validator, model_validator
 
 from sources.base import Curated, CurationInput, FetchContext, Source, StrictModel
-from sources.http import TRANSIENT_STATUSES, Endpoint, HttpClient, HttpPolicy, parse_json
+from sources.http import (
+    TRANSIENT_STATUSES,
+    Endpoint,
+    HttpClient,
+    HttpPolicy,
+    base_url_problem,
+    parse_json,
+)
 from sources.nhtsa.parse import (
     DOC_KIND,
     KINDS,
@@ -78,15 +85,15 @@ class NhtsaEntry(StrictModel):
 
     make: str = Field(min_length=1, max_length=60, pattern=r"^[^/:\s][^/:]*$")
     model: str = Field(min_length=1, max_length=60, pattern=r"^[^/:\s][^/:]*$")
-    years: tuple[int, int] = Field(description="first and last model year, inclusive")
+    years: tuple[StrictInt, StrictInt] = Field(description="first and last model year, inclusive")
     kinds: tuple[Kind, ...] = ("recalls", "complaints", "investigations", "communications")
     components: tuple[str, ...] = ()
     text: str | None = None
     base_url: str | None = None
-    concurrency: int = Field(default=4, ge=1, le=8)
+    concurrency: StrictInt = Field(default=4, ge=1, le=8)
     # Curation metadata carried onto every curated document of the entry.
     authority_domains: tuple[str, ...] = ()
-    authority_rank: int | None = Field(default=None, ge=0, le=100)
+    authority_rank: StrictInt | None = Field(default=None, ge=0, le=100)
     license: str | None = None
 
     @field_validator("years")
@@ -106,6 +113,14 @@ class NhtsaEntry(StrictModel):
             raise ValueError(f"name at least one of: {', '.join(KINDS)}")
         if len(set(value)) != len(value):
             raise ValueError("lists a kind twice")
+        return value
+
+    @field_validator("base_url")
+    @classmethod
+    def _base_url(cls, value: str | None) -> str | None:
+        problem = None if value is None else base_url_problem(value)
+        if problem:
+            raise ValueError(problem)
         return value
 
     @field_validator("text")
