@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import re
 import tomllib
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_args
@@ -28,6 +29,14 @@ from warehouse.errors import ManifestError
 from warehouse.ids import namespace_problem
 
 
+def control_character(value: str) -> str | None:
+    """The first control character in ``value`` (as ``U+XXXX``), or None."""
+    for char in value:
+        if unicodedata.category(char) == "Cc":
+            return f"U+{ord(char):04X}"
+    return None
+
+
 class Corpus(StrictModel):
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]{0,62}$")
     namespace: str
@@ -39,6 +48,21 @@ class Corpus(StrictModel):
         problem = namespace_problem(value)
         if problem:
             raise ValueError(f"namespace {problem}")
+        if "." in value:
+            # "a.b" would sit inside the namespace "a": each corpus's prune would see the
+            # other's documents as its own orphans.
+            raise ValueError(
+                f"namespace {value!r} must be a single id segment (no '.'); every _id is "
+                f"<namespace>.<kind>.<key>, and a dotted namespace sits inside another's"
+            )
+        return value
+
+    @field_validator("description")
+    @classmethod
+    def _no_control_characters(cls, value: str | None) -> str | None:
+        found = None if value is None else control_character(value)
+        if found:
+            raise ValueError(f"contains the control character {found}")
         return value
 
 
@@ -66,6 +90,16 @@ class Publish(StrictModel):
                     f"type {source_type!r} renamed to {target_type!r}: a type name is a letter "
                     "followed by letters, digits or '_'"
                 )
+        return value
+
+    @field_validator("types", "fields")
+    @classmethod
+    def _keys_are_printable(cls, value: dict[str, Any]) -> dict[str, Any]:
+        for key, inner in value.items():
+            for name in (key, *(inner if isinstance(inner, dict) else ())):
+                found = control_character(name)
+                if found:
+                    raise ValueError(f"the name {name!r} contains the control character {found}")
         return value
 
     @field_validator("fields")

@@ -20,7 +20,7 @@ from pipelines.manifest import Manifest
 from pipelines.progress import Reporter
 from pipelines.publish.curate import curate_manifest
 from pipelines.publish.push import PushResult, push
-from pipelines.publish.targets import Target, open_target
+from pipelines.publish.targets import Target, check_sanity_configuration, open_target
 from sources.http import HttpFactory
 from warehouse.asof import Point
 from warehouse.drift import Drift, compare, default_points
@@ -105,6 +105,8 @@ def refresh_manifest(
     http = http or HttpFactory(user_agent=USER_AGENT)
     options = options or IngestOptions()
     options.command = "refresh"
+    if target is None and out is None:
+        check_sanity_configuration()  # a half-configured Sanity fails before any ingest
     try:
         ingested = run_ingest(manifest, warehouse, http=http, options=options, reporter=reporter)
         published = _publish(

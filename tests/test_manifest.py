@@ -14,7 +14,7 @@ SYNTH = '[[synthetic]]\nname = "a"\ncount = 3\n'
 VALID_MANIFESTS = {
     "minimal": CORPUS + SYNTH,
     "description": CORPUS.replace('"demoCorpus"', '"demoCorpus"\ndescription = "x"') + SYNTH,
-    "dotted namespace": CORPUS.replace("demoCorpus", "team.demo") + SYNTH,
+    "namespace with '-' and '_'": CORPUS.replace("demoCorpus", "demo_corpus-2") + SYNTH,
 }
 
 INVALID_MANIFESTS = {
@@ -32,6 +32,27 @@ INVALID_MANIFESTS = {
     "namespace chars": (
         CORPUS.replace("demoCorpus", "demo corpus") + SYNTH,
         "[corpus], field 'namespace'",
+    ),
+    "nested namespace": (
+        CORPUS.replace("demoCorpus", "hyphaeAtlas.file") + SYNTH,
+        "[corpus], field 'namespace': Value error, namespace 'hyphaeAtlas.file' must be a "
+        "single id segment (no '.')",
+    ),
+    "namespace making ns..x ids": (
+        CORPUS.replace("demoCorpus", "demo.") + SYNTH,
+        "[corpus], field 'namespace': Value error, namespace must be dot-separated segments",
+    ),
+    "namespace with an empty segment": (
+        CORPUS.replace("demoCorpus", "demo..corpus") + SYNTH,
+        "[corpus], field 'namespace'",
+    ),
+    "control character in the description": (
+        CORPUS + 'description = "Atlas\\u001b[2J"\n' + SYNTH,
+        "[corpus], field 'description': Value error, contains the control character U+001B",
+    ),
+    "control character in the name": (
+        CORPUS.replace('"demo"', '"demo\\u0007"') + SYNTH,
+        "[corpus], field 'name': String should match pattern",
     ),
     "corpus extra field": (
         CORPUS + 'owner = "me"\n' + SYNTH,

@@ -48,6 +48,16 @@ INVALID_PUBLISH = {
         '[publish.fields.article]\ntitle = "name"\nslug = "name"\n',
         "fields of article renamed to the same name: ['name']",
     ),
+    "control character in a renamed field": (
+        '[publish.fields.article]\n"ti\\u0000tle" = "heading"\n',
+        "[publish], field 'fields': Value error, the name 'ti\\x00tle' contains the control "
+        "character U+0000",
+    ),
+    "control character in a type": (
+        '[publish.types]\n"safety\\u007fRecord" = "tsb"\n',
+        "[publish], field 'types': Value error, the name 'safety\\x7fRecord' contains the "
+        "control character U+007F",
+    ),
     "batch too small": ("[publish]\nbatch_bytes = 10\n", "field 'batch_bytes'"),
     "concurrency zero": ("[publish]\nconcurrency = 0\n", "field 'concurrency'"),
     "not a table": ('publish = "yes"\n', "[publish] must be a table"),

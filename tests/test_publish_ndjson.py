@@ -148,17 +148,41 @@ def test_a_file_that_is_not_a_dataset_is_refused(tmp_path: Path) -> None:
     assert out.read_text() == '{"_id": "a", "_type": "t"}\nnot json\n'
 
 
-def test_a_partly_configured_sanity_falls_back_to_ndjson_and_says_so(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("present", "named"),
+    [
+        ({"SANITY_PROJECT_ID": "proj", "SANITY_DATASET": "production"}, "SANITY_TOKEN not"),
+        ({"SANITY_TOKEN": "sk-half-configured-token-0123456789"}, "SANITY_PROJECT_ID, SANITY_"),
+        ({"SANITY_API_HOST": "https://proxy.test"}, "SANITY_PROJECT_ID, SANITY_DATASET"),
+    ],
+)
+def test_a_half_configured_sanity_is_a_usage_error_not_a_fallback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, present: dict[str, str], named: str
 ) -> None:
     manifest, warehouse = build(tmp_path, "a", manifest_text())
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("SANITY_PROJECT_ID", "proj")
-    monkeypatch.setenv("SANITY_DATASET", "production")
+    for name, value in present.items():
+        monkeypatch.setenv(name, value)
     result = cli("publish", manifest, "--warehouse", warehouse)
-    assert result.exit_code == 0
-    assert "notice: Sanity is not fully configured (missing SANITY_TOKEN)" in result.stdout
-    assert (tmp_path / "out" / "atlas.ndjson").exists()
+    assert result.exit_code == 2, result.output
+    assert "Sanity is half configured" in result.stderr and named in result.stderr
+    assert "--target ndjson:PATH" in result.stderr
+    assert "sk-half" not in result.output
+    assert not (tmp_path / "out").exists()
+    # choosing the file explicitly works, with either spelling
+    chosen = tmp_path / "chosen.ndjson"
+    explicit = cli("publish", manifest, "--warehouse", warehouse, "--target", f"ndjson:{chosen}")
+    assert explicit.exit_code == 0, explicit.output
+    assert f"ndjson:{chosen}" in explicit.stdout and chosen.exists()
+    again = cli("publish", manifest, "--warehouse", warehouse, "--out", chosen)
+    assert again.exit_code == 0 and "applied 0 mutation(s)" in again.stdout
+
+
+def test_target_must_be_ndjson_path(tmp_path: Path) -> None:
+    manifest, warehouse = build(tmp_path, "a", manifest_text())
+    result = cli("publish", manifest, "--warehouse", warehouse, "--target", "sanity:prod")
+    assert result.exit_code == 2
+    assert "expected ndjson:PATH" in result.stderr
 
 
 @pytest.mark.parametrize(
@@ -184,3 +208,28 @@ def test_bad_sanity_settings_are_usage_errors_without_the_token(
     result = cli("publish", manifest, "--warehouse", warehouse)
     assert result.exit_code == 2
     assert message in result.stderr and token not in result.output
+
+
+def test_a_rename_onto_a_field_the_documents_already_have_is_a_manifest_error(
+    tmp_path: Path,
+) -> None:
+    # articles have title, tags and body: renaming title to body would overwrite one with
+    # the other; swapping both is fine
+    onto = '[publish.fields.article]\ntitle = "body"\n'
+    manifest, warehouse = build(tmp_path, "a", manifest_text(publish=onto))
+    out = tmp_path / "atlas.ndjson"
+    result = cli("publish", manifest, "--warehouse", warehouse, "--out", out)
+    assert result.exit_code == 2, result.output
+    assert (
+        f"{manifest}: [publish.fields.article], field 'title': renamed to 'body', a field "
+        "article documents already have"
+    ) in result.stderr
+    assert not out.exists()
+    swap = '[publish.fields.article]\ntitle = "body"\nbody = "text"\n'
+    manifest, warehouse = build(tmp_path, "b", manifest_text(publish=swap))
+    assert cli("publish", manifest, "--warehouse", warehouse, "--out", out).exit_code == 0
+    article = next(d for d in lines(out) if d["_type"] == "article")
+    assert (article["body"], article["text"]) == (
+        "Ask the record",
+        "Every sentence traced to its source.",
+    )

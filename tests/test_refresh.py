@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from pipelines.audit.target_drift import classify
 from tests.conftest import cli, write_manifest
 from tests.fakes.forem import FakeForem, forem_entry
@@ -187,6 +189,25 @@ def test_refresh_publishes_to_ndjson_by_default(tmp_path: Path, warehouse_path: 
     code, again = refresh(manifest, warehouse_path, "--out", str(out))
     assert code == 0 and again["push"]["applied"] == 0
     assert again["target_drift"]["written"] == [] and again["target_drift"]["deleted"] == []
+
+
+def test_refresh_with_a_half_configured_sanity_exits_2_before_ingesting(
+    tmp_path: Path, warehouse_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    manifest = write_manifest(
+        tmp_path,
+        '[corpus]\nname = "synth"\nnamespace = "synth"\n[[synthetic]]\nname = "a"\ncount = 3\n',
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SANITY_PROJECT_ID", "proj")
+    monkeypatch.setenv("SANITY_TOKEN", "sk-half-configured-token-0123456789")
+    result = cli("refresh", manifest, "--warehouse", warehouse_path)
+    assert result.exit_code == 2, result.output
+    assert "SANITY_DATASET" in result.stderr and "half configured" in result.stderr
+    assert not (tmp_path / "out").exists()
+    out = tmp_path / "synth.ndjson"
+    code, report = refresh(manifest, warehouse_path, "--target", f"ndjson:{out}")
+    assert code == 0 and report["push"]["target"] == f"ndjson:{out}"
 
 
 def test_classify_is_pure_and_explains_each_case() -> None:

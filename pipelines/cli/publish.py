@@ -13,10 +13,18 @@ from pipelines.cli import exits
 from pipelines.cli.common import emit_json, handle_errors, json_option, warehouse_option
 from pipelines.manifest import load_manifest
 from pipelines.publish.push import PushResult, publish_manifest
+from pipelines.publish.targets import ndjson_target_path
 from warehouse import pushes as ledger
 from warehouse.store import Warehouse
 
 SHOWN = 10
+
+target_option = click.option(
+    "--target",
+    metavar="ndjson:PATH",
+    help="Choose the NDJSON file target explicitly (same as --out PATH). Without it, Sanity "
+    "when SANITY_PROJECT_ID, SANITY_DATASET and SANITY_TOKEN are set.",
+)
 PLAN_KEYS = ("create", "update", "unchanged", "orphan", "delete", "blocked")
 
 
@@ -92,9 +100,10 @@ def print_push(result: PushResult) -> None:
     "--out",
     type=click.Path(path_type=Path, dir_okay=False),
     help="Write an NDJSON file (sanity dataset import format) to FILE instead of Sanity. "
-    "Default when SANITY_PROJECT_ID, SANITY_DATASET and SANITY_TOKEN are not all set: "
-    "out/<corpus>.ndjson.",
+    "Default when no SANITY_* variable is set: out/<corpus>.ndjson; with some set but "
+    "not all, publish refuses (exit 2).",
 )
+@target_option
 @json_option
 @handle_errors
 def publish(
@@ -104,6 +113,7 @@ def publish(
     prune: bool,
     allow_mass_prune: bool,
     out: Path | None,
+    target: str | None,
     as_json: bool,
 ) -> None:
     """Publish the curated documents of MANIFEST to Sanity (or an NDJSON file).
@@ -113,6 +123,7 @@ def publish(
     before, after, and touched by this push. Exit 0 ok, 1 a failure or a conflict, 2 bad
     usage, 4 the unrelated-document guard tripped.
     """
+    out = ndjson_target_path(target, out)
     loaded = load_manifest(manifest_file)
     with Warehouse.open(warehouse, read_only=dry_run) as wh:
         result = publish_manifest(

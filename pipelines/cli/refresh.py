@@ -20,8 +20,9 @@ from pipelines.cli.common import (
     print_run,
     warehouse_option,
 )
-from pipelines.cli.publish import print_push
+from pipelines.cli.publish import print_push, target_option
 from pipelines.progress import reporter_for
+from pipelines.publish.targets import ndjson_target_path
 from pipelines.refresh import RefreshResult, drift_summary, refresh_manifest
 from warehouse.store import Warehouse
 
@@ -100,9 +101,10 @@ def print_claims(result: RefreshResult) -> None:
 @click.option(
     "--out",
     type=click.Path(path_type=Path, dir_okay=False),
-    help="Publish to this NDJSON file instead of Sanity (default without SANITY_* settings: "
-    "out/<corpus>.ndjson).",
+    help="Publish to this NDJSON file instead of Sanity (default without any SANITY_* "
+    "setting: out/<corpus>.ndjson; with some set but not all, refresh refuses, exit 2).",
 )
+@target_option
 @click.option("--prune", is_flag=True, help="Delete orphans in the namespace after publishing.")
 @click.option("--allow-mass-prune", is_flag=True, help="Allow --prune to delete over half.")
 @click.option(
@@ -122,6 +124,7 @@ def refresh(
     replay_dir: Path | None,
     batch_size: int,
     out: Path | None,
+    target: str | None,
     prune: bool,
     allow_mass_prune: bool,
     fail_on_drift: bool,
@@ -141,6 +144,7 @@ def refresh(
       3  drift found (only with --fail-on-drift)
       4  the unrelated-document guard tripped during the push
     """
+    out = ndjson_target_path(target, out)
     loaded, http, options = prepare_ingest(
         manifest_file, only, allow_mass_retire, record_dir, replay_dir, batch_size
     )

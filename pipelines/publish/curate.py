@@ -44,7 +44,7 @@ from sources.base import Curated, CurationInput, Source
 from sources.registry import SOURCES
 from warehouse.canonical import canonical_json
 from warehouse.corpus import CurrentDocument, current_documents
-from warehouse.errors import CurationError
+from warehouse.errors import CurationError, ManifestError
 from warehouse.ids import sanity_id
 from warehouse.store import Warehouse
 
@@ -250,6 +250,26 @@ def _meta(row: CurrentDocument) -> RevisionMeta:
     )
 
 
+def rename_onto_existing(fields: Mapping[str, Any], renames: Mapping[str, str]) -> str | None:
+    """Pure: the source field that ``renames`` moves onto a field the document already has
+    and keeps (one not renamed away itself), or None."""
+    for old, new in renames.items():
+        if old in fields and new != old and new in fields and new not in renames:
+            return old
+    return None
+
+
+def _check_renames(manifest: Manifest, curated: Curated, doc_id: str) -> None:
+    renames = manifest.publish.fields.get(curated.type, {})
+    clashing = rename_onto_existing(curated.fields, renames)
+    if clashing is not None:
+        raise ManifestError(
+            f"{manifest.path}: [publish.fields.{curated.type}], field '{clashing}': renamed "
+            f"to {renames[clashing]!r}, a field {curated.type} documents already have "
+            f"(e.g. {doc_id}); rename that one too, or choose another name"
+        )
+
+
 def curate_manifest(
     manifest: Manifest, warehouse: Warehouse, sources: Mapping[str, Source[Any]] = SOURCES
 ) -> list[CuratedDocument]:
@@ -275,7 +295,10 @@ def curate_manifest(
         try:
             document_id = sanity_id_of(doc_id)
             curated = source.curate(_input(row, sanity_id_of), manifest.entries[source.name])
+            _check_renames(manifest, curated, doc_id)
             document = build_document(namespace, document_id, _meta(row), curated, manifest.publish)
+        except ManifestError:
+            raise
         except Exception as exc:  # labelled with the document, then the whole step fails
             failures.append(f"{doc_id}: {exc}")
             continue
