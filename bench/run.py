@@ -20,7 +20,7 @@ import duckdb
 from rich.console import Console
 from rich.table import Table
 
-from bench import ingest, nhtsa_backfill, publish_plan, refresh_requests
+from bench import claims, ingest, nhtsa_backfill, publish_plan, refresh_requests
 from pipelines import __version__
 
 # Generated flat files and scratch warehouses of the backfill benchmark (git-ignored).
@@ -31,6 +31,8 @@ BENCHMARKS: dict[str, Callable[[bool], dict[str, Any]]] = {
     "backfill": lambda quick: nhtsa_backfill.run(100_000 if quick else 2_000_000, DATA),
     "publish": lambda quick: publish_plan.run(10_000 if quick else 100_000, changed_percent=1.0),
     "refresh_requests": lambda quick: refresh_requests.run(),
+    # full size: claims.run(revisions=1_000_000, claims=100_000)
+    "claims": lambda quick: claims.run(20_000 if quick else 100_000, 2_000 if quick else 10_000),
 }
 
 
@@ -149,11 +151,34 @@ def refresh_rows(result: dict[str, Any]) -> list[Row]:
     return rows
 
 
+def claims_rows(result: dict[str, Any]) -> list[Row]:
+    """The bulk claims check beside one plain scan of every revision's stored text."""
+    size = f"{result['claims']:,} claims, {result['revisions']:,} revisions"
+    return [
+        (
+            "claims: baseline (one scan of every revision's text)",
+            f"{result['baseline_seconds']} s",
+            "1.00×",
+        ),
+        (
+            f"claims: first check ({size}; reader text computed)",
+            f"{result['first_check_seconds']} s",
+            f"{result['first_ratio_to_baseline']}× of baseline",
+        ),
+        (
+            f"claims: steady check ({size}; every later refresh)",
+            f"{result['steady_check_seconds']} s",
+            f"{result['steady_ratio_to_baseline']}× of baseline",
+        ),
+    ]
+
+
 ROWS: dict[str, Callable[[dict[str, Any]], list[Row]]] = {
     "ingest": ingest_rows,
     "backfill": backfill_rows,
     "publish": publish_rows,
     "refresh_requests": refresh_rows,
+    "claims": claims_rows,
 }
 
 

@@ -347,3 +347,15 @@ def claim_history(warehouse: Warehouse, claim_id: str) -> list[ClaimHistoryRow]:
         {"c": claim_id},
     ).fetchall()
     return [ClaimHistoryRow._make([*row[:11], [int(n) for n in row[11] or []]]) for row in rows]
+
+
+def scan_revision_text(warehouse: Warehouse, needle: str) -> int:
+    """How many revisions' stored text contains ``needle``: one plain scan of every
+    revision's bytes, the floor a bulk claim check is measured against (``bench/claims.py``)."""
+    return int(
+        warehouse._scalar(
+            "SELECT count(*) FROM revisions r JOIN snapshots s ON s.content_hash = r.content_hash "
+            "WHERE contains(decode(s.body), $needle)",
+            {"needle": needle},
+        )
+    )

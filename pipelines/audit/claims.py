@@ -46,7 +46,7 @@ READER_TEXT_FORMAT = 1
 FIELD_SEPARATOR = "\n"
 # Characters without which markup or Markdown stripping has nothing to act on in a quote.
 _MARKUP_CHARS = frozenset("<&")
-_MARKDOWN_CHARS = frozenset("[]()!*_`#>")
+_MARKDOWN_CHARS = frozenset("[*_`#>")
 
 DEFAULT_FIELDS = {
     "claim_id": "claim_id",
