@@ -284,4 +284,9 @@ def load_manifest(path: str | Path) -> Manifest:
         raise ManifestError(f"{path}: no such manifest") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ManifestError(f"{path}: cannot read: {exc}") from None
-    return parse_manifest(text, path)
+    try:
+        return parse_manifest(text, path)
+    except RecursionError:  # tomllib (or validation) recursing through a very deep value
+        raise ManifestError(
+            f"{path}: nested too deeply to read (arrays or tables thousands of levels deep)"
+        ) from None

@@ -168,3 +168,41 @@ def test_a_corrupted_snapshot_is_never_served(
     )
     # the other documents are still served
     assert cli("show", "synthetic/record/a-4", "--warehouse", warehouse_path).exit_code == 0
+
+
+def test_a_deeply_nested_manifest_is_a_usage_error(tmp_path: Path, warehouse_path: Path) -> None:
+    deep = write_manifest(tmp_path, "a = " + "[" * 3000 + "]" * 3000 + "\n" + MANIFEST, "deep.toml")
+    for command in ("ingest", "refresh"):
+        result = cli(command, deep, "--warehouse", warehouse_path)
+        assert result.exit_code == 2, result.output
+        assert result.stderr.strip().splitlines() == [
+            f"receipts: {deep}: nested too deeply to read (arrays or tables thousands of "
+            "levels deep)"
+        ]
+
+
+def _damage(path: Path, how: str) -> None:
+    data = bytearray(path.read_bytes())
+    if how == "truncated":
+        path.write_bytes(bytes(data[:20_000]))
+        return
+    # DuckDB's blocks (256 KiB, each led by its checksum) follow three 4 KiB file headers:
+    # scribble over every block, leaving the headers intact.
+    for start in range(3 * 4096 + 64, len(data) - 64, 8192):
+        data[start : start + 64] = b"\xff" * 64
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("how", ["truncated", "checksums"])
+def test_a_damaged_warehouse_file_is_one_line(
+    manifest: Path, warehouse_path: Path, how: str
+) -> None:
+    assert cli("ingest", manifest, "--warehouse", warehouse_path).exit_code == 0
+    _damage(warehouse_path, how)
+    for args in (("verify",), ("runs",), ("show", "synthetic/record/a-3")):
+        result = cli(*args, "--warehouse", warehouse_path)
+        assert result.exit_code == 1, (args, result.output)
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1, (args, lines)
+        assert lines[0].startswith(f"receipts: warehouse file {warehouse_path} is damaged ("), lines
+        assert "restore it from a backup, then run `receipts verify`" in lines[0]

@@ -33,6 +33,7 @@ shows the traceback only with ``--debug``, and the run ledger records it as such
     │   └── SnapshotCorrupted        stored bytes no longer hash to their address
     ├── WarehouseError               the warehouse could not carry out an operation
     │   ├── WarehouseBusy            another process holds it
+    │   ├── WarehouseDamaged         the file is truncated or fails its checksums
     │   ├── SchemaError              a schema this version does not understand
     │   ├── NotFound                 no such document, revision or run
     │   ├── PointError               a RUN|DATE argument is malformed or names no run
@@ -214,6 +215,18 @@ class WarehouseBusy(WarehouseError):
         )
         self.run_id = run_id
         self.pid = pid
+
+
+class WarehouseDamaged(WarehouseError):
+    """The warehouse file is truncated, overwritten or fails DuckDB's block checksums."""
+
+    def __init__(self, location: str, detail: str) -> None:
+        super().__init__(
+            f"warehouse file {location} is damaged ({detail}); restore it from a backup, "
+            "then run `receipts verify` on it"
+        )
+        self.location = location
+        self.detail = detail
 
 
 class SchemaError(WarehouseError):

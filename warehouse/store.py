@@ -15,7 +15,7 @@ import duckdb
 
 from warehouse import canonical
 from warehouse.clock import now
-from warehouse.errors import SchemaError, WarehouseBusy, WarehouseError
+from warehouse.errors import SchemaError, WarehouseBusy, WarehouseDamaged, WarehouseError
 from warehouse.lock import WriterLock, read_holder
 
 DEFAULT_WAREHOUSE = "receipts.duckdb"
@@ -78,6 +78,25 @@ def _local_path(location: str) -> Path | None:
     return Path(location)
 
 
+# What DuckDB says of a file that is truncated, overwritten or fails its block checksums.
+_DAMAGE_MARKERS = (
+    "corrupt database file",
+    "could not read enough bytes",
+    "not a valid duckdb database file",
+    "does not match stored checksum",
+)
+
+
+def _damage(location: str, exc: BaseException | None) -> WarehouseDamaged | None:
+    """The :class:`WarehouseDamaged` error for a DuckDB error that says the file is damaged."""
+    if not isinstance(exc, duckdb.Error):
+        return None
+    message = str(exc).strip()
+    if not any(marker in message.lower() for marker in _DAMAGE_MARKERS):
+        return None
+    return WarehouseDamaged(location, message.splitlines()[0] if message else type(exc).__name__)
+
+
 def _pid_from_duckdb_message(message: str) -> int | None:
     marker = "(PID "
     start = message.find(marker)
@@ -124,9 +143,14 @@ class Warehouse:
                     "checkpoint_threshold": CHECKPOINT_THRESHOLD,
                 },
             )
-        except duckdb.IOException as exc:
+        except duckdb.Error as exc:
             if lock is not None:
                 lock.release()
+            damaged = _damage(location, exc)
+            if damaged is not None:
+                raise damaged from None
+            if not isinstance(exc, duckdb.IOException):
+                raise
             message = str(exc)
             if "lock" in message.lower() and path is not None:
                 run_id, pid = read_holder(path)
@@ -140,8 +164,11 @@ class Warehouse:
                 warehouse.check_schema()
             else:
                 warehouse.migrate()
-        except Exception:
+        except Exception as exc:
             warehouse.close()
+            damaged = _damage(location, exc)
+            if damaged is not None:
+                raise damaged from None
             raise
         return warehouse
 
@@ -156,8 +183,13 @@ class Warehouse:
     def __enter__(self) -> Warehouse:
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: object, exc: BaseException | None, tb: object) -> None:
+        """Close; a DuckDB error saying the file is damaged (truncated, failing its
+        checksums) leaves as :class:`WarehouseDamaged`, one line for the user."""
         self.close()
+        damaged = _damage(self.location, exc)
+        if damaged is not None:
+            raise damaged from None
 
     def describe_holder(self, run_id: int | None) -> None:
         if self._lock is not None:
