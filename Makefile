@@ -6,7 +6,7 @@ WAREHOUSE ?= receipts.duckdb
 
 .DEFAULT_GOAL := help
 
-.PHONY: help install test lint demo bench clean
+.PHONY: help install node-deps test lint demo bench clean
 
 help: ## Show this help.
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-10s %s\n", $$1, $$2}'
@@ -18,6 +18,9 @@ $(BIN)/receipts: pyproject.toml
 	@touch $(BIN)/receipts
 
 install: $(BIN)/receipts ## Create .venv and install receipts with its dev tools.
+
+node-deps: ## Install the Node packages some tests use (Sanity's schema package), from the lock file.
+	cd tests/studio && npm ci --no-audit --no-fund --loglevel=error
 
 test: install ## Run the test suite.
 	$(BIN)/pytest -q

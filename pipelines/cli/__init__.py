@@ -17,6 +17,7 @@ from pipelines.cli import manifest as cli_manifest
 from pipelines.cli import pins as cli_pins
 from pipelines.cli import publish as cli_publish
 from pipelines.cli import refresh as cli_refresh
+from pipelines.cli import studio as cli_studio
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -54,6 +55,7 @@ for _command in (
     *cli_backfill.COMMANDS,
     *cli_pins.COMMANDS,
     *cli_claims.COMMANDS,
+    *cli_studio.COMMANDS,
 ):
     main.add_command(_command)
 
