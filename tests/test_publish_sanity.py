@@ -12,8 +12,11 @@ from typing import Any
 import pytest
 
 from pipelines import USER_AGENT
+from pipelines.audit.target_drift import target_drift
 from pipelines.cli.exits import EXIT_FAILURE, EXIT_GUARD, for_push
+from pipelines.manifest import load_manifest as load
 from pipelines.publish import curate as curate_module
+from pipelines.publish.curate import curate_manifest
 from pipelines.publish.push import push
 from pipelines.publish.targets.sanity_http import SanityHttpTarget, SanitySettings
 from sources.http import HttpFactory
@@ -438,6 +441,43 @@ def test_a_transaction_that_provably_did_not_commit_is_resent_under_a_new_id(
     statuses = [b["status"] for b in ledger.batches(wh, result.push_id or 0)]
     assert statuses.count("not-committed") == 1 and statuses.count("committed") == len(sent) - 1
     assert len(atlas(lake)) == 14
+
+
+def test_a_push_killed_after_its_transaction_committed_is_reconciled_by_the_next(
+    tmp_path: Path, wh: Warehouse, lake: FakeContentLake
+) -> None:
+    path = ingest(tmp_path, wh, manifest_text(synthetic=10, publish=SMALL_BATCHES))
+    # the second transaction commits, then the process dies before it hears so
+    lake.kill_after_commit(after=1)
+    with pytest.raises(KeyboardInterrupt):
+        publish(path, wh, http=quiet_http())
+    killed = ledger.pushes(wh)[0]
+    assert killed["status"] == "interrupted"
+    recorded = {b["transaction_id"] for b in ledger.batches(wh, killed["push_id"])}
+    committed = [t["id"] for t in lake.transactions if t["id"].startswith("rcpt-")]
+    assert len(committed) == 2 and committed[1] not in recorded
+    unrecorded = sorted(i for i, d in atlas(lake).items() if d["_rev"] == committed[1])
+    assert unrecorded
+
+    drift = target_drift(wh, lake_target(), "atlas", "atlas", curate_manifest(load(path), wh))
+    assert drift.written == [] and drift.unrecorded == unrecorded and not drift.found
+
+    second = publish(path, wh, http=quiet_http())
+    assert second.status == "ok" and second.reconciled == [committed[1]]
+    assert any("reconciled 1 transaction(s)" in n for n in second.notices)
+    rows = ledger.batches(wh, killed["push_id"])
+    assert [(b["transaction_id"], b["status"]) for b in rows][-1] == (committed[1], "reconciled")
+    assert committed[1] in ledger.our_transaction_ids(wh, lake_target().name, "atlas")
+    after = target_drift(wh, lake_target(), "atlas", "atlas", curate_manifest(load(path), wh))
+    assert after.written == [] and after.unrecorded == [] and not after.found
+    # reconciled once: a third push finds nothing to reconcile
+    assert publish(path, wh, http=quiet_http()).reconciled == []
+
+
+def lake_target() -> SanityHttpTarget:
+    settings = SanitySettings.from_env()
+    assert settings is not None
+    return SanityHttpTarget(settings, quiet_http())
 
 
 def test_strong_references_are_created_after_their_targets(

@@ -2,12 +2,19 @@
 
 Nothing is updated. A push that dies half-way keeps its 'started' row and the rows of the
 batches that committed; ``push_summary`` shows it as unfinished with what it applied.
+
+Transactions that committed after the client died (or whose answer was lost) have no
+'committed' row. Their ids are deterministic (``rcpt-<push>-<batch>-<digest>``) and Sanity
+stamps them on the documents as ``_rev``, so the next push finds them
+(``unrecorded_transactions``) and appends a 'reconciled' row to the push that sent them
+(``record_reconciled``); from then on they count among ``our_transaction_ids``.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -23,6 +30,11 @@ class Receipt:
     unrelated_before: int | None
     unrelated_after: int | None
     touched_by_us: int | None
+
+
+# The shape of the transaction ids our pushes send (pipelines.publish.push.transaction_id).
+TRANSACTION_ID_RE = re.compile(r"^rcpt-([1-9][0-9]*)-([1-9][0-9]*)-[0-9a-f]{16}$")
+APPLIED_STATUSES = ("committed", "reconciled")
 
 
 def _dump(value: Any) -> str | None:
@@ -162,14 +174,65 @@ def last_ok_push(warehouse: Warehouse, target: str, namespace: str) -> LastPush 
 
 
 def our_transaction_ids(warehouse: Warehouse, target: str, namespace: str) -> frozenset[str]:
-    """The ids of every transaction our pushes to ``target`` and ``namespace`` committed."""
+    """The ids of every transaction our pushes to ``target`` and ``namespace`` committed,
+    as recorded when it was sent or by reconciliation afterwards."""
     rows = warehouse._con.execute(
         "SELECT b.transaction_id FROM push_batches b JOIN pushes p ON p.push_id = b.push_id "
-        "AND p.event = 'started' WHERE b.status = 'committed' AND p.target = $t "
-        "AND p.namespace = $ns",
+        "AND p.event = 'started' WHERE b.status IN ('committed', 'reconciled') "
+        "AND p.target = $t AND p.namespace = $ns",
         {"t": target, "ns": namespace},
     ).fetchall()
     return frozenset(str(r[0]) for r in rows)
+
+
+def unrecorded_transactions(
+    warehouse: Warehouse, target: str, namespace: str, revisions: Iterable[str | None]
+) -> frozenset[str]:
+    """Of the ``_rev``\\ s read from the target, those that are transaction ids of a push
+    of ours to ``target`` and ``namespace`` with no committed or reconciled row: they
+    committed after the push died, or after their answer was lost."""
+    candidates: dict[str, int] = {}
+    for rev in revisions:
+        match = TRANSACTION_ID_RE.match(rev or "")
+        if match:
+            candidates[str(rev)] = int(match[1])
+    if not candidates:
+        return frozenset()
+    rows = warehouse._con.execute(
+        "SELECT push_id FROM pushes WHERE event = 'started' AND target = $t AND namespace = $ns",
+        {"t": target, "ns": namespace},
+    ).fetchall()
+    pushes_of_ours = {int(r[0]) for r in rows}
+    recorded = our_transaction_ids(warehouse, target, namespace)
+    return frozenset(
+        tx for tx, push_id in candidates.items() if push_id in pushes_of_ours and tx not in recorded
+    )
+
+
+def record_reconciled(
+    warehouse: Warehouse, documents: Mapping[str, int], by_push: int | None
+) -> None:
+    """Append a 'reconciled' row, to the push that sent it, for each transaction in
+    ``documents`` (transaction id → how many documents carry it as ``_rev``)."""
+    with warehouse._transaction() as con:
+        for tx, count in sorted(documents.items()):
+            match = TRANSACTION_ID_RE.match(tx)
+            if match is None:
+                continue
+            found = f"push {by_push}" if by_push is not None else "a later push"
+            con.execute(
+                "INSERT INTO push_batches VALUES ($id, $batch_no, $at, $tx, $mutations, 0, "
+                "'reconciled', $message)",
+                {
+                    "id": int(match[1]),
+                    "batch_no": int(match[2]),
+                    "at": now(),
+                    "tx": tx,
+                    "mutations": count,
+                    "message": f"committed without being recorded; {found} found it as the "
+                    f"_rev of {count} document(s)",
+                },
+            )
 
 
 def batches(warehouse: Warehouse, push_id: int) -> list[dict[str, Any]]:

@@ -10,6 +10,12 @@ Reported, never acted on. A document of the namespace is listed when
   the corpus should have put it there, but the target does not have it;
 - ``draft``: it has an open ``drafts.`` sibling; publishing that draft in the Studio will
   replace what the pipeline wrote.
+
+Our transaction ids are those the ledger records as committed or reconciled, and those the
+target shows that a push of ours sent but never recorded (it was killed, or the answer was
+lost: ``warehouse.pushes.unrecorded_transactions``). Documents carrying one of the latter
+are listed as ``unrecorded`` (ours; the next push records the transaction), not as written
+by someone else.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ from pipelines.publish.targets import open_target
 from pipelines.publish.targets.base import Target
 from sources.http import HttpFactory
 from warehouse.corpus import members
-from warehouse.pushes import last_ok_push, our_transaction_ids
+from warehouse.pushes import last_ok_push, our_transaction_ids, unrecorded_transactions
 from warehouse.store import Warehouse
 
 READ_CHUNK = 100
@@ -41,6 +47,7 @@ class TargetDrift:
     written: list[str] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
     drafts: list[str] = field(default_factory=list)
+    unrecorded: list[str] = field(default_factory=list)
 
     @property
     def found(self) -> bool:
@@ -55,6 +62,7 @@ class TargetDrift:
             "written": self.written,
             "deleted": self.deleted,
             "drafts": self.drafts,
+            "unrecorded": self.unrecorded,
         }
 
 
@@ -103,9 +111,11 @@ def target_drift(
         expected = [
             d.id for d in documents if d.doc_id in joined and joined[d.doc_id] <= last.run_id
         ]
+    revisions = [body.get("_rev") for body in bodies.values()]
+    unrecorded = unrecorded_transactions(warehouse, target.name, namespace, revisions)
     edited, written, deleted, drafts = classify(
         bodies,
-        our_transaction_ids(warehouse, target.name, namespace),
+        our_transaction_ids(warehouse, target.name, namespace) | unrecorded,
         expected,
         [d for d in state.drafts if d in state.documents],
     )
@@ -117,6 +127,7 @@ def target_drift(
         written=written,
         deleted=deleted,
         drafts=drafts,
+        unrecorded=sorted(i for i, body in bodies.items() if body.get("_rev") in unrecorded),
     )
 
 

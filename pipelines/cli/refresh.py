@@ -56,6 +56,11 @@ def print_refresh(result: RefreshResult) -> None:
                 if ids:
                     more = f" … and {len(ids) - SHOWN} more" if len(ids) > SHOWN else ""
                     click.echo(f"  {label}: {', '.join(ids[:SHOWN])}{more}")
+    if drift is not None and drift.unrecorded:
+        click.echo(
+            "  ours, committed by a push that did not record them (recorded now as "
+            f"reconciled): {', '.join(drift.unrecorded[:SHOWN])}"
+        )
     if result.push is not None:
         print_push(result.push)
     if result.publish_error is not None:

@@ -18,7 +18,10 @@
    ``_rev`` is one of this push's transaction ids (Sanity sets ``_rev`` to the transaction
    that last wrote a document). Any difference trips the guard (exit 4).
 
-The ledger (``warehouse.pushes``) records the push, each transaction and the receipt.
+The ledger (``warehouse.pushes``) records the push, each transaction and the receipt. Before
+sending, a push reconciles: namespace documents whose ``_rev`` is the id of a transaction of
+an earlier push of ours that has no committed row (the push was killed, or the answer lost)
+get a 'reconciled' row, so they are ours again for target drift.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from pipelines.publish.plan import (
     Action,
     Plan,
     TargetDocument,
+    TargetState,
     batches,
     make_plan,
     replan,
@@ -56,7 +60,14 @@ from warehouse.errors import (
     RevisionConflict,
     TargetError,
 )
-from warehouse.pushes import Receipt, finish_push, record_batch, start_push
+from warehouse.pushes import (
+    Receipt,
+    finish_push,
+    record_batch,
+    record_reconciled,
+    start_push,
+    unrecorded_transactions,
+)
 from warehouse.runs import latest_run
 from warehouse.store import Warehouse
 
@@ -82,6 +93,7 @@ class PushResult:
     touched_ids: list[str] = field(default_factory=list)
     conflicts: list[dict[str, str]] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
+    reconciled: list[str] = field(default_factory=list)
     message: str | None = None
 
     @property
@@ -115,6 +127,7 @@ class PushResult:
             },
             "conflicts": self.conflicts,
             "notices": self.notices,
+            "reconciled": self.reconciled,
             "message": self.message,
         }
 
@@ -394,7 +407,7 @@ def _checked_plan(
     namespace: str,
     prune: bool,
     allow_mass_prune: bool,
-) -> Plan:
+) -> tuple[Plan, TargetState]:
     """The plan, once every ``_id`` (before any request) and every mutation (before any is
     sent) is inside the namespace, and a prune would not empty most of it."""
     check_confinement(namespace, (d.id for d in documents))
@@ -407,7 +420,22 @@ def _checked_plan(
             f"namespace {namespace!r} in one push (more than half); check the manifest and "
             "the warehouse, then re-run with --allow-mass-prune if that is really meant"
         )
-    return plan
+    return plan, state
+
+
+def _reconcile(ledger: Warehouse, result: PushResult, target: Target, state: TargetState) -> None:
+    """Record the transactions of ours that committed unrecorded (an interrupted push, a
+    lost answer): the documents carry their ids as ``_rev``."""
+    revisions = Counter(d.rev for d in state.documents.values() if d.rev)
+    found = unrecorded_transactions(ledger, target.name, result.namespace, revisions)
+    if not found:
+        return
+    record_reconciled(ledger, {tx: revisions[tx] for tx in found}, result.push_id)
+    result.reconciled = sorted(found)
+    result.notices.append(
+        f"reconciled {len(found)} transaction(s) of earlier pushes that committed without "
+        f"being recorded: {', '.join(sorted(found))}"
+    )
 
 
 def _conclude(result: PushResult, sender: _Sender) -> None:
@@ -449,7 +477,7 @@ def push(
     ``ledger`` (the warehouse) records the push; a dry run records nothing."""
     ledger = None if dry_run else ledger
     try:
-        plan = _checked_plan(documents, target, namespace, prune, allow_mass_prune)
+        plan, state = _checked_plan(documents, target, namespace, prune, allow_mass_prune)
     except (NamespaceViolation, MassPruneRefused) as exc:
         _record_refusal(ledger, target, namespace, manifest_name, run_id, str(exc))
         raise
@@ -468,6 +496,7 @@ def push(
             plan_counts=plan.counts(),
             unrelated_before=result.unrelated_before,
         )
+        _reconcile(ledger, result, target, state)
     wanted = {d.id: d for d in documents}
     sender = _Sender(target, namespace, settings or Publish(), wanted, ledger, result.push_id)
     try:

@@ -78,7 +78,7 @@ class FakeContentLake:
     transactions: list[dict[str, Any]] = field(default_factory=list)
     requests: list[Request] = field(default_factory=list)
     _failures: list[Injected] = field(default_factory=list)
-    _after_commit: list[int | None] = field(default_factory=list)
+    _after_commit: list[int | BaseException | None] = field(default_factory=list)
     _before: list[Callable[[FakeContentLake], None]] = field(default_factory=list)
     _alongside: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     _lock: threading.RLock = field(default_factory=threading.RLock)
@@ -116,6 +116,13 @@ class FakeContentLake:
         """Commit each of the next ``times`` mutate requests, then answer ``status`` (e.g.
         503) or, when None, drop the connection without an answer."""
         self._after_commit.extend([status] * times)
+
+    def kill_after_commit(self, *, after: int = 0) -> None:
+        """Once ``after`` mutate requests have been answered normally, commit the next one
+        and raise ``KeyboardInterrupt`` in the client (the process killed while the answer
+        was on its way)."""
+        self._after_commit.extend([0] * after)
+        self._after_commit.append(KeyboardInterrupt())
 
     def before_mutation(self, action: Callable[[FakeContentLake], None]) -> None:
         """Run ``action`` (once) just before the next mutate request is applied."""
@@ -365,6 +372,8 @@ class FakeContentLake:
                 )
             results = self.transactions[-1]["results"]
             lost = self._after_commit.pop(0) if self._after_commit else 0
+        if isinstance(lost, BaseException):
+            raise lost
         if lost is None:
             raise httpx.RemoteProtocolError(
                 "Server disconnected without sending a response.", request=request
