@@ -112,15 +112,18 @@ def _claims_table(claims: Sequence[ClaimQuery]) -> pa.Table:
 
 # -- reader text ---------------------------------------------------------------------------
 _UNREAD = """
-SELECT s.content_hash, s.media_type, s.body
-FROM snapshots s
-WHERE s.content_hash IN (
+WITH wanted AS (
     SELECT DISTINCT r.content_hash FROM revisions r
-    WHERE r.content_hash IS NOT NULL AND r.doc_id IN (SELECT doc_id FROM _claim_docs)
+    JOIN _claim_docs d ON d.doc_id = r.doc_id
+    WHERE r.content_hash IS NOT NULL
+),
+missing AS (
+    SELECT content_hash FROM wanted
+    EXCEPT
+    SELECT content_hash FROM reader_texts WHERE rules = $rules
 )
-AND NOT EXISTS (
-    SELECT 1 FROM reader_texts t WHERE t.content_hash = s.content_hash AND t.rules = $rules
-)
+SELECT s.content_hash, s.media_type, s.body
+FROM snapshots s JOIN missing m ON m.content_hash = s.content_hash
 """
 
 
