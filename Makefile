@@ -20,7 +20,7 @@ $(BIN)/receipts: pyproject.toml
 install: $(BIN)/receipts ## Create .venv and install receipts with its dev tools.
 
 node-deps: ## Install the Node packages some tests use (Sanity's schema package), from the lock file.
-	cd tests/studio && npm ci --no-audit --no-fund --loglevel=error
+	cd tests/node && npm ci --no-audit --no-fund --loglevel=error
 
 test: install ## Run the test suite.
 	$(BIN)/pytest -q

@@ -12,6 +12,7 @@ from bench import synthetic_source
 from pipelines.cli import main
 from sources import registry
 from sources.http import Endpoint
+from tests.fakes.node_lake import node_lake, node_lake_server  # noqa: F401 (fixtures)
 from tests.fakes.upstreams import upstreams  # noqa: F401 (a fixture shared by several modules)
 from warehouse.store import Warehouse
 

@@ -18,9 +18,9 @@ from tests.conftest import REPO, cli
 from warehouse.errors import PublishError
 from warehouse.store import Warehouse
 
-CHECKER = REPO / "tests" / "studio" / "check.mjs"
-NODE_MODULES = REPO / "tests" / "studio" / "node_modules"
-INSTALL = "make node-deps   (npm ci in tests/studio)"
+CHECKER = REPO / "tests" / "node" / "check_schema.mjs"
+NODE_MODULES = REPO / "tests" / "node" / "node_modules"
+INSTALL = "make node-deps   (npm ci in tests/node)"
 
 
 def _doc(_id: str, _type: str, **fields: Any) -> dict[str, Any]:

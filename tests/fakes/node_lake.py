@@ -1,0 +1,147 @@
+"""The Content Lake fake whose queries groq-js evaluates (``tests/node/lake.mjs``), started
+as a loopback server by a pytest fixture.
+
+``NodeLake`` steers it the way an editor or a failing network would: ``put``, ``edit`` and
+``remove`` documents, ``fault`` (429/500 before anything is applied; commit and then drop
+the connection or answer 503), and reads its ``documents``, ``transactions`` and
+``requests``. ``env()`` points receipts' Sanity target at it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+NODE_DIR = Path(__file__).resolve().parent.parent / "node"
+INSTALL = "make node-deps   (npm ci in tests/node)"
+PROJECT = "fakeproj"
+DATASET = "production"
+TOKEN = "sk-fake-node-lake-token-0123456789abcdef"
+
+
+def node_or_skip() -> str:
+    """The node binary when node and the test packages are installed; otherwise skip (and
+    in CI, fail: CI installs them)."""
+    node = shutil.which("node")
+    if node is None or not (NODE_DIR / "node_modules" / "groq-js").is_dir():
+        if os.environ.get("CI"):
+            pytest.fail(f"node or the tests' Node packages are missing: {INSTALL}")
+        pytest.skip(f"needs node and the tests' Node packages: {INSTALL}")
+    return node
+
+
+@dataclass
+class NodeLake:
+    url: str
+    token: str = TOKEN
+    dataset: str = DATASET
+
+    def env(self) -> dict[str, str]:
+        return {
+            "SANITY_PROJECT_ID": PROJECT,
+            "SANITY_DATASET": self.dataset,
+            "SANITY_TOKEN": self.token,
+            "SANITY_API_HOST": self.url,
+        }
+
+    def _control(self, action: str, body: dict[str, Any] | None = None) -> Any:
+        response = httpx.post(f"{self.url}/__control/{action}", json=body or {}, timeout=30)
+        response.raise_for_status()
+        return response.json()
+
+    # -- an editor in the Studio ---------------------------------------------------------------
+    def put(self, document: dict[str, Any]) -> str:
+        return str(self._control("put", {"document": document})["rev"])
+
+    def edit(self, doc_id: str, **fields: Any) -> str:
+        return str(self._control("edit", {"id": doc_id, "set": fields})["rev"])
+
+    def remove(self, doc_id: str) -> str:
+        return str(self._control("remove", {"id": doc_id})["rev"])
+
+    # -- a failing network ---------------------------------------------------------------------
+    def fault(
+        self,
+        endpoint: str,
+        *,
+        when: str = "before",
+        status: int = 503,
+        drop: bool = False,
+        times: int = 1,
+        retry_after: float | None = None,
+    ) -> None:
+        """``when="before"``: answer ``status`` before applying anything; ``when="after"``
+        (mutations): commit, then drop the connection or answer ``status``."""
+        body: dict[str, Any] = {"endpoint": f"{endpoint}:{when}", "status": status, "times": times}
+        if drop:
+            body["drop"] = True
+        if retry_after is not None:
+            body["retryAfter"] = retry_after
+        self._control("fault", body)
+
+    # -- what it holds -------------------------------------------------------------------------
+    @property
+    def documents(self) -> dict[str, dict[str, Any]]:
+        return {d["_id"]: d for d in self._control("state")["documents"]}
+
+    @property
+    def transactions(self) -> list[str]:
+        return list(self._control("state")["transactions"])
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        return list(self._control("requests")["requests"])
+
+    def mutations_sent(self) -> int:
+        return sum(
+            len((r.get("body") or {}).get("mutations", []))
+            for r in self.requests
+            if r["endpoint"] == "mutate"
+        )
+
+    def evaluate(self, query: str, documents: list[dict[str, Any]], **params: Any) -> Any:
+        """groq-js over the given documents (for a fake that holds its own)."""
+        return self._control("eval", {"query": query, "params": params, "documents": documents})[
+            "result"
+        ]
+
+    def reset(self) -> None:
+        self._control("reset")
+
+
+@pytest.fixture(scope="session")
+def node_lake_server() -> Iterator[NodeLake]:
+    node = node_or_skip()
+    process = subprocess.Popen(
+        [node, str(NODE_DIR / "lake.mjs")],
+        stdout=subprocess.PIPE,
+        env={**os.environ, "LAKE_TOKEN": TOKEN},
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        port = json.loads(process.stdout.readline())["port"]
+        yield NodeLake(f"http://127.0.0.1:{port}")
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        if process.stdout is not None:
+            process.stdout.close()
+
+
+@pytest.fixture
+def node_lake(node_lake_server: NodeLake, monkeypatch: pytest.MonkeyPatch) -> NodeLake:
+    """An empty Content Lake (groq-js) with receipts' Sanity variables pointing at it."""
+    node_lake_server.reset()
+    for name, value in node_lake_server.env().items():
+        monkeypatch.setenv(name, value)
+    return node_lake_server

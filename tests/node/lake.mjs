@@ -1,0 +1,297 @@
+// A fake of the Sanity Content Lake HTTP API whose every query is evaluated by groq-js,
+// Sanity's reference GROQ implementation. Tests only.
+//
+//   node lake.mjs [--port N]     (prints {"port": N} on stdout once it listens)
+//
+// Built from shared/reference/upstream-apis.md §1:
+// - POST /v{version}/data/mutate/{dataset}: create, createIfNotExists, createOrReplace,
+//   patch (set, setIfMissing, unset, ifRevisionID) and delete by id, applied atomically per
+//   transaction to an in-memory dataset. Every document written gets _rev = the
+//   transaction id; a transaction id already used in the dataset is refused (409), as the
+//   real service requires ids unique in the dataset. A revision mismatch or an existing id
+//   on create is a 409 mutationError; a strong reference to a missing document, or the
+//   delete of a referenced one, too.
+// - GET|POST /v{version}/data/query/{dataset}: groq-js over the dataset as the perspective
+//   sees it (published by default from API version 2025-02-19: no drafts.*, versions.*;
+//   raw: everything; drafts: drafts over published), {ms, query, result}.
+// - GET /v{version}/data/doc/{dataset}/{ids}: {documents, omitted}.
+// - Authorization: Bearer <LAKE_TOKEN> on every data request, else a Boom-style 401.
+// Faults it can play (POST /__control/fault): answer 429/500 before applying anything,
+// commit and then drop the connection, commit and then answer 503.
+// Editors' operations and inspection: /__control/{put,edit,remove,reset,state,requests}.
+import {createServer} from 'node:http'
+import {evaluate, parse} from 'groq-js'
+
+const TOKEN = process.env.LAKE_TOKEN ?? ''
+const PUBLISHED_DEFAULT_FROM = '2025-02-19'
+
+let documents = new Map()
+let transactions = new Set()
+let requests = []
+let faults = []
+let txCounter = 0
+let clock = Date.parse('2026-11-01T00:00:00Z')
+
+const timestamp = () => new Date((clock += 1000)).toISOString().replace('.000Z', 'Z')
+const clone = (value) => structuredClone(value)
+
+class MutationError extends Error {
+  constructor(status, description, items) {
+    super(description)
+    this.status = status
+    this.items = items
+  }
+}
+
+function itemError(index, type, description, extra = {}) {
+  return {error: {type, description, ...extra}, index}
+}
+
+function* strongRefs(value) {
+  if (Array.isArray(value)) {
+    for (const item of value) yield* strongRefs(item)
+  } else if (value && typeof value === 'object') {
+    if (typeof value._ref === 'string' && !value._weak) yield value._ref
+    for (const [key, item] of Object.entries(value)) if (key !== '_ref') yield* strongRefs(item)
+  }
+}
+
+function setPath(doc, path, value) {
+  const parts = path.split('.')
+  let node = doc
+  for (const part of parts.slice(0, -1)) {
+    if (typeof node[part] !== 'object' || node[part] === null) node[part] = {}
+    node = node[part]
+  }
+  node[parts.at(-1)] = value
+}
+
+function getPath(doc, path) {
+  return path.split('.').reduce((node, part) => (node == null ? undefined : node[part]), doc)
+}
+
+function unsetPath(doc, path) {
+  const parts = path.split('.')
+  const parent = getPath(doc, parts.slice(0, -1).join('.')) ?? (parts.length === 1 ? doc : null)
+  if (parent && typeof parent === 'object') delete parent[parts.at(-1)]
+}
+
+function applyOne(state, mutation, index, tx, now) {
+  const [kind, body] = Object.entries(mutation)[0]
+  const write = (doc, operation) => {
+    const existing = state.get(doc._id)
+    const written = {...doc, _rev: tx, _updatedAt: now, _createdAt: existing?._createdAt ?? now}
+    state.set(doc._id, written)
+    return {id: doc._id, operation}
+  }
+  switch (kind) {
+    case 'create':
+      if (state.has(body._id)) {
+        throw new MutationError(409, `Document by ID "${body._id}" already exists`, [
+          itemError(index, 'documentAlreadyExistsError', `Document by ID "${body._id}" already exists`, {id: body._id}),
+        ])
+      }
+      return write(clone(body), 'create')
+    case 'createIfNotExists':
+      if (state.has(body._id)) return {id: body._id, operation: 'none'}
+      return write(clone(body), 'create')
+    case 'createOrReplace':
+      return write(clone(body), state.has(body._id) ? 'update' : 'create')
+    case 'delete': {
+      if (!state.has(body.id)) return {id: body.id, operation: 'none'}
+      state.delete(body.id)
+      return {id: body.id, operation: 'delete'}
+    }
+    case 'patch': {
+      const current = state.get(body.id)
+      if (!current) {
+        throw new MutationError(409, `Document "${body.id}" not found`, [
+          itemError(index, 'documentNotFoundError', `Document "${body.id}" not found`, {id: body.id}),
+        ])
+      }
+      if (body.ifRevisionID !== undefined && body.ifRevisionID !== current._rev) {
+        const description = `Document "${body.id}" has unexpected revision ID ("${current._rev}"), expected "${body.ifRevisionID}"`
+        throw new MutationError(409, description, [
+          itemError(index, 'documentRevisionIDDoesNotMatchError', description, {
+            currentRevisionID: current._rev,
+            expectedRevisionID: body.ifRevisionID,
+          }),
+        ])
+      }
+      const doc = clone(current)
+      for (const [path, value] of Object.entries(body.setIfMissing ?? {})) {
+        if (getPath(doc, path) === undefined) setPath(doc, path, clone(value))
+      }
+      for (const [path, value] of Object.entries(body.set ?? {})) setPath(doc, path, clone(value))
+      for (const path of body.unset ?? []) unsetPath(doc, path)
+      return write(doc, 'update')
+    }
+    default:
+      throw new MutationError(400, `unknown mutation ${kind}`, [itemError(index, 'invalidMutation', kind)])
+  }
+}
+
+function checkReferences(state) {
+  for (const doc of state.values()) {
+    for (const ref of strongRefs(doc)) {
+      if (!state.has(ref)) {
+        const description = `Document "${doc._id}" references non-existent document "${ref}"`
+        throw new MutationError(409, description, [
+          itemError(0, 'documentReferenceMissingError', description, {id: doc._id, ref}),
+        ])
+      }
+    }
+  }
+}
+
+function apply(mutations, transactionId) {
+  const tx = transactionId ?? `tx-${++txCounter}`
+  if (transactions.has(tx)) {
+    throw new MutationError(409, `The transaction ID "${tx}" is already in use in this dataset`, [
+      itemError(0, 'transactionIdAlreadyExistsError', `transaction ${tx} already exists`),
+    ])
+  }
+  const state = new Map([...documents].map(([id, doc]) => [id, clone(doc)]))
+  const now = timestamp()
+  const results = mutations.map((mutation, index) => applyOne(state, mutation, index, tx, now))
+  checkReferences(state)
+  documents = state
+  transactions.add(tx)
+  return {transactionId: tx, results}
+}
+
+function visible(perspective) {
+  const all = [...documents.values()]
+  if (perspective === 'raw') return all
+  const published = all.filter((d) => !d._id.startsWith('drafts.') && !d._id.startsWith('versions.'))
+  if (perspective !== 'drafts') return published
+  const byId = new Map(published.map((d) => [d._id, d]))
+  for (const d of all) if (d._id.startsWith('drafts.')) byId.set(d._id.slice(7), {...d, _id: d._id.slice(7), _originalId: d._id})
+  return [...byId.values()]
+}
+
+async function runQuery(query, params, dataset) {
+  const tree = parse(query, {params})
+  const value = await evaluate(tree, {dataset, params})
+  return value.get()
+}
+
+function send(res, status, body, headers = {}) {
+  const text = JSON.stringify(body)
+  res.writeHead(status, {'content-type': 'application/json; charset=utf-8', ...headers})
+  res.end(text)
+}
+
+async function readBody(req) {
+  const chunks = []
+  for await (const chunk of req) chunks.push(chunk)
+  const text = Buffer.concat(chunks).toString('utf8')
+  return text ? JSON.parse(text) : null
+}
+
+function takeFault(endpoint) {
+  const fault = faults.find((f) => f.endpoint === endpoint && f.times > 0)
+  if (fault) fault.times -= 1
+  return fault
+}
+
+async function control(action, body, res) {
+  switch (action) {
+    case 'put': {
+      const {transactionId} = apply([{createOrReplace: body.document}], body.transactionId)
+      return send(res, 200, {rev: transactionId})
+    }
+    case 'edit': {
+      const {transactionId} = apply([{patch: {id: body.id, set: body.set ?? {}, unset: body.unset ?? []}}])
+      return send(res, 200, {rev: transactionId})
+    }
+    case 'remove': {
+      const {transactionId} = apply([{delete: {id: body.id}}])
+      return send(res, 200, {rev: transactionId})
+    }
+    case 'fault':
+      faults.push({times: 1, ...body})
+      return send(res, 200, {faults})
+    case 'reset':
+      documents = new Map()
+      transactions = new Set()
+      requests = []
+      faults = []
+      return send(res, 200, {})
+    case 'state':
+      return send(res, 200, {documents: [...documents.values()], transactions: [...transactions]})
+    case 'requests':
+      return send(res, 200, {requests})
+    case 'eval': {
+      // groq-js over documents given by the caller (the Python fault-injecting fake).
+      const result = await runQuery(body.query, body.params ?? {}, body.documents ?? [])
+      return send(res, 200, {result})
+    }
+    default:
+      return send(res, 404, {error: `no control action ${action}`})
+  }
+}
+
+async function handle(req, res) {
+  const url = new URL(req.url, 'http://lake')
+  const body = req.method === 'POST' ? await readBody(req) : null
+  if (url.pathname.startsWith('/__control/')) return control(url.pathname.slice(11), body ?? {}, res)
+
+  const match = url.pathname.match(/^\/v(\d{4}-\d{2}-\d{2}|1)\/data\/(mutate|query|doc)\/([^/]+)(?:\/(.*))?$/)
+  if (!match) return send(res, 404, {statusCode: 404, error: 'Not Found', message: 'Not Found'})
+  const [, version, endpoint, , rest] = match
+  requests.push({method: req.method, path: url.pathname, query: url.search, endpoint, body})
+  if (req.headers.authorization !== `Bearer ${TOKEN}`) {
+    return send(res, 401, {statusCode: 401, error: 'Unauthorized', message: 'Session not found'})
+  }
+  const before = takeFault(`${endpoint}:before`)
+  if (before) {
+    const headers = before.retryAfter ? {'retry-after': String(before.retryAfter)} : {}
+    return send(res, before.status, {statusCode: before.status, error: 'Injected', message: 'injected'}, headers)
+  }
+
+  if (endpoint === 'mutate') {
+    const transactionId = body?.transactionId ?? url.searchParams.get('transactionId') ?? undefined
+    let result
+    try {
+      result = apply(body?.mutations ?? [], transactionId)
+    } catch (err) {
+      if (!(err instanceof MutationError)) throw err
+      return send(res, err.status, {error: {type: 'mutationError', description: err.message, items: err.items}})
+    }
+    const after = takeFault('mutate:after')
+    if (after && after.drop) return req.socket.destroy()
+    if (after) return send(res, after.status, {statusCode: after.status, error: 'Injected', message: 'injected'})
+    return send(res, 200, result)
+  }
+
+  if (endpoint === 'query') {
+    const query = body?.query ?? url.searchParams.get('query')
+    const params = {...(body?.params ?? {})}
+    for (const [key, value] of url.searchParams) if (key.startsWith('$')) params[key.slice(1)] = JSON.parse(value)
+    const perspective =
+      body?.perspective ?? url.searchParams.get('perspective') ?? (version >= PUBLISHED_DEFAULT_FROM ? 'published' : 'raw')
+    try {
+      const result = await runQuery(query, params, visible(perspective))
+      return send(res, 200, {ms: 1, query, result})
+    } catch (err) {
+      return send(res, 400, {error: {type: 'queryParseError', description: String(err.message), query}})
+    }
+  }
+
+  const ids = decodeURIComponent(rest ?? '').split(',').filter(Boolean)
+  return send(res, 200, {
+    documents: ids.filter((id) => documents.has(id)).map((id) => documents.get(id)),
+    omitted: ids.filter((id) => !documents.has(id)).map((id) => ({id, reason: 'existence'})),
+  })
+}
+
+const portArg = process.argv.indexOf('--port')
+const port = portArg > 0 ? Number(process.argv[portArg + 1]) : 0
+const server = createServer((req, res) => {
+  handle(req, res).catch((err) => send(res, 500, {statusCode: 500, error: 'Internal', message: String(err)}))
+})
+server.listen(port, '127.0.0.1', () => {
+  process.stdout.write(JSON.stringify({port: server.address().port}) + '\n')
+})
+process.on('SIGTERM', () => server.close(() => process.exit(0)))
