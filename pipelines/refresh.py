@@ -66,7 +66,8 @@ def claims_summary(check: ClaimsCheck) -> dict[str, Any]:
 
 
 def drift_summary(drift: Drift) -> dict[str, Any]:
-    """Counts per source and one line per drifted document: the summary a refresh prints."""
+    """Counts per source, one line per drifted document, and the documents this run's
+    listings missed without proving them gone (``unseen``): the summary a refresh prints."""
     return {
         "since_run": None if drift.since_run is None else drift.since_run.run_id,
         "until_run": None if drift.until_run is None else drift.until_run.run_id,
@@ -85,6 +86,16 @@ def drift_summary(drift: Drift) -> dict[str, Any]:
             for row in drift.rows
         ],
         "omitted": drift.omitted,
+        "unseen": [
+            {
+                "doc_id": row.doc_id,
+                "revision": row.revision,
+                "content_hash": row.content_hash,
+                "last_seen_run": row.last_seen_run,
+                "scope": row.scope,
+            }
+            for row in drift.unseen
+        ],
     }
 
 

@@ -44,6 +44,7 @@ class ClaimRevisions(NamedTuple):
     cited: list[bool]
     cited_hashes: int  # distinct content hashes among the cited revisions
     left_corpus: bool  # the document left the corpus (or every corpus it was in)
+    unseen: bool = False  # the latest listing of its scope missed it (not provably gone)
 
 
 class UnreadSnapshot(NamedTuple):
@@ -210,6 +211,18 @@ departed AS (
     SELECT doc_id FROM corpus_members
     WHERE doc_id IN (SELECT doc_id FROM claimed)
       AND ($corpus::VARCHAR IS NULL OR corpus = $corpus::VARCHAR)
+),
+-- unseen: the latest run that listed the scope of the document's current revision missed
+-- it (the drift report's definition, see warehouse.drift)
+current_scope AS (
+    SELECT doc_id, arg_max(scope, revision) AS scope, arg_max(tombstone, revision) AS tombstone
+    FROM revisions WHERE doc_id IN (SELECT doc_id FROM claimed) GROUP BY doc_id
+),
+unseen AS (
+    SELECT c.doc_id FROM current_scope c
+    JOIN run_misses m ON m.doc_id = c.doc_id AND m.scope = c.scope
+    WHERE NOT c.tombstone
+      AND m.run_id = (SELECT max(p.run_id) FROM run_progress p WHERE p.scope = c.scope)
 )
 SELECT
     s.claim_id,
@@ -218,10 +231,12 @@ SELECT
     list(s.tombstone ORDER BY s.revision),
     list(s.cited ORDER BY s.revision),
     count(DISTINCT s.content_hash) FILTER (WHERE s.cited),
-    bool_or(d.doc_id IS NOT NULL)
+    bool_or(d.doc_id IS NOT NULL),
+    bool_or(u.doc_id IS NOT NULL)
 FROM scored s
 JOIN _claims c ON c.claim_id = s.claim_id
 LEFT JOIN departed d ON d.doc_id = c.doc_id
+LEFT JOIN unseen u ON u.doc_id = c.doc_id
 GROUP BY s.claim_id
 """
 
@@ -247,6 +262,7 @@ def claim_revisions(
             [bool(c) for c in row[4]],
             int(row[5]),
             bool(row[6]),
+            bool(row[7]),
         )
         for row in rows
     }

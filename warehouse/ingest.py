@@ -18,6 +18,7 @@ import pyarrow as pa
 from warehouse.clock import now
 from warehouse.errors import MassRetireRefused
 from warehouse.records import Listing, Record
+from warehouse.sightings import record_misses
 from warehouse.store import Warehouse
 
 DEFAULT_BATCH_SIZE = 5_000
@@ -273,6 +274,8 @@ class Ingestor:
             total.add(self._commit_batch(source, listing.scope, batch))
         if listing.complete:
             total.add(self._retire_missing(source, listing.scope))
+        else:  # what an incomplete listing lacks is not gone, but it is recorded as unseen
+            record_misses(self.warehouse, self.run_id, listing.scope)
         if listing.lower_bound:
             # What the listing missed stays in the corpus: it was not seen to go.
             con.execute(_KEEP_SCOPE, {"scope": listing.scope})

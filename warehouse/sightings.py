@@ -2,12 +2,16 @@
 
 A revision is written once per distinct content; a sighting is written every time known
 bytes are seen at a new place, so it answers "what did this document hold at commit X?".
+The other side, a document *not* seen: a listing that is not provably complete records the
+live documents of its scope it lacked (table ``listing_misses``), which :mod:`warehouse.drift`
+reports as unseen.
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
+from warehouse.clock import now
 from warehouse.snapshots import checked_body
 from warehouse.store import Warehouse
 
@@ -54,3 +58,26 @@ def body_seen_at(warehouse: Warehouse, doc_id: str, url: str, commit: str | None
     if row is None:
         return None
     return checked_body(warehouse, str(row[0]), bytes(row[1]), doc_id=doc_id)
+
+
+# -- documents a listing missed ------------------------------------------------------------
+_RECORD_MISSES = """
+INSERT INTO listing_misses
+SELECT $run, $scope, c.doc_id, c.revision, $at
+FROM current_revisions c
+WHERE c.scope = $scope AND NOT c.tombstone
+  AND c.doc_id NOT IN (SELECT doc_id FROM _seen)
+  AND NOT EXISTS (
+      SELECT 1 FROM listing_misses m
+      WHERE m.run_id = $run AND m.scope = $scope AND m.doc_id = c.doc_id
+  )
+"""
+
+
+def record_misses(warehouse: Warehouse, run_id: int, scope: str) -> None:
+    """The live documents of ``scope`` that the listing just ingested (the engine's ``_seen``
+    table) did not contain, recorded as missed by run ``run_id``. Called for listings that
+    are not complete: what they lack is not tombstoned, so without this row its absence
+    would leave no trace."""
+    with warehouse._transaction():
+        warehouse._con.execute(_RECORD_MISSES, {"run": run_id, "scope": scope, "at": now()})

@@ -8,9 +8,13 @@ sentence citing a quote from one revision of one document. Each claim gets one s
   revision no longer contains it (``at_revision`` is the revision where it stopped);
 - ``misattributed``: it is not in the cited revision but in another (``found_in``);
 - ``missing``: no revision contains it;
-- ``gone``: it is in the cited revision, but the document was tombstoned upstream;
-- ``unseen``: it is in the cited revision, but the document left the corpus (a complete
-  run of the manifest no longer yields it);
+- ``gone``: it is in the cited revision, but the document was tombstoned upstream, or it
+  left the corpus (a complete run of the manifest no longer yields it): what the drift
+  report counts as gone;
+- ``unseen``: it is in the cited revision, but the latest run that listed the document's
+  scope did not find it there, in a listing that is not provably complete (a comment tree
+  smaller than its article's ``comments_count``): not gone, not seen either — what the
+  drift report calls unseen;
 - ``unknown``: the warehouse has no such document, or no such revision or hash of it.
 
 The text rules are those of ``receipts verify-quote`` (:mod:`pipelines.audit.quote`): the
@@ -406,8 +410,16 @@ def classify(claim: Claim, revs: ClaimRevisions | None) -> ClaimVerdict:
     if revs.left_corpus:
         return ClaimVerdict(
             claim,
-            "unseen",
+            "gone",
             f"the quote is in the cited revision {cited_rev}, but {doc} has left the corpus",
+            **base,  # type: ignore[arg-type]
+        )
+    if revs.unseen:
+        return ClaimVerdict(
+            claim,
+            "unseen",
+            f"the quote is in the cited revision {cited_rev}, but {doc} was missing from the "
+            "latest listing of its scope (not provably complete, so not tombstoned)",
             **base,  # type: ignore[arg-type]
         )
     if current in found:

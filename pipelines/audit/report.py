@@ -99,19 +99,49 @@ def build_report(warehouse: Warehouse, drift: Drift, generated_at: datetime) -> 
                     "timeline": [ref.as_json() for ref in row.timeline],
                 }
             )
-    return {
-        "report": "drift",
-        "version": REPORT_VERSION,
-        "generated_at": utc_iso(generated_at),
-        "corpus": drift.corpus,
-        "since": _point(drift, "since"),
-        "until": _point(drift, "until"),
-        "drift_found": drift.found,
-        "counts": drift.counts,
-        "totals": drift.totals,
-        "documents": documents,
-        "omitted": drift.omitted,
-    } | _claims_section(warehouse, drift)
+    return (
+        {
+            "report": "drift",
+            "version": REPORT_VERSION,
+            "generated_at": utc_iso(generated_at),
+            "corpus": drift.corpus,
+            "since": _point(drift, "since"),
+            "until": _point(drift, "until"),
+            "drift_found": drift.found,
+            "counts": drift.counts,
+            "totals": drift.totals,
+            "documents": documents,
+            "omitted": drift.omitted,
+        }
+        | _unseen_section(drift)
+        | _claims_section(warehouse, drift)
+    )
+
+
+def _unseen_section(drift: Drift) -> dict[str, Any]:
+    """``unseen``: live documents the newer run listed the scope of without finding them
+    (not provably gone), with the last run that saw each; no key at all when there are
+    none, so a report without any reads as before."""
+    if not drift.unseen:
+        return {}
+    return {"unseen": [row.as_json() for row in drift.unseen]}
+
+
+UNSEEN_NOTE = (
+    "missing from a listing that is not provably complete: not tombstoned, not seen either"
+)
+
+
+def unseen_phrase(doc: dict[str, Any]) -> str:
+    """``unseen since run 2: revision 1 abc… (scope …, missed by run 3)``."""
+    return (
+        f"unseen since run {doc['last_seen_run']}: revision {doc['revision']} "
+        f"{short(doc['content_hash'])} (scope {doc['scope']}, missed by run {doc['missed_run']})"
+    )
+
+
+def _unseen_heading(report: dict[str, Any]) -> str:
+    return f"unseen documents ({len(report['unseen'])}): {UNSEEN_NOTE}"
 
 
 def _claims_section(warehouse: Warehouse, drift: Drift) -> dict[str, Any]:
@@ -177,11 +207,13 @@ def _title(report: dict[str, Any]) -> str:
 def _verdict(report: dict[str, Any]) -> str:
     totals = report["totals"]
     drifted = sum(totals[k] for k in DRIFT_OUTCOMES)
+    unseen = len(report.get("unseen", []))
+    also = f" {unseen} unseen: not in the latest listing of their scope." if unseen else ""
     if not drifted:
-        return f"No drift: all {totals['unchanged']} documents unchanged."
+        return f"No drift: all {totals['unchanged']} documents unchanged.{also}"
     parts = ", ".join(f"{totals[k]} {k}" for k in DRIFT_OUTCOMES if totals[k])
     noun = "document" if drifted == 1 else "documents"
-    return f"{drifted} {noun} drifted: {parts} ({totals['unchanged']} unchanged)."
+    return f"{drifted} {noun} drifted: {parts} ({totals['unchanged']} unchanged).{also}"
 
 
 def _revision_phrase(ref: dict[str, Any] | None) -> str:
@@ -280,9 +312,16 @@ def render_text(report: dict[str, Any]) -> str:
         out += ["", _target_heading(report)]
         for label, ids in target_drift_groups(report):
             out.append(f"  {label}: {', '.join(ids)}")
+        if report["target_drift"].get("unrecorded"):
+            ours = ", ".join(report["target_drift"]["unrecorded"])
+            out.append(f"  unrecorded (ours; the next push records the transaction): {ours}")
     if report.get("claims"):
         out += ["", _claims_heading(report)]
         out += [f"  {line}" for line in claim_change_lines(report)]
+    if report.get("unseen"):
+        out += ["", _unseen_heading(report)]
+        for doc in report["unseen"]:
+            out += [f"{'UNSEEN':<9} {doc['doc_id']}", f"          {unseen_phrase(doc)}"]
     documents = report["documents"]
     if documents or report["omitted"]:
         out += ["", f"drifted documents ({len(documents) + report['omitted']})"]
@@ -360,6 +399,9 @@ def render_md(report: dict[str, Any]) -> str:
     if report.get("claims"):
         out += ["", "## Claims", "", _claims_heading(report)]
         out += [f"- {line}" for line in claim_change_lines(report)]
+    if report.get("unseen"):
+        out += ["", f"## Unseen documents ({len(report['unseen'])})", "", f"_{UNSEEN_NOTE}._", ""]
+        out += [f"- {_md_code(doc['doc_id'])}: {unseen_phrase(doc)}" for doc in report["unseen"]]
     documents = report["documents"]
     if documents:
         out += ["", f"## Drifted documents ({len(documents) + report['omitted']})"]
@@ -572,6 +614,17 @@ def render_html(report: dict[str, Any]) -> str:
     if report.get("claims"):
         out.append(f'<section id="claims"><h2>{_e(_claims_heading(report))}</h2><ul>')
         out += [f"<li>{_e(line)}</li>" for line in claim_change_lines(report)]
+        out.append("</ul></section>")
+    if report.get("unseen"):
+        out.append(
+            f'<section id="unseen"><h2>Unseen documents ({len(report["unseen"])})</h2>'
+            f'<p class="note">{_e(UNSEEN_NOTE)}</p><ul>'
+        )
+        out += [
+            '<li><span class="badge unseen" style="background: var(--muted)">unseen</span> '
+            f"<code>{_e(doc['doc_id'])}</code>: {_e(unseen_phrase(doc))}</li>"
+            for doc in report["unseen"]
+        ]
         out.append("</ul></section>")
     if documents:
         total = len(documents) + report["omitted"]

@@ -81,6 +81,12 @@ def print_refresh(result: RefreshResult) -> None:
         )
     if summary["omitted"]:
         click.echo(f"  … and {summary['omitted']} more (receipts drift MANIFEST for all)")
+    for doc in summary["unseen"]:
+        click.echo(
+            f"  {'unseen':<8} {doc['doc_id']}: unseen since run {doc['last_seen_run']} "
+            f"(revision {doc['revision']}; not in this run's listing of {doc['scope']}, "
+            "which is not provably complete)"
+        )
     print_claims(result)
 
 
