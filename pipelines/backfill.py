@@ -29,29 +29,28 @@ import tempfile
 import time
 from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from pipelines.progress import BackfillReporter
 from sources.nhtsa.flatfile import (
     LAYOUTS,
-    FlatRow,
     Layout,
     LineSource,
     Malformed,
+    RowChecker,
     VehicleFilter,
     file_sha256,
-    flat_record,
     is_header,
-    parse_line,
-    row_matches,
+    read_chunks,
 )
-from warehouse.canonical import canonical_json
+from warehouse.canonical import CANONICAL_FORM_VERSION, canonical_json
 from warehouse.clock import now
 from warehouse.errors import BackfillError, FlatFileError, ReceiptsError, UsageError
-from warehouse.ingest import DEFAULT_BATCH_SIZE, Counts, Ingestor
-from warehouse.records import Listing, Provenance, Record
+from warehouse.ids import doc_id
+from warehouse.ingest import FINGERPRINT, Counts, Drafts, Ingestor
+from warehouse.records import Provenance, Record
 from warehouse.runs import finish_run, latest_checkpoint, start_run
 from warehouse.scratch import KeyLines
 from warehouse.store import Warehouse
@@ -59,8 +58,7 @@ from warehouse.store import Warehouse
 SOURCE = "nhtsa"
 COMMAND = "backfill"
 DEFAULT_MEMORY_LIMIT = "256MB"
-STAGE_CHUNK = 50_000
-PROGRESS_EVERY = 20_000
+DEFAULT_BATCH_SIZE = 20_000  # documents per transaction
 MALFORMED_KEPT = 1_000  # line details kept in memory (all are counted)
 LEDGER_WARNINGS = 100  # line details written to the run ledger
 _MEMORY_LIMIT_RE = re.compile(r"^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$", re.IGNORECASE)
@@ -184,20 +182,6 @@ class ScanResult:
             self.malformed_lines.append({"line": bad.line, "reason": bad.reason})
 
 
-def file_rows(source: LineSource, request: BackfillRequest) -> Iterator[FlatRow | Malformed | None]:
-    """Every data row of the file (a header line skipped): a row of the wanted vehicle, why
-    the row is malformed, or None for a row of another vehicle."""
-    layout = request.layout
-    for number, text in source:
-        if number == 1 and is_header(layout, text):
-            continue
-        parsed = parse_line(layout, number, text)
-        if isinstance(parsed, Malformed) or row_matches(layout, parsed, request.vehicle):
-            yield parsed
-        else:
-            yield None
-
-
 def scan(
     source: LineSource,
     request: BackfillRequest,
@@ -206,74 +190,152 @@ def scan(
 ) -> ScanResult:
     """Pass 1: validate every line, count what is malformed, find each document's end."""
     result = ScanResult()
+    checker = RowChecker(request.layout, request.vehicle)
+    layout = request.layout
+    wanted = result.wanted
     index = KeyLines(scratch, request.memory_limit)
-    keys: list[str] = []
-    lines: list[int] = []
     try:
-        for row in file_rows(source, request):
-            result.rows += 1
-            if isinstance(row, FlatRow):
-                result.matched += 1
-                result.wanted.add(row.line)
-                keys.append(row.key)
-                lines.append(row.line)
-                if len(keys) >= STAGE_CHUNK:
-                    index.add(keys, lines)
-                    keys, lines = [], []
-            elif row is not None:
-                result.add_malformed(row)
-            if result.rows % PROGRESS_EVERY == 0:
-                reporter.reading(result.rows, source.bytes_read, source.total_bytes)
-        if keys:
-            index.add(keys, lines)
+        for start, lines in read_chunks(source):
+            keys: list[str] = []
+            numbers: list[int] = []
+            for number, text in enumerate(lines, start):
+                if not text or (number == 1 and is_header(layout, text)):
+                    continue
+                verdict = checker.check(text.split("\t"))
+                if isinstance(verdict, str):
+                    result.add_malformed(Malformed(number, verdict))
+                elif verdict[1]:
+                    wanted.add(number)
+                    keys.append(verdict[0])
+                    numbers.append(number)
+                result.rows += 1
+            result.matched += len(keys)
+            if keys:
+                index.add(keys, numbers)
+            reporter.reading(result.rows, source.bytes_read, source.total_bytes)
         for line in index.last_lines():  # the line that ends each document
             result.ends.add(line)
     finally:
         index.close()
-    reporter.reading(result.rows, source.bytes_read, source.total_bytes)
     reporter.read_finished(result.rows, result.matched, result.malformed)
     return result
 
 
 # -- writing -------------------------------------------------------------------------------
-def documents(
+@dataclass
+class _Document:
+    key: str
+    end: int
+    numbers: list[int]
+    lines: list[str]
+
+
+def _ended_documents(
     source: LineSource,
     request: BackfillRequest,
+    checker: RowChecker,
     scanned: ScanResult,
     after_line: int,
-    provenance: Provenance,
-    digest: str,
-    emitted_rows: deque[int],
-) -> Iterator[Record]:
-    """Pass 2: each document at its last line, rows in file order; documents ending at or
-    before ``after_line`` were committed by an interrupted run and are skipped."""
-    waiting: dict[str, list[FlatRow]] = {}
-    for number, text in source:
-        if number not in scanned.wanted:
-            continue
-        row = parse_line(request.layout, number, text, checked=True)
-        if not isinstance(row, FlatRow):
-            raise BackfillError(f"{source.name} changed while it was read (line {number})")
-        rows = waiting.setdefault(row.key, [])
-        rows.append(row)
-        if row.line not in scanned.ends:
-            continue
-        del waiting[row.key]
-        if row.line <= after_line:
-            continue
-        emitted_rows.append(len(rows))
-        yield flat_record(
-            request.layout,
-            row.key,
-            [r.values for r in rows],
-            provenance=provenance,
-            checkpoint=f"{digest[:16]}:{row.line}",
-            attributes={"file_sha256": digest, "lines": [r.line for r in rows]},
-        )
+) -> Iterator[_Document]:
+    """Pass 2: each document at its last line, its lines in file order; documents ending at
+    or before ``after_line`` were committed by an interrupted run and are skipped. Lines are
+    not split again: only the identity is read."""
+    waiting: dict[str, _Document] = {}
+    shapes = checker.shapes
+    wanted, ends = scanned.wanted, scanned.ends
+    for start, lines in read_chunks(source):
+        for number, text in enumerate(lines, start):
+            if number not in wanted:
+                continue
+            shape = shapes.get(text.count("\t") + 1)
+            if shape is None:
+                raise BackfillError(f"{source.name} changed while it was read (line {number})")
+            key = checker.key(shape, text.split("\t", max(shape.key_indexes) + 1))
+            doc = waiting.get(key)
+            if doc is None:
+                doc = waiting[key] = _Document(key, number, [], [])
+            doc.numbers.append(number)
+            doc.lines.append(text)
+            if number not in ends:
+                continue
+            del waiting[key]
+            if number > after_line:
+                doc.end = number
+                yield doc
     if waiting:
         raise BackfillError(
             f"{source.name} changed while it was read: {len(waiting)} records have no end"
         )
+
+
+def _fingerprint(salt: bytes, lines: list[str]) -> str:
+    """A digest of a document's raw lines and of the rules that build its bytes."""
+    return hashlib.blake2b(salt + "\n".join(lines).encode("utf-8"), digest_size=16).hexdigest()
+
+
+def draft_batches(
+    documents: Iterator[_Document],
+    request: BackfillRequest,
+    checker: RowChecker,
+    provenance: Provenance,
+    digest: str,
+    emitted_rows: deque[int],
+) -> Iterator[Drafts]:
+    """Batches of ``batch_size`` documents; each one's bytes are built only if the engine
+    asks (its raw lines differ from the ones its current revision was built from)."""
+    layout = request.layout
+    labels = "+".join(names.label for names in layout.layouts)
+    salt = f"canonical-v{CANONICAL_FORM_VERSION}|{layout.name}|{labels}|".encode()
+    kind = layout.doc_kind
+    batch: list[_Document] = []
+    provenances: dict[str, Provenance] = {}
+
+    def by_format(source_format: str) -> Provenance:
+        found = provenances.get(source_format)
+        if found is None:
+            found = provenances[source_format] = replace(provenance, source_format=source_format)
+        return found
+
+    def drafts_of(docs: list[_Document]) -> Drafts:
+        doc_ids = [doc_id(SOURCE, kind, d.key) for d in docs]
+        fingerprints = [_fingerprint(salt, d.lines) for d in docs]
+
+        def build(positions: list[int]) -> list[Record]:
+            records = []
+            for i in positions:
+                doc = docs[i]
+                body, source_format = checker.body(doc.lines)
+                records.append(
+                    Record(
+                        doc_id=doc_ids[i],
+                        kind=kind,
+                        body=body,
+                        provenance=by_format(source_format),
+                        attributes={
+                            "file_sha256": digest,
+                            "lines": doc.numbers,
+                            FINGERPRINT: fingerprints[i],
+                        },
+                    )
+                )
+            return records
+
+        emitted_rows.append(sum(len(d.numbers) for d in docs))
+        return Drafts(
+            doc_ids=doc_ids,
+            fingerprints=fingerprints,
+            provenance=provenance,
+            build=build,
+            checkpoint=f"{digest[:16]}:{docs[-1].end}",
+        )
+
+    for document in documents:
+        batch.append(document)
+        if len(batch) >= request.batch_size:
+            yield drafts_of(batch)
+            batch = []
+    if batch:
+        yield drafts_of(batch)
 
 
 def _resume_point(warehouse: Warehouse, scope: str, digest: str) -> int | None:
@@ -378,7 +440,7 @@ def _write(
     done = {"rows": 0, "documents": 0}
 
     def on_batch(counts: Counts) -> None:
-        for _ in range(min(counts.records, len(emitted_rows))):
+        if counts.records and emitted_rows:
             done["rows"] += emitted_rows.popleft()
         done["documents"] += counts.records
         reporter.writing(done["rows"], scanned.matched, done["documents"])
@@ -388,9 +450,11 @@ def _write(
         source_format=request.layout.source_format,
         fetched_at=now(),
     )
+    checker = RowChecker(request.layout, request.vehicle)
     ingestor = Ingestor(warehouse, run_id, batch_size=request.batch_size, on_batch=on_batch)
-    records = documents(source, request, scanned, after_line, provenance, digest, emitted_rows)
-    return ingestor.ingest(SOURCE, Listing(scope=request.scope(), records=records))
+    documents = _ended_documents(source, request, checker, scanned, after_line)
+    batches = draft_batches(documents, request, checker, provenance, digest, emitted_rows)
+    return ingestor.ingest_drafts(SOURCE, request.scope(), batches)
 
 
 def _ledger_counts(result: BackfillResult) -> dict[str, Any]:

@@ -26,11 +26,26 @@ from pipelines.progress import (
     backfill_reporter_for,
 )
 from sources.base import CurationInput
-from sources.nhtsa.flatfile import INV_FIELDS, RCL_FIELDS, TSBS_FIELDS_14
+from sources.nhtsa.flatfile import (
+    INV_FIELDS,
+    LAYOUTS,
+    RCL_FIELDS,
+    TSBS_FIELDS_14,
+    FlatRow,
+    LineSource,
+    RowChecker,
+    VehicleFilter,
+    flat_body,
+    flat_record,
+    is_header,
+    parse_line,
+)
 from sources.nhtsa.source import curate
 from tests.conftest import REPO, cli
 from tests.fakes.nhtsa import AEB_COMPLAINT, STATIC, FakeNhtsa, cmpl_row, write_zip
 from warehouse import audit
+from warehouse.canonical import content_hash
+from warehouse.records import Provenance
 from warehouse.store import Warehouse
 
 
@@ -445,3 +460,74 @@ def test_a_killed_backfill_rerun_yields_exactly_an_uninterrupted_run(tmp_path: P
     ledger = _ledger(warehouse)
     assert [r["status"] for r in ledger] == ["ok", "interrupted"]
     assert cli("verify", "--warehouse", warehouse).exit_code == 0
+
+
+# -- the fast path stores the bytes of the reference path ----------------------------------
+def _reference_documents(path: Path, kind: str) -> dict[str, tuple[str, str]]:
+    """doc_id → (content hash, source format), by the line-at-a-time reference path:
+    :func:`parse_line` on each line, rows grouped by identity in file order, then
+    :func:`flat_record` (the path the backfill took before it read files in bulk)."""
+    layout = LAYOUTS[kind]
+    grouped: dict[str, list[dict[str, str]]] = {}
+    for number, text in LineSource(path):
+        if number == 1 and is_header(layout, text):
+            continue
+        row = parse_line(layout, number, text)
+        if isinstance(row, FlatRow):
+            grouped.setdefault(row.key, []).append(row.values)
+    out = {}
+    for key, rows in grouped.items():
+        record = flat_record(layout, key, rows, provenance=Provenance())
+        out[record.doc_id] = (content_hash(record.body), str(record.provenance.source_format))
+    return out
+
+
+def test_every_document_has_the_bytes_of_the_reference_path(tmp_path: Path) -> None:
+    odd = [
+        cmpl_row(11999100, 1, CDESCR='ÉTÉ "QUOTED" \\ BACKSLASH\x01 CONTROL', YEARTXT="2019"),
+        [*cmpl_row(11999101, 2, CITY="SÃO PAULO"), "GA", "DRIVER"],
+        cmpl_row(11999100, 3, YEARTXT="9999", COMPDESC="ÄÖÜ ß"),
+        cmpl_row(11999102, 4, YEARTXT=""),
+    ]
+    small = write_zip(tmp_path / "ODD.zip", "FLAT_CMPL.txt", odd, eol="\r\n")
+    generated = generate(tmp_path / "GEN.zip", 3_000)
+    for path in (complaints_file(tmp_path), small, generated):
+        warehouse = tmp_path / f"{path.stem}.duckdb"
+        code, report, _ = backfill(warehouse, "--file", path, "--kind", "complaints")
+        assert code == 0, report
+        stored = {doc: (h, fmt) for doc, _, h, _, fmt in revisions(warehouse)}
+        assert stored == _reference_documents(path, "complaints")
+        with Warehouse.open(str(warehouse), read_only=True) as wh:
+            for doc, (digest, _) in stored.items():
+                assert content_hash(audit.snapshot(wh, doc).body) == digest
+
+
+def test_a_rerun_builds_only_the_documents_whose_lines_changed(tmp_path: Path) -> None:
+    rows = [cmpl_row(11999200 + i, i + 1) for i in range(6)]
+    warehouse = tmp_path / "w.duckdb"
+    first = write_zip(tmp_path / "A.zip", "FLAT_CMPL.txt", rows)
+    assert backfill(warehouse, "--file", first, "--kind", "complaints")[1]["documents"]["new"] == 6
+    rows[2] = cmpl_row(11999202, 3, CDESCR="A CORRECTED NARRATIVE")
+    second = write_zip(tmp_path / "B.zip", "FLAT_CMPL.txt", rows)
+    code, report, _ = backfill(warehouse, "--file", second, "--kind", "complaints")
+    assert code == 0
+    assert (report["documents"]["changed"], report["documents"]["unchanged"]) == (1, 5)
+    current: dict[str, tuple[str, str]] = {}
+    for doc, _, digest, _, fmt in revisions(warehouse):  # in revision order: the last wins
+        current[doc] = (digest, fmt)
+    assert current == _reference_documents(second, "complaints")
+
+
+@pytest.mark.parametrize("kind", sorted(LAYOUTS))
+def test_the_body_builder_matches_flat_body_for_every_layout(kind: str) -> None:
+    layout = LAYOUTS[kind]
+    checker = RowChecker(layout, VehicleFilter())
+    for names in layout.layouts:
+        lines = [
+            "\t".join(f'{n[:3]}É{i}"\\' if n not in layout.year_fields else y for n in names.fields)
+            for i, y in enumerate(("2019", "9999", "", "2001"))
+        ]
+        rows = [dict(zip(names.fields, line.split("\t"), strict=True)) for line in lines]
+        body, fmt = checker.body(lines)
+        assert body == flat_body(layout, rows)
+        assert fmt == layout.record_format(rows)

@@ -4,24 +4,40 @@ Each batch moves through Arrow and is compared with the current revisions in one
 its new snapshots, revisions, sightings and the run's progress row commit in one
 transaction. Nothing is updated or deleted; de-duplication is by anti-join inside the
 writing transaction, never by a key constraint.
+
+A source that can name a cheap *fingerprint* of a document's upstream input (a digest of
+the raw lines it is made of) hands the engine :class:`Drafts` instead of records: a
+document whose fingerprint is the one stored with its current revision is unchanged, and
+its bytes are never built; only the others are built, hashed and classified as usual.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable
+import queue
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import orjson
 import pyarrow as pa
 
 from warehouse.clock import now
-from warehouse.errors import MassRetireRefused
-from warehouse.records import Listing, Record
+from warehouse.errors import IntegrityError, MassRetireRefused
+from warehouse.records import Listing, Provenance, Record
 from warehouse.sightings import record_misses
 from warehouse.store import Warehouse
 
 DEFAULT_BATCH_SIZE = 5_000
+# The attribute of a revision that holds the fingerprint of the input it was built from.
+FINGERPRINT = "input_fingerprint"
+# While a listing is ingested, the WAL is checkpointed into the database less often than the
+# warehouse's default: a checkpoint costs an fsync and a rewrite of the table's open row
+# group, and batches commit every few thousand documents. (Measured: 150,000 ~1.3 KB bodies
+# in batches of 20,000 took 6.0 s at 64 MB, 2.0 s at 1 GB, the same CPU time.) A crash
+# replays at most this much WAL.
+BULK_CHECKPOINT_THRESHOLD = "512MB"
 COUNT_KEYS = ("new", "changed", "unchanged", "gone", "restored")
 
 
@@ -68,6 +84,68 @@ _PAYLOAD_SCHEMA = pa.schema(
 )
 
 
+@dataclass(frozen=True)
+class Drafts:
+    """One batch of documents before their bytes are built.
+
+    ``fingerprints[i]`` is a digest of everything ``doc_ids[i]``'s bytes are built from (and
+    of the version of the building rules): equal fingerprints mean equal bytes. ``build``
+    returns the records at the positions asked for, in that order, each carrying its
+    fingerprint in ``attributes[FINGERPRINT]``. Unchanged documents are sighted under
+    ``provenance``. The doc_ids of one listing are distinct."""
+
+    doc_ids: Sequence[str]
+    fingerprints: Sequence[str]
+    provenance: Provenance
+    build: Callable[[list[int]], list[Record]]
+    checkpoint: str | None = None
+
+
+_DONE = object()
+
+
+def _ahead(batches: Iterable[Drafts]) -> Iterator[Drafts]:
+    """``batches``, produced one ahead by a thread: the source reads and parses the next
+    batch while this one is classified and committed (DuckDB releases the GIL)."""
+    ready: queue.Queue[object] = queue.Queue(1)
+    stop = threading.Event()
+    iterator = iter(batches)
+
+    def produce() -> None:
+        try:
+            for item in iterator:
+                while not stop.is_set():
+                    try:
+                        ready.put(item, timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            ready.put(_DONE)
+        except BaseException as exc:  # raised again in the consumer
+            ready.put(exc)
+
+    thread = threading.Thread(target=produce, name="ingest-drafts", daemon=True)
+    thread.start()
+    try:
+        while (item := ready.get()) is not _DONE:
+            if isinstance(item, BaseException):
+                raise item
+            yield item  # type: ignore[misc]
+    finally:
+        stop.set()
+        while thread.is_alive():
+            try:
+                ready.get(timeout=0.1)
+            except queue.Empty:
+                continue
+        thread.join()
+        close = getattr(iterator, "close", None)
+        if close is not None:
+            close()
+
+
 def _first_per_doc(records: list[Record]) -> list[Record]:
     """A listing carries each document once: the first record for a doc_id wins (here within
     the batch; across batches the classification skips doc_ids the listing already had)."""
@@ -85,6 +163,26 @@ def _key_table(rows: list[Record], hashes: list[str]) -> pa.Table:
             "source_url": [r.provenance.url for r in rows],
             "source_commit": [r.provenance.commit for r in rows],
             "fetched_at": [r.provenance.fetched_at for r in rows],
+        },
+        schema=_KEY_SCHEMA,
+    )
+
+
+def _draft_key_table(
+    drafts: Drafts, known: dict[str, str], built: list[Record], hashes: list[str]
+) -> pa.Table:
+    """The key table of a batch of drafts: the unchanged under the batch's provenance with
+    their current hash, then the built ones."""
+    unchanged = [d for d in drafts.doc_ids if d in known]
+    n = len(unchanged)
+    prov = drafts.provenance
+    return pa.table(
+        {
+            "doc_id": unchanged + [r.doc_id for r in built],
+            "content_hash": [known[d] for d in unchanged] + hashes,
+            "source_url": [prov.url] * n + [r.provenance.url for r in built],
+            "source_commit": [prov.commit] * n + [r.provenance.commit for r in built],
+            "fetched_at": [prov.fetched_at] * n + [r.provenance.fetched_at for r in built],
         },
         schema=_KEY_SCHEMA,
     )
@@ -134,6 +232,21 @@ SELECT
     END AS outcome
 FROM _batch b LEFT JOIN cur ON cur.doc_id = b.doc_id
 WHERE b.doc_id NOT IN (SELECT doc_id FROM _seen)
+"""
+
+# Documents of a batch of drafts whose current revision was built from the same input.
+_SAME_INPUT = f"""
+SELECT d.doc_id, cur.content_hash
+FROM _drafts d JOIN (
+    SELECT doc_id, arg_max(content_hash, revision) AS content_hash,
+           arg_max(tombstone, revision) AS tombstone,
+           arg_max(attributes, revision) AS attributes
+    FROM revisions
+    WHERE doc_id IN (SELECT doc_id FROM _drafts)
+    GROUP BY doc_id
+) cur ON cur.doc_id = d.doc_id
+WHERE NOT cur.tombstone
+  AND json_extract_string(cur.attributes, '$.{FINGERPRINT}') = d.fingerprint
 """
 
 _TO_WRITE = "SELECT doc_id FROM _classified WHERE outcome <> 'unchanged'"
@@ -258,6 +371,18 @@ class Ingestor:
                 con.unregister("_departed")
         return departed
 
+    @contextmanager
+    def _bulk(self) -> Iterator[None]:
+        con = self.warehouse._con
+        row = con.execute("SELECT current_setting('checkpoint_threshold')").fetchone()
+        previous = str(row[0]) if row else None
+        con.execute(f"SET checkpoint_threshold = '{BULK_CHECKPOINT_THRESHOLD}'")
+        try:
+            yield
+        finally:
+            if previous is not None:
+                con.execute(f"SET checkpoint_threshold = '{previous}'")
+
     def ingest(self, source: str, listing: Listing) -> Counts:
         """Ingest one listing; tombstone what a complete listing no longer contains."""
         con = self.warehouse._con
@@ -265,13 +390,14 @@ class Ingestor:
         self._ensure_run_seen()
         con.execute("CREATE OR REPLACE TEMP TABLE _seen (doc_id VARCHAR)")
         batch: list[Record] = []
-        for record in listing.records:
-            batch.append(record)
-            if len(batch) >= self.batch_size:
+        with self._bulk():
+            for record in listing.records:
+                batch.append(record)
+                if len(batch) >= self.batch_size:
+                    total.add(self._commit_batch(source, listing.scope, batch))
+                    batch = []
+            if batch or total.records == 0:
                 total.add(self._commit_batch(source, listing.scope, batch))
-                batch = []
-        if batch or total.records == 0:
-            total.add(self._commit_batch(source, listing.scope, batch))
         if listing.complete:
             total.add(self._retire_missing(source, listing.scope))
         else:  # what an incomplete listing lacks is not gone, but it is recorded as unseen
@@ -281,14 +407,57 @@ class Ingestor:
             con.execute(_KEEP_SCOPE, {"scope": listing.scope})
         return total
 
-    def _commit_batch(self, source: str, scope: str, records: list[Record]) -> Counts:
+    def ingest_drafts(self, source: str, scope: str, batches: Iterable[Drafts]) -> Counts:
+        """Ingest one (incomplete) listing given as batches of drafts."""
+        self._ensure_run_seen()
+        self.warehouse._con.execute("CREATE OR REPLACE TEMP TABLE _seen (doc_id VARCHAR)")
+        total = Counts()
+        with self._bulk():
+            for drafts in _ahead(batches):
+                total.add(self._commit_drafts(source, scope, drafts))
+            if total.records == 0:
+                total.add(self._commit_batch(source, scope, []))
+        return total
+
+    def _commit_drafts(self, source: str, scope: str, drafts: Drafts) -> Counts:
         con = self.warehouse._con
+        con.register(
+            "_drafts",
+            pa.table(
+                {"doc_id": list(drafts.doc_ids), "fingerprint": list(drafts.fingerprints)},
+                schema=pa.schema([("doc_id", pa.string()), ("fingerprint", pa.string())]),
+            ),
+        )
+        try:
+            known = dict(con.execute(_SAME_INPUT).fetchall())
+        finally:
+            con.unregister("_drafts")
+        built = drafts.build([i for i, d in enumerate(drafts.doc_ids) if d not in known])
+        hashes = [hashlib.sha256(r.body).hexdigest() for r in built]
+        keys = _draft_key_table(drafts, known, built, hashes)
+        return self._commit(source, scope, keys, built, len(drafts.doc_ids), drafts.checkpoint)
+
+    def _commit_batch(self, source: str, scope: str, records: list[Record]) -> Counts:
         rows = _first_per_doc(records)
         hashes = [hashlib.sha256(r.body).hexdigest() for r in rows]
-        counts = Counts(records=len(records))
-        params = {"run": self.run_id, "at": now(), "scope": scope}
         checkpoint = next((r.checkpoint for r in reversed(records) if r.checkpoint), None)
-        con.register("_batch", _key_table(rows, hashes))
+        return self._commit(source, scope, _key_table(rows, hashes), rows, len(records), checkpoint)
+
+    def _commit(
+        self,
+        source: str,
+        scope: str,
+        keys: pa.Table,
+        rows: list[Record],
+        records: int,
+        checkpoint: str | None,
+    ) -> Counts:
+        """Classify a batch's key table and write what is new, changed or restored; ``rows``
+        holds (at least) the records of those, with their bytes."""
+        con = self.warehouse._con
+        counts = Counts(records=records)
+        params = {"run": self.run_id, "at": now(), "scope": scope}
+        con.register("_batch", keys)
         try:
             with self.warehouse._transaction():
                 con.execute(_CLASSIFY)
@@ -296,9 +465,13 @@ class Ingestor:
                     setattr(counts, outcome, int(n))
                 if counts.new or counts.changed or counts.restored:
                     to_write = {d for (d,) in con.execute(_TO_WRITE).fetchall()}
-                    con.register(
-                        "_payload", _payload_table([r for r in rows if r.doc_id in to_write])
-                    )
+                    payload = [r for r in rows if r.doc_id in to_write]
+                    if len(payload) != len(to_write):
+                        raise IntegrityError(
+                            f"{len(to_write) - len(payload)} documents to write have no bytes: "
+                            "a fingerprint matched a revision built from other input"
+                        )
+                    con.register("_payload", _payload_table(payload))
                     try:
                         con.execute(_INSERT_DOCUMENTS, {"run": self.run_id})
                         con.execute(_INSERT_SNAPSHOTS, {"run": self.run_id})

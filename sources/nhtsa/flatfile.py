@@ -14,12 +14,17 @@ from __future__ import annotations
 
 import hashlib
 import io
+import queue
+import threading
 import zipfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO
 
+import orjson
+
+from sources.nhtsa.parse import _KEY_FIELDS as KEY_FIELDS
 from sources.nhtsa.parse import DOC_KIND, flat_date, model_year, record_key
 from warehouse.canonical import canonical_json
 from warehouse.errors import FlatFileError, NhtsaParseError
@@ -370,3 +375,219 @@ def flat_record(
         attributes=attributes,
         checkpoint=checkpoint,
     )
+
+
+# -- the fast path: raw lines in bulk, rows checked by index, documents built from text ----
+CHUNK_BYTES = 1 << 22
+_PREFETCH = 4
+
+
+def read_chunks(source: LineSource, size: int = CHUNK_BYTES) -> Iterator[tuple[int, list[str]]]:
+    """``(number of the first line, lines)`` for the whole file, a few MB at a time, decoded
+    from ISO-8859-1 with line ends stripped; every line is numbered as :class:`LineSource`
+    numbers it (empty lines included, as ``""``). A thread reads and inflates ahead of
+    the caller (zlib releases the GIL), so unzipping overlaps the parsing."""
+    chunks: queue.Queue[bytes | BaseException | None] = queue.Queue(_PREFETCH)
+    stop = threading.Event()
+
+    def put(item: bytes | BaseException | None) -> bool:
+        while not stop.is_set():
+            try:
+                chunks.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def reader() -> None:
+        try:
+            with source._open() as raw:
+                while block := raw.read(size):
+                    if not put(block):
+                        return
+            put(None)
+        except BaseException as exc:  # handed to the consumer, raised there
+            put(exc)
+
+    thread = threading.Thread(target=reader, name="flatfile-reader", daemon=True)
+    thread.start()
+    source.bytes_read = 0
+    number = 1
+    tail = b""
+    try:
+        while True:
+            block = chunks.get()
+            if isinstance(block, BaseException):
+                raise block
+            if block is None:
+                break
+            source.bytes_read += len(block)
+            data = tail + block if tail else block
+            cut = data.rfind(b"\n")
+            if cut < 0:
+                tail = data
+                continue
+            tail = data[cut + 1 :]
+            lines = _split(data[:cut])
+            yield number, lines
+            number += len(lines)
+        if tail:
+            yield number, _split(tail)
+    finally:
+        stop.set()
+        thread.join()
+
+
+def _split(data: bytes) -> list[str]:
+    text = data.decode(ENCODING)
+    lines = text.split("\n")
+    if "\r" in text:
+        lines = [line.rstrip("\r") for line in lines]
+    return lines
+
+
+@dataclass(frozen=True)
+class RowShape:
+    """One layout's field list compiled to indexes: where the identity, dates, model year,
+    make and model sit, and the permutation that puts a row's fields in key order."""
+
+    names: FieldNames
+    key_names: tuple[str, ...]
+    key_indexes: tuple[int, ...]
+    date_indexes: tuple[int, ...]
+    year_index: int | None
+    make_index: int | None
+    model_index: int | None
+    sorted_names: tuple[str, ...]
+    order: tuple[int, ...]
+
+    @classmethod
+    def of(cls, layout: Layout, names: FieldNames) -> RowShape:
+        fields = names.fields
+
+        def first(candidates: Sequence[str]) -> int | None:
+            return next((fields.index(n) for n in candidates if n in fields), None)
+
+        key_fields = [n for n in KEY_FIELDS[layout.kind] if n in fields]
+        order = tuple(sorted(range(len(fields)), key=fields.__getitem__))
+        return cls(
+            names=names,
+            key_names=tuple(key_fields),
+            key_indexes=tuple(fields.index(n) for n in key_fields),
+            date_indexes=tuple(i for i, n in enumerate(fields) if n in layout.date_fields),
+            year_index=first(layout.year_fields),
+            make_index=first(layout.make_fields),
+            model_index=first(layout.model_fields),
+            sorted_names=tuple(fields[i] for i in order),
+            order=order,
+        )
+
+
+_CACHE_LIMIT = 1 << 16
+
+
+class RowChecker:
+    """:func:`parse_line` and :func:`row_matches` over a line's fields by index, with the
+    verdicts on dates and model years remembered (a file repeats them endlessly)."""
+
+    def __init__(self, layout: Layout, wanted: VehicleFilter) -> None:
+        self.layout = layout
+        self.wanted = wanted
+        self.shapes = {len(n.fields): RowShape.of(layout, n) for n in layout.layouts}
+        self._dates: dict[str, str | None] = {}
+        self._years: dict[str, tuple[int | None, str | None]] = {}
+        self._numeric = layout.kind in ("complaints", "communications")
+
+    def _date_error(self, value: str) -> str | None:
+        try:
+            return self._dates[value]
+        except KeyError:
+            pass
+        try:
+            flat_date(value)
+            error = None
+        except NhtsaParseError as exc:
+            error = str(exc)
+        if len(self._dates) >= _CACHE_LIMIT:
+            self._dates.clear()
+        self._dates[value] = error
+        return error
+
+    def year(self, value: str) -> tuple[int | None, str | None]:
+        try:
+            return self._years[value]
+        except KeyError:
+            pass
+        try:
+            found: tuple[int | None, str | None] = (model_year(value), None)
+        except NhtsaParseError as exc:
+            found = (None, str(exc))
+        if len(self._years) >= _CACHE_LIMIT:
+            self._years.clear()
+        self._years[value] = found
+        return found
+
+    def key(self, shape: RowShape, parts: Sequence[str]) -> str:
+        """What :func:`record_key` gives for the row (a plain number takes a short cut)."""
+        if self._numeric and len(shape.key_indexes) == 1:
+            text = parts[shape.key_indexes[0]].strip()
+            if text.isascii() and text.isdigit():
+                return str(int(text))
+        return record_key(
+            self.layout.kind,
+            dict(zip(shape.key_names, (parts[i] for i in shape.key_indexes), strict=True)),
+        )
+
+    def check(self, parts: list[str]) -> str | tuple[str, bool]:
+        """Why the fields of a line are malformed, or ``(key, matches the vehicle filter)``."""
+        shape = self.shapes.get(len(parts))
+        if shape is None:
+            return (
+                f"expected {self.layout.expected_counts()} tab-separated fields, found {len(parts)}"
+            )
+        try:
+            key = self.key(shape, parts)
+        except NhtsaParseError as exc:
+            return str(exc)
+        for index in shape.date_indexes:
+            if (error := self._date_error(parts[index])) is not None:
+                return error
+        year, error = self.year(parts[shape.year_index] if shape.year_index is not None else "")
+        if error is not None:
+            return error
+        return key, self._matches(shape, parts, year)
+
+    def _matches(self, shape: RowShape, parts: list[str], year: int | None) -> bool:
+        wanted = self.wanted
+        if not wanted.active:
+            return True
+        if wanted.make and _at(parts, shape.make_index).strip().upper() != wanted.make:
+            return False
+        if wanted.model and _at(parts, shape.model_index).strip().upper() != wanted.model:
+            return False
+        if wanted.years:
+            return year is not None and wanted.years[0] <= year <= wanted.years[1]
+        return True
+
+    def body(self, lines: Sequence[str]) -> tuple[bytes, str]:
+        """The stored bytes of the document made of ``lines`` (checked rows, file order) and
+        its format: byte for byte what :func:`flat_body` and :meth:`Layout.record_format`
+        give for the same rows. Fields are placed in key order, so orjson need not sort."""
+        rows = []
+        years: set[int] = set()
+        labels: set[str] = set()
+        for line in lines:
+            parts = line.split("\t")
+            shape = self.shapes[len(parts)]
+            rows.append(dict(zip(shape.sorted_names, [parts[i] for i in shape.order], strict=True)))
+            labels.add(shape.names.label)
+            if shape.year_index is not None:
+                year = self.year(parts[shape.year_index])[0]
+                if year is not None:
+                    years.add(year)
+        body = orjson.dumps({"modelYears": sorted(years), "rows": rows})
+        return body, f"{self.layout.source_format}/{'+'.join(sorted(labels))}"
+
+
+def _at(parts: Sequence[str], index: int | None) -> str:
+    return parts[index] if index is not None else ""
