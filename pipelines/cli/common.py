@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import sys
 import traceback
 from collections.abc import Callable
@@ -58,6 +59,11 @@ def handle_errors(func: F) -> F:
             sys.exit(exits.for_error(exc))
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
+        except BrokenPipeError:
+            # The reader went away (`receipts ls | head`): stop quietly, as a process killed
+            # by SIGPIPE would (exit 141), without a second error when Python flushes stdout.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(exits.EXIT_BROKEN_PIPE)
         except Exception as exc:
             if debugging():
                 traceback.print_exc(file=sys.stderr)

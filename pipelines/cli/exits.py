@@ -21,6 +21,8 @@ EXIT_FAILURE = 1
 EXIT_USAGE = 2
 EXIT_DRIFT = 3
 EXIT_GUARD = 4
+# The reader of stdout went away (``receipts ls | head``): what a shell reports for SIGPIPE.
+EXIT_BROKEN_PIPE = 141
 
 
 def for_error(exc: ReceiptsError) -> int:

@@ -1,0 +1,212 @@
+"""Finding things: ``ls``, ``search``, ``export`` and ``schema``."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import click
+
+from pipelines.audit.visible import visible
+from pipelines.cli.audit import POINT_HELP
+from pipelines.cli.common import emit_json, handle_errors, json_option, warehouse_option
+from pipelines.cli.listing import emit, listing_options
+from pipelines.manifest import load_manifest
+from warehouse.asof import Point, resolve_point
+from warehouse.errors import PointError
+from warehouse.explore import EXPORT_FORMATS, export_tables, list_documents, search_current
+from warehouse.store import Warehouse
+
+SNIPPET = 40
+
+
+def _point(wh: Warehouse, text: str | None, option: str) -> Point | None:
+    if text is None:
+        return None
+    try:
+        return resolve_point(wh, text)
+    except PointError as exc:
+        raise click.BadParameter(str(exc), param_hint=option) from None
+
+
+def _corpus(manifest_file: Path | None, corpus: str | None) -> str | None:
+    if manifest_file is not None and corpus is not None:
+        raise click.UsageError("give MANIFEST or --corpus, not both")
+    return load_manifest(manifest_file).name if manifest_file is not None else corpus
+
+
+# -- ls ------------------------------------------------------------------------------------
+LS_TEXT = ["doc_id", "revision", "content_hash", "size", "valid_from_run", "valid_from"]
+LS_ALL = ["doc_id", "source", "kind", "revision", "content_hash", "tombstone", "size"]
+LS_ALL += ["valid_from_run", "valid_from"]
+SEARCH_TEXT = ["doc_id", "revision", "snippet"]
+SEARCH_ALL = ["doc_id", "revision", "content_hash", "snippet"]
+
+
+@click.command("ls")
+@warehouse_option
+@click.option("--source", help="Only documents of this source, e.g. nhtsa.")
+@click.option("--kind", help="Only documents of this kind, e.g. complaint or comment.")
+@click.option("--corpus", help="Only members of this corpus (a manifest's [corpus] name).")
+@click.option(
+    "--changed-since",
+    metavar="RUN|DATE",
+    help=f"Only documents whose current revision is newer than this point: {POINT_HELP}.",
+)
+@listing_options
+@handle_errors
+def ls(
+    warehouse: str,
+    source: str | None,
+    kind: str | None,
+    corpus: str | None,
+    changed_since: str | None,
+    fmt: str | None,
+) -> None:
+    """List documents with their current revision, content hash, size and the run that
+    made it current (tombstoned documents say so)."""
+    with Warehouse.open(warehouse, read_only=True) as wh:
+        since = _point(wh, changed_since, "--changed-since")
+        rows = list_documents(wh, source=source, kind=kind, corpus=corpus, changed_since=since)
+    listed = [
+        {
+            **row._asdict(),
+            "content_hash": row.content_hash
+            if fmt in ("json", "nl", "csv")
+            else (row.content_hash or "TOMBSTONE")[:12],
+        }
+        for row in rows
+    ]
+    emit(listed, LS_TEXT if fmt is None else LS_ALL, fmt, empty="no documents match")
+
+
+# -- search --------------------------------------------------------------------------------
+def snippet(body: bytes, text: str, width: int = SNIPPET) -> str:
+    """The text around the first case-insensitive match, on one line, control characters
+    shown visibly."""
+    decoded = body.decode("utf-8", errors="replace")
+    at = decoded.lower().find(text.lower())
+    if at < 0:
+        return ""
+    start, end = max(0, at - width), min(len(decoded), at + len(text) + width)
+    piece = re.sub(r"\s+", " ", decoded[start:end])
+    return ("…" if start else "") + visible(piece) + ("…" if end < len(decoded) else "")
+
+
+@click.command("search")
+@click.argument("text")
+@warehouse_option
+@click.option("--corpus", help="Only members of this corpus.")
+@click.option(
+    "--limit", type=click.IntRange(1), default=50, show_default=True, help="Show at most N hits."
+)
+@listing_options
+@handle_errors
+def search(warehouse: str, text: str, corpus: str | None, limit: int, fmt: str | None) -> None:
+    """Find documents whose current text contains TEXT (case-insensitive), with a snippet.
+
+    Searches the stored bytes of current revisions (each hit's bytes are checked against
+    their hash); tombstoned documents are left out.
+    """
+    with Warehouse.open(warehouse, read_only=True) as wh:
+        hits = search_current(wh, text, corpus=corpus, limit=limit)
+    rows: list[dict[str, Any]] = [
+        {
+            "doc_id": hit.doc_id,
+            "revision": hit.revision,
+            "content_hash": hit.content_hash,
+            "snippet": snippet(hit.body, text),
+        }
+        for hit in hits
+    ]
+    emit(
+        rows,
+        ["doc_id", "revision", "snippet"]
+        if fmt is None
+        else list(rows[0])
+        if rows
+        else ["doc_id", "revision", "content_hash", "snippet"],
+        fmt,
+        empty=f"no document contains {text!r}",
+    )
+
+
+# -- export --------------------------------------------------------------------------------
+@click.command("export")
+@click.argument(
+    "manifest_file", metavar="[MANIFEST]", required=False, type=click.Path(path_type=Path)
+)
+@warehouse_option
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(EXPORT_FORMATS),
+    default="parquet",
+    show_default=True,
+    help="File format (Parquet keeps bytes as BLOB; CSV and NDJSON as base64).",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Directory for documents, revisions and snapshots files.",
+)
+@click.option("--as-of", "as_of", metavar="RUN|DATE", help=f"Export as of: {POINT_HELP}.")
+@json_option
+@handle_errors
+def export(
+    manifest_file: Path | None,
+    warehouse: str,
+    fmt: str,
+    out_dir: Path,
+    as_of: str | None,
+    as_json: bool,
+) -> None:
+    """Write documents, revisions (with their validity) and the snapshot bytes they cite to
+    --out, through DuckDB's COPY: all of the warehouse, or MANIFEST's corpus; --as-of keeps
+    the revisions written by that point (validity as it stood then). Refuses, writing
+    nothing, if a snapshot's bytes no longer hash to their address."""
+    corpus = _corpus(manifest_file, None)
+    with Warehouse.open(warehouse, read_only=True) as wh:
+        point = _point(wh, as_of, "--as-of")
+        written = export_tables(wh, out_dir, fmt, corpus=corpus, point=point)
+    if as_json:
+        emit_json(
+            {"files": [{"table": e.table, "path": str(e.path), "rows": e.rows} for e in written]}
+        )
+        return
+    for item in written:
+        click.echo(f"{item.path}: {item.rows:,} {item.table}")
+
+
+# -- schema --------------------------------------------------------------------------------
+@click.command("schema")
+@warehouse_option
+@json_option
+@handle_errors
+def schema(warehouse: str, as_json: bool) -> None:
+    """The warehouse's tables and views, one line per column (name, type, nullable)."""
+    with Warehouse.open(warehouse, read_only=True) as wh:
+        tables = wh.tables()
+    if as_json:
+        emit_json(
+            [
+                {
+                    "name": t.name,
+                    "view": t.view,
+                    "columns": [c._asdict() for c in t.columns],
+                }
+                for t in tables
+            ]
+        )
+        return
+    for table in tables:
+        click.echo(f"{'view' if table.view else 'table'} {table.name}")
+        for column in table.columns:
+            null = "" if column.nullable else " NOT NULL"
+            click.echo(f"  {column.name} {column.data_type}{null}")
+
+
+COMMANDS = [ls, search, export, schema]

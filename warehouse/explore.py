@@ -1,0 +1,185 @@
+"""Finding things in the warehouse: documents with their current revision, a text search of
+current bytes, and an export of documents, revisions and snapshots through DuckDB's COPY.
+
+Every function here that reads snapshot bytes checks them against their hash first (a
+search verifies the bytes of every hit; an export refuses to write if any snapshot it would
+write no longer hashes to its address).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from warehouse.asof import Point
+from warehouse.errors import SnapshotCorrupted, UsageError
+from warehouse.snapshots import checked_body
+from warehouse.store import Warehouse
+
+
+class DocumentRow(NamedTuple):
+    """A document and its current revision."""
+
+    doc_id: str
+    source: str
+    kind: str
+    revision: int
+    content_hash: str | None
+    tombstone: bool
+    valid_from_run: int
+    valid_from: datetime
+    size: int | None
+
+
+def _filters(
+    source: str | None, kind: str | None, corpus: str | None, changed_since: Point | None
+) -> tuple[str, dict[str, Any]]:
+    conditions, params = ["TRUE"], {}
+    if source is not None:
+        conditions.append("d.source = $source")
+        params["source"] = source
+    if kind is not None:
+        conditions.append("d.kind = $kind")
+        params["kind"] = kind
+    if corpus is not None:
+        conditions.append("c.doc_id IN (SELECT doc_id FROM corpus_members WHERE corpus = $corpus)")
+        params["corpus"] = corpus
+    if changed_since is not None:
+        condition, extra = changed_since.condition("c", "since")
+        conditions.append(f"NOT ({condition})")
+        params.update(extra)
+    return " AND ".join(conditions), params
+
+
+def list_documents(
+    warehouse: Warehouse,
+    *,
+    source: str | None = None,
+    kind: str | None = None,
+    corpus: str | None = None,
+    changed_since: Point | None = None,
+) -> list[DocumentRow]:
+    """Documents with their current revision, by doc_id; ``changed_since`` keeps those whose
+    current revision became valid after that point."""
+    where, params = _filters(source, kind, corpus, changed_since)
+    rows = warehouse._con.execute(
+        "SELECT c.doc_id, d.source, d.kind, c.revision, c.content_hash, c.tombstone, "
+        "c.valid_from_run, c.valid_from, s.size "
+        "FROM current_revisions c JOIN documents d USING (doc_id) "
+        "LEFT JOIN snapshots s ON s.content_hash = c.content_hash "
+        f"WHERE {where} ORDER BY c.doc_id",
+        params,
+    ).fetchall()
+    return [DocumentRow(*row) for row in rows]
+
+
+class SearchHit(NamedTuple):
+    """A document whose current bytes contain the text; ``body`` checked against its hash."""
+
+    doc_id: str
+    revision: int
+    content_hash: str
+    media_type: str
+    body: bytes
+
+
+def search_current(
+    warehouse: Warehouse, text: str, *, corpus: str | None = None, limit: int = 50
+) -> list[SearchHit]:
+    """Current (not tombstoned) revisions whose bytes, read as UTF-8, contain ``text``
+    (case-insensitive), by doc_id, at most ``limit``."""
+    if not text.strip():
+        raise UsageError("give some text to search for")
+    where, params = _filters(None, None, corpus, None)
+    params.update({"needle": text.lower(), "limit": limit})
+    rows = warehouse._con.execute(
+        "SELECT c.doc_id, c.revision, c.content_hash, s.media_type, s.body "
+        "FROM current_revisions c JOIN documents d USING (doc_id) "
+        "JOIN snapshots s ON s.content_hash = c.content_hash "
+        f"WHERE {where} AND NOT c.tombstone "
+        "AND contains(lower(decode(s.body)), $needle) ORDER BY c.doc_id LIMIT $limit",
+        params,
+    ).fetchall()
+    return [
+        SearchHit(d, int(r), h, m, checked_body(warehouse, h, bytes(b), doc_id=d, revision=r))
+        for d, r, h, m, b in rows
+    ]
+
+
+EXPORT_FORMATS = ("parquet", "csv", "ndjson")
+
+
+@dataclass(frozen=True)
+class Exported:
+    table: str
+    path: Path
+    rows: int
+
+
+def export_tables(
+    warehouse: Warehouse,
+    out: Path,
+    fmt: str,
+    *,
+    corpus: str | None = None,
+    point: Point | None = None,
+) -> list[Exported]:
+    """``documents``, ``revisions`` (each with its validity: ``valid_until_run`` and
+    ``is_current`` as of ``point``) and ``snapshots`` (the bytes those revisions cite) into
+    ``out/<table>.<ext>``. Parquet keeps bytes as BLOB; CSV and NDJSON carry them as
+    ``body_base64``. Refuses (nothing written) when a snapshot's bytes no longer hash to
+    their address."""
+    if fmt not in EXPORT_FORMATS:
+        raise UsageError(f"unknown format {fmt!r}; valid: {', '.join(EXPORT_FORMATS)}")
+    params: dict[str, Any] = {}
+    kept = "TRUE"
+    if point is not None:
+        kept, params = point.condition("r", "point")
+    members = ""
+    if corpus is not None:
+        members = " AND r.doc_id IN (SELECT doc_id FROM corpus_members WHERE corpus = $corpus)"
+        params["corpus"] = corpus
+    revisions = (
+        "SELECT r.*, lead(r.valid_from_run) OVER w AS valid_until_run, "
+        "lead(r.valid_from) OVER w AS valid_until, lead(r.revision) OVER w IS NULL AS is_current "
+        f"FROM revisions r WHERE {kept}{members} "
+        "WINDOW w AS (PARTITION BY r.doc_id ORDER BY r.revision)"
+    )
+    con = warehouse._con
+    con.execute(f"CREATE OR REPLACE TEMP TABLE export_revisions AS {revisions}", params)
+    try:
+        bad = con.execute(
+            "SELECT s.content_hash, sha256(s.body) FROM snapshots s WHERE s.content_hash IN "
+            "(SELECT content_hash FROM export_revisions) AND sha256(s.body) <> s.content_hash "
+            "LIMIT 1"
+        ).fetchone()
+        if bad is not None:
+            raise SnapshotCorrupted(warehouse.location, str(bad[0]), str(bad[1]), None, None)
+        body = "s.body" if fmt == "parquet" else "to_base64(s.body) AS body_base64"
+        queries = {
+            "documents": "SELECT d.* FROM documents d WHERE d.doc_id IN "
+            "(SELECT doc_id FROM export_revisions) ORDER BY d.doc_id",
+            "revisions": "SELECT * FROM export_revisions ORDER BY doc_id, revision",
+            "snapshots": "SELECT s.content_hash, s.size, s.media_type, s.stored_run, "
+            f"{body} FROM snapshots s WHERE s.content_hash IN "
+            "(SELECT content_hash FROM export_revisions) ORDER BY s.content_hash",
+        }
+        options = {
+            "parquet": "FORMAT parquet",
+            "csv": "FORMAT csv, HEADER",
+            "ndjson": "FORMAT json",
+        }[fmt]
+        extension = {"parquet": "parquet", "csv": "csv", "ndjson": "ndjson"}[fmt]
+        out.mkdir(parents=True, exist_ok=True)
+        written = []
+        for table, query in queries.items():
+            path = out / f"{table}.{extension}"
+            target = str(path).replace("'", "''")
+            con.execute(f"COPY ({query}) TO '{target}' ({options})")
+            rows = con.execute(f"SELECT count(*) FROM ({query})").fetchone()
+            written.append(Exported(table, path, int(rows[0]) if rows else 0))
+        return written
+    finally:
+        con.execute("DROP TABLE IF EXISTS export_revisions")
