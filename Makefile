@@ -33,7 +33,15 @@ lint: install ## Run ruff and mypy on the packages.
 demo: install ## Offline: refresh the bundled corpora from recorded sessions into a fresh receipts.duckdb; NDJSON, drift report in out/demo/.
 	$(BIN)/python -m demo.run --warehouse $(WAREHOUSE)
 
-bench: install ## Run the benchmarks; writes bench/results.json.
+# The peer of the backfill benchmark, dlt, lives in its own virtual environment: it is
+# never a dependency of receipts.
+DLT_VENV := bench/.venv-dlt
+
+$(DLT_VENV)/bin/python:
+	$(PY) -m venv $(DLT_VENV)
+	$(DLT_VENV)/bin/pip install --quiet 'dlt[duckdb]==1.31.0' 'pyarrow>=16'
+
+bench: install $(DLT_VENV)/bin/python ## Run the benchmarks (dlt beside the backfill); writes bench/results.json.
 	$(BIN)/python -m bench.run --out bench/results.json
 
 clean: ## Remove the venv, caches and demo outputs.

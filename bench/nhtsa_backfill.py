@@ -1,14 +1,14 @@
-"""Benchmark: backfilling a FLAT_CMPL-style complaints file, beside a raw baseline.
+"""Benchmark: backfilling a FLAT_CMPL-style complaints file, beside its floor and dlt.
 
 ``generate(path, rows)`` writes a deterministic zipped complaints file of ``rows`` rows in
 the 49-field layout, with realistic field widths (narratives of 200–2,000 characters, one
 to three rows per ODI number as in the published file, a few ``9999`` model years).
 
-``run(rows, workdir)`` backfills it through the real path (``receipts backfill nhtsa`` in a
-subprocess, into a fresh warehouse) and, in the same run, a raw baseline (read the zip,
-split each line, canonical JSON, SHA-256, one Arrow insert per 50,000 rows into DuckDB,
-under the same DuckDB memory limit).
-Each is measured in its own subprocess: wall time, rows/s and peak RSS (its own VmHWM).
+``run(rows, workdir)`` measures, in the same run and each in its own subprocess (wall time,
+peak RSS as its own VmHWM), repeated: the floor (:func:`bench.floor.backfill_floor`), the
+real path (``receipts backfill nhtsa`` into a fresh warehouse, then an identical new run
+of the same file), and dlt's first load and identical re-load of the file (merge on the
+complaint row id, fed Arrow tables; ``bench/dlt_load.py`` in ``bench/.venv-dlt``).
 
     python -m bench.nhtsa_backfill --rows 2000000 --workdir bench/data
 """
@@ -16,10 +16,11 @@ Each is measured in its own subprocess: wall time, rows/s and peak RSS (its own 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import random
+import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -139,44 +140,6 @@ def generate(path: Path, rows: int, seed: int = 1) -> Path:
     return path
 
 
-def baseline(zip_path: Path, database: Path, batch: int = 50_000) -> int:
-    """The raw floor: read + split + canonical JSON + SHA-256 + one Arrow insert per batch."""
-    import duckdb
-    import pyarrow as pa
-
-    from pipelines.backfill import DEFAULT_MEMORY_LIMIT
-    from warehouse.canonical import canonical_json
-
-    # The same DuckDB memory budget as the backfill, so peak RSS compares like with like.
-    con = duckdb.connect(str(database), config={"memory_limit": DEFAULT_MEMORY_LIMIT})
-    con.execute("CREATE TABLE snapshots (content_hash VARCHAR, body BLOB)")
-    hashes: list[str] = []
-    bodies: list[bytes] = []
-    rows = 0
-
-    def flush() -> None:
-        table = pa.table({"content_hash": hashes, "body": pa.array(bodies, pa.binary())})
-        con.register("_batch", table)
-        con.execute("INSERT INTO snapshots SELECT * FROM _batch")
-        con.unregister("_batch")
-        hashes.clear()
-        bodies.clear()
-
-    with zipfile.ZipFile(zip_path) as zf, zf.open(MEMBER) as raw:
-        for line in raw:
-            parts = line.rstrip(b"\r\n").decode("iso-8859-1").split("\t")
-            body = canonical_json(dict(zip(CMPL_FIELDS_49, parts, strict=False)))
-            hashes.append(hashlib.sha256(body).hexdigest())
-            bodies.append(body)
-            rows += 1
-            if len(bodies) >= batch:
-                flush()
-    if bodies:
-        flush()
-    con.close()
-    return rows
-
-
 # Runs a module as ``__main__`` with the given argv and, however it exits, writes its own
 # VmHWM (kB) to $RECEIPTS_BENCH_HWM: ``wait4``'s ru_maxrss would include the parent's.
 _HWM_RUNNER = """
@@ -205,48 +168,157 @@ def measure(module: str, args: list[str], output: Path) -> dict[str, Any]:
     return {"seconds": round(seconds, 3), "peak_rss_mb": round(int(hwm.read_text()) / 1024, 1)}
 
 
-def run(rows: int, workdir: Path) -> dict[str, Any]:
-    """Backfill a generated ``rows``-row complaints file and the raw baseline; the numbers."""
-    workdir.mkdir(parents=True, exist_ok=True)
-    zip_path = workdir / f"FLAT_CMPL-{rows}.zip"
-    if not zip_path.exists():
-        generate(zip_path, rows)
-    warehouse = workdir / "bench-backfill.duckdb"
-    floor_db = workdir / "bench-baseline.duckdb"
-    for stale in (warehouse, floor_db, warehouse.with_name(warehouse.name + ".lock")):
-        stale.unlink(missing_ok=True)
-    backfill = measure(
+DLT_PYTHON = REPO / "bench" / ".venv-dlt" / "bin" / "python"
+
+
+def _fresh(*paths: Path) -> None:
+    for path in paths:
+        if path.is_dir():
+            shutil.rmtree(path)
+        else:
+            path.unlink(missing_ok=True)
+            Path(f"{path}.wal").unlink(missing_ok=True)
+            Path(f"{path}.lock").unlink(missing_ok=True)
+
+
+def _backfill(zip_path: Path, warehouse: Path, workdir: Path, name: str) -> dict[str, Any]:
+    out = workdir / f"{name}.out"
+    measured = measure(
         "pipelines.cli",
         ["backfill", "nhtsa", "--file", str(zip_path), "--kind", "complaints",
          "--warehouse", str(warehouse), "--json", "--scratch-dir", str(workdir / "scratch")],
-        workdir / "backfill.out",
+        out,
     )  # fmt: skip
-    report = json.loads((workdir / "backfill.out").read_text())
-    floor = measure(
-        "bench.nhtsa_backfill", ["--baseline", str(zip_path), str(floor_db)], workdir / "base.out"
-    )
-    for result in (backfill, floor):
-        result["rows_per_s"] = round(rows / result["seconds"])
-    backfill["documents"] = report["documents"]["new"] + report["documents"]["unchanged"]
+    report = json.loads(out.read_text())
+    return {**measured, "documents": report["documents"]}
+
+
+def _dlt(zip_path: Path, workdir: Path, name: str) -> dict[str, Any] | None:
+    """dlt's load of the same file in its own virtual environment (None without it)."""
+    if not DLT_PYTHON.exists():
+        return None
+    script = REPO / "bench" / "dlt_load.py"
+    hwm = workdir / f"{name}.hwm"
+    env = {**os.environ, "RECEIPTS_BENCH_HWM": str(hwm)}
+    started = time.perf_counter()
+    done = subprocess.run(
+        [str(DLT_PYTHON), "-c", _HWM_SCRIPT, str(script), str(zip_path), str(workdir / "dlt"),
+         ",".join(CMPL_FIELDS_49)],
+        capture_output=True, text=True, env=env,
+    )  # fmt: skip
+    seconds = time.perf_counter() - started
+    if done.returncode != 0:
+        raise RuntimeError(f"dlt exited {done.returncode}: {done.stderr[-2000:]}")
     return {
+        "seconds": round(seconds, 3),
+        "peak_rss_mb": round(int(hwm.read_text()) / 1024, 1),
+        "rows": int(done.stdout.strip().splitlines()[-1]),
+    }
+
+
+# Like _HWM_RUNNER, for a script path (the dlt environment cannot import receipts).
+_HWM_SCRIPT = """
+import os, runpy, sys
+sys.argv = sys.argv[1:]
+try:
+    runpy.run_path(sys.argv[0], run_name="__main__")
+finally:
+    hwm = next(l for l in open("/proc/self/status") if l.startswith("VmHWM:"))
+    with open(os.environ["RECEIPTS_BENCH_HWM"], "w") as out:
+        out.write(hwm.split()[1])
+"""
+
+
+def spread(values: list[float]) -> dict[str, Any]:
+    """Median, min and max of repeated measurements."""
+    ordered = sorted(values)
+    return {
+        "median": round(statistics.median(ordered), 3),
+        "min": round(ordered[0], 3),
+        "max": round(ordered[-1], 3),
+        "runs": len(ordered),
+    }
+
+
+def run(rows: int, workdir: Path, repeats: int = 3, with_dlt: bool = True) -> dict[str, Any]:
+    """The floor, ``receipts backfill nhtsa`` (first run, then an identical new run), dlt's
+    first load and identical re-load of the same generated file, each ``repeats`` times in
+    its own process; peak RSS of a backfill of a quarter of the file beside the whole."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    zip_path = workdir / f"FLAT_CMPL-{rows}.zip"
+    quarter_path = workdir / f"FLAT_CMPL-{rows // 4}.zip"
+    for path, count in ((zip_path, rows), (quarter_path, rows // 4)):
+        if not path.exists():
+            generate(path, count)
+    warehouse = workdir / "bench-backfill.duckdb"
+    floor_db = workdir / "bench-floor.duckdb"
+    times: dict[str, list[float]] = {}
+    rss: dict[str, list[float]] = {}
+    last: dict[str, Any] = {}
+
+    def note(name: str, measured: dict[str, Any] | None) -> None:
+        if measured is None:
+            return
+        times.setdefault(name, []).append(measured["seconds"])
+        rss.setdefault(name, []).append(measured["peak_rss_mb"])
+        last[name] = measured
+
+    for _ in range(repeats):
+        _fresh(floor_db)
+        note("floor", measure("bench.floor", [str(zip_path), str(floor_db)], workdir / "f.out"))
+        _fresh(warehouse)
+        note("backfill", _backfill(zip_path, warehouse, workdir, "first"))
+        note("rerun", _backfill(zip_path, warehouse, workdir, "rerun"))
+        if with_dlt:
+            _fresh(workdir / "dlt")
+            note("dlt_first", _dlt(zip_path, workdir, "dlt-first"))
+            note("dlt_reload", _dlt(zip_path, workdir, "dlt-reload"))
+    _fresh(warehouse)
+    note("quarter", _backfill(quarter_path, warehouse, workdir, "quarter"))
+    _fresh(warehouse, floor_db, workdir / "dlt")
+    documents = last["backfill"]["documents"]
+    median = {name: statistics.median(values) for name, values in times.items()}
+    result: dict[str, Any] = {
         "rows": rows,
         "file_bytes": zip_path.stat().st_size,
-        "backfill": backfill,
-        "baseline": floor,
-        "slowdown": round(backfill["seconds"] / floor["seconds"], 2),
+        "documents": documents["new"] + documents["unchanged"],
+        "seconds": {name: spread(values) for name, values in times.items()},
+        "peak_rss_mb": {name: max(values) for name, values in rss.items()},
+        "rows_per_s": {name: round(rows / median[name]) for name in median if name != "quarter"},
+        "rerun_documents": last["rerun"]["documents"],
+        "ratios": {
+            "backfill_to_floor": round(median["backfill"] / median["floor"], 2),
+            "rerun_to_first": round(median["rerun"] / median["backfill"], 2),
+            "rss_full_to_quarter": round(max(rss["backfill"]) / max(rss["quarter"]), 2),
+        },
     }
+    if "dlt_first" in median:
+        result["ratios"]["dlt_first_to_backfill"] = round(
+            median["dlt_first"] / median["backfill"], 2
+        )
+        result["ratios"]["dlt_reload_to_rerun"] = round(median["dlt_reload"] / median["rerun"], 2)
+    ratios = result["ratios"]
+    rerun = result["rerun_documents"]
+    result["targets"] = {
+        "backfill_within_1.5x_floor": ratios["backfill_to_floor"] <= 1.5,
+        "rerun_within_0.4x_first": ratios["rerun_to_first"] <= 0.4,
+        "rerun_writes_no_revision": rerun["new"] + rerun["changed"] + rerun["restored"] == 0,
+        "peak_rss_at_most_600MB": max(rss["backfill"] + rss["rerun"]) <= 600,
+        "peak_rss_flat_in_file_size": ratios["rss_full_to_quarter"] <= 1.3,
+    }
+    if "dlt_first_to_backfill" in ratios:
+        result["targets"]["3x_faster_than_dlt_first_load"] = ratios["dlt_first_to_backfill"] >= 3
+        result["targets"]["6x_faster_than_dlt_reload"] = ratios["dlt_reload_to_rerun"] >= 6
+    return result
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=200_000)
     parser.add_argument("--workdir", type=Path, default=REPO / "bench" / "data")
-    parser.add_argument("--baseline", nargs=2, metavar=("ZIP", "DB"), type=Path)
+    parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args(argv)
-    if args.baseline:
-        print(baseline(*args.baseline))
-        return
-    print(json.dumps(run(args.rows, args.workdir), indent=2))
+    print(json.dumps(run(args.rows, args.workdir, args.repeats), indent=2))
 
 
 if __name__ == "__main__":
