@@ -297,6 +297,7 @@ BODIES = [
     ("application/json", b'{"a": "<p>one&nbsp;two</p>", "b": ["three", {"c": "four"}]}'),
     ("application/json", b"{not json <b>bold</b>}"),
     ("application/pdf", b"%PDF-1.4"),
+    ("text/markdown", b"Use `snake_case_name` <a title='x > hidden words'>here</a>.\n"),
 ]
 QUOTES = [
     "I'd never buy it - ever.",
@@ -313,6 +314,13 @@ QUOTES = [
     "bold",
     "<b>bold</b>",
     "Title See",
+    "eve",
+    "ne two",
+    "snakecasename",
+    "snake_case_name",
+    "case",
+    "hidden words",
+    "here.",
 ]
 
 

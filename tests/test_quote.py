@@ -49,6 +49,16 @@ MISSES = [
     ("no defect", "text/plain", "nodefect"),
     ("<p>one</p><p>two</p>", "text/html", "onetwo"),
     ("a < b and c > d", "text/plain", "a d"),
+    # letters must match: an underscore inside a word is not Markdown emphasis
+    ("use `snake_case_name` here", "text/markdown", "snakecasename"),
+    ("use snake_case_name here", "text/markdown", "use snakecasename here"),
+    # attribute values are not visible text, even with a ">" inside them
+    ('<a title="x > hidden words">shown</a>', "text/html", "hidden words"),
+    ('<img alt="a > b secret">visible', "text/html", "secret"),
+    # whole words only
+    ("the vehicle stalled", "text/plain", "stall"),
+    ("the vehicle stalled", "text/plain", "he vehicle"),
+    ("snake_case_name", "text/plain", "case"),
 ]
 
 
@@ -85,17 +95,68 @@ def test_content_that_is_not_text_cannot_be_checked() -> None:
         find_quote(" <br> ", b"text", "text/plain")
 
 
-words = st.text(alphabet="abcdefghij ,.;'\"\u2019\u201c\u201d\u2013\u2014\n", min_size=1)
+# Words of letters, digits and underscores, separated by spaces, punctuation and typography.
+word = st.text(alphabet="abcdefghijAB019_\u00e9", min_size=1, max_size=8)
+gap = st.text(alphabet=" ,.;'\"\u2019\u201c\u201d\u2013\u2014\n", min_size=1, max_size=3)
+MEDIA = st.sampled_from(["text/plain", "text/html", "text/markdown"])
 
 
-@given(words, st.data())
-def test_every_piece_of_a_text_is_found_in_it(text: str, data: st.DataObject) -> None:
-    start = data.draw(st.integers(0, len(text) - 1))
-    end = data.draw(st.integers(start + 1, len(text)))
-    piece = text[start:end]
-    if not reader_text(piece):
+@st.composite
+def texts(draw: st.DrawFn) -> tuple[list[str], list[str]]:
+    words = draw(st.lists(word, min_size=1, max_size=12))
+    gaps = draw(st.lists(gap, min_size=len(words) - 1, max_size=len(words) - 1))
+    return words, gaps
+
+
+def joined(words: list[str], gaps: list[str]) -> str:
+    return "".join(w + g for w, g in zip(words, [*gaps, ""], strict=True))
+
+
+@given(texts(), MEDIA, st.data())
+def test_a_contiguous_run_of_the_words_of_a_text_is_found_in_it(
+    parts: tuple[list[str], list[str]], media_type: str, data: st.DataObject
+) -> None:
+    words, gaps = parts
+    start = data.draw(st.integers(0, len(words) - 1))
+    end = data.draw(st.integers(start + 1, len(words)))
+    quote = joined(words[start:end], gaps[start : end - 1])
+    # a word that begins or ends with "_" reads as emphasis in Markdown
+    edges = any(w.startswith("_") or w.endswith("_") for w in words[start:end])
+    if media_type == "text/markdown" and edges:
         return
-    assert find_quote(piece, text.encode(), "text/plain") is not None
+    text = joined(words, gaps)
+    assert find_quote(quote, text.encode(), media_type) is not None
+
+
+@given(texts(), MEDIA, st.data())
+def test_a_quote_with_one_letter_changed_never_matches(
+    parts: tuple[list[str], list[str]], media_type: str, data: st.DataObject
+) -> None:
+    words, gaps = parts
+    start = data.draw(st.integers(0, len(words) - 1))
+    end = data.draw(st.integers(start + 1, len(words)))
+    quoted = words[start:end]
+    which = data.draw(st.integers(0, len(quoted) - 1))
+    position = data.draw(st.integers(0, len(quoted[which]) - 1))
+    letter = quoted[which][position]
+    # "z" and "Q" never occur in the text's alphabet, so the changed quote occurs nowhere
+    other = "z" if letter != "z" else "Q"
+    changed = [*quoted]
+    changed[which] = changed[which][:position] + other + changed[which][position + 1 :]
+    quote = joined(changed, gaps[start : end - 1])
+    text = joined(words, gaps)
+    assert find_quote(quote, text.encode(), media_type) is None
+
+
+@given(texts())
+def test_a_piece_that_cuts_a_word_is_not_a_quote(parts: tuple[list[str], list[str]]) -> None:
+    words, gaps = parts
+    longest = max(words, key=len)
+    if len(longest) < 2 or longest[1:] in words:
+        return
+    text = joined(words, gaps)
+    # the tail of a word occurs in the text, but never as a word of its own
+    assert find_quote(longest[1:], text.encode(), "text/plain") is None
 
 
 @given(st.text(alphabet="abc \u201c\u201d\u2018\u2019\"'", min_size=1))

@@ -65,7 +65,8 @@ def test_diff_shows_escapes_visibly(warehouse: Path) -> None:
 
 
 def test_verify_quote_shows_escapes_visibly(warehouse: Path) -> None:
-    result = cli("verify-quote", FILE, "hidden", "--warehouse", warehouse)
+    # "Looks", a whole word ("hidden" follows "[8m": quotes match whole words only)
+    result = cli("verify-quote", FILE, "Looks", "--warehouse", warehouse)
     assert result.exit_code == 0, result.output
     _obeys_nothing(result.stdout)
     assert "\\x1b[8mhidden" in result.stdout

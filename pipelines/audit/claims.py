@@ -36,7 +36,7 @@ from typing import Any
 
 from pipelines.audit import quote as quote_rules
 from pipelines.audit.diffing import is_json_media
-from pipelines.audit.quote import is_markdown_media, is_searchable, reader_text
+from pipelines.audit.quote import bounded, is_markdown_media, is_searchable, reader_text
 from warehouse import claims as ledger
 from warehouse.claims import ClaimQuery, ClaimRevisions, ReaderTextRow, StatusChange
 from warehouse.errors import UsageError
@@ -44,7 +44,9 @@ from warehouse.store import Warehouse
 
 STATUSES = ("holds", "stale", "misattributed", "missing", "gone", "unseen", "unknown")
 # Bump when the way reader text is stored changes (not the rules: those are fingerprinted).
-READER_TEXT_FORMAT = 1
+# 2: stored and searched as ``bounded`` text, word boundaries marked, so that ``contains``
+# matches whole words only, as ``find_quote`` does.
+READER_TEXT_FORMAT = 2
 # Reader text never contains a newline (whitespace runs become one space), so JSON string
 # fields joined by one cannot produce a match that spans two fields.
 FIELD_SEPARATOR = "\n"
@@ -241,7 +243,9 @@ def _json_strings(value: Any) -> Iterator[str]:
 
 def snapshot_reader_text(content_hash: str, body: bytes, media_type: str) -> ReaderTextRow:
     """What ``find_quote`` searches in a snapshot, as one string: its reader text, or for a
-    JSON record the reader text of every string value, one per line."""
+    JSON record the reader text of every string value, one per line; word boundaries
+    marked (:func:`~pipelines.audit.quote.bounded`), as in the needles of
+    :func:`claim_query`."""
     if not is_searchable(media_type):
         return ReaderTextRow(
             content_hash, False, None, f"is {media_type}, not text; its words cannot be checked"
@@ -256,10 +260,12 @@ def snapshot_reader_text(content_hash: str, body: bytes, media_type: str) -> Rea
         except ValueError:
             pass
         else:
-            strings = (reader_text(s) for s in _json_strings(value))
+            strings = (bounded(reader_text(s)) for s in _json_strings(value))
             return ReaderTextRow(content_hash, False, FIELD_SEPARATOR.join(strings), None)
     markdown = is_markdown_media(media_type)
-    return ReaderTextRow(content_hash, markdown, reader_text(text, markdown=markdown), None)
+    return ReaderTextRow(
+        content_hash, markdown, bounded(reader_text(text, markdown=markdown)), None
+    )
 
 
 def fill_reader_texts(warehouse: Warehouse, doc_ids: Iterable[str], rules: str) -> int:
@@ -285,16 +291,17 @@ def claim_query(claim: Claim) -> ClaimQuery:
         literal_md = reader_text(quote, markdown=True, markup=False) if markup else needle_md
     else:
         needle_md, literal_md = needle, literal
-    # find_quote refuses a quote with no reader text: it then matches nothing
+    # find_quote refuses a quote with no reader text: it then matches nothing. Every needle
+    # is searched as bounded text, so only whole words match (as in find_quote).
     return ClaimQuery(
         claim.claim_id,
         claim.doc_id,
         claim.revision,
         claim.content_hash,
-        needle,
-        None if literal == needle else literal,
-        needle_md or None,
-        None if literal_md == needle_md or not needle_md else literal_md,
+        bounded(needle),
+        None if literal == needle else bounded(literal),
+        bounded(needle_md) if needle_md else None,
+        None if literal_md == needle_md or not needle_md else bounded(literal_md),
     )
 
 

@@ -2,16 +2,21 @@
 
 Both the quote and the document are reduced to reader text before comparison:
 
-- HTML markup is removed (block elements such as ``<p>`` or ``<br>`` become a space,
-  inline ones such as ``<em>`` vanish, ``<script>``/``<style>`` bodies are dropped) and
-  character references are decoded (``&amp;``, ``&#39;``, ``&mdash;``);
-- in Markdown, links and images keep their text and emphasis/code markers are dropped;
+- HTML is read with a real parser (:mod:`html.parser`): only text a browser shows is kept
+  (block elements such as ``<p>`` or ``<br>`` become a space, inline ones such as ``<em>``
+  vanish, ``<script>``/``<style>`` bodies, comments and every attribute value are dropped)
+  and character references are decoded (``&amp;``, ``&#39;``, ``&mdash;``);
+- in Markdown (read through the same parser first), links and images keep their text and
+  emphasis/code markers are dropped; an underscore inside a word (``snake_case``) is part of
+  the word, not emphasis;
 - Unicode is NFKC-normalised (no-break spaces, ligatures, ``…``), invisible characters
   (zero-width spaces, soft hyphens, BOM) are removed;
 - typographic quotes become ``'``/``"``, every dash becomes ``-`` (runs of dashes and the
   spaces around a dash collapse), and every run of whitespace becomes one space.
 
 Letters, digits and case are compared exactly: tolerance stops where the words would change.
+A quote matches whole words only: where it begins (ends) with a letter, digit or underscore,
+the text must not continue the word there (``case`` is not found in ``snake_case_name``).
 JSON records are searched one string value at a time, so a match names its field.
 """
 
@@ -23,6 +28,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from html.parser import HTMLParser
 from typing import Any
 
 from pipelines.audit.diffing import is_json_media, is_text_media, path_join
@@ -30,20 +36,23 @@ from warehouse.errors import QuoteError
 
 EXCERPT_CHARS = 40
 
-_DROP_ELEMENTS = re.compile(r"<(script|style)\b[^>]*>.*?</\1\s*>", re.I | re.S)
-_COMMENT = re.compile(r"<!--.*?-->", re.S)
-_BLOCK_TAG = re.compile(
-    r"</?(?:address|article|aside|blockquote|br|caption|dd|details|div|dl|dt|figcaption|"
-    r"figure|footer|h[1-6]|header|hr|li|main|nav|ol|p|pre|section|summary|table|tbody|td|"
-    r"tfoot|th|thead|tr|ul)\b[^<>]*>",
-    re.I,
+_DROP_ELEMENTS = frozenset({"script", "style"})
+_BLOCK_ELEMENTS = frozenset(
+    {
+        *("address", "article", "aside", "blockquote", "br", "caption", "dd", "details"),
+        *("div", "dl", "dt", "figcaption", "figure", "footer", "h1", "h2", "h3", "h4", "h5"),
+        *("h6", "header", "hr", "li", "main", "nav", "ol", "p", "pre", "section", "summary"),
+        *("table", "tbody", "td", "tfoot", "th", "thead", "tr", "ul"),
+    }
 )
-_ANY_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>")
 _MD_IMAGE_OR_LINK = re.compile(r"!?\[([^\]]*)\]\([^)\s]*(?:\s+\"[^\"]*\")?\)")
 _MD_REF_LINK = re.compile(r"!?\[([^\]]*)\]\[[^\]]*\]")
 _MD_LINE_MARKERS = re.compile(r"^[ \t]*(?:#{1,6}[ \t]+|>[ \t]?)+", re.M)
-_MD_INLINE_MARKERS = re.compile(r"[*_`]+")
-_INVISIBLE = dict.fromkeys(map(ord, "\u00ad\u200b\u200c\u200d\u2060\ufeff"))
+_MD_INLINE_MARKERS = re.compile(r"[*`]+")
+_MD_UNDERSCORES = re.compile(r"_+")
+# Marks word boundaries in :func:`bounded` text; never part of reader text.
+WORD_EDGE = "\x1f"
+_INVISIBLE = dict.fromkeys(map(ord, "\u00ad\u200b\u200c\u200d\u2060\ufeff" + WORD_EDGE))
 _TYPOGRAPHIC = str.maketrans(
     {
         **dict.fromkeys("\u2018\u2019\u201a\u201b\u2032\u2039\u203a\u02bc", "'"),
@@ -60,13 +69,54 @@ def is_markdown_media(media_type: str) -> bool:
     return base in ("text/markdown", "text/x-markdown")
 
 
+class _ShownText(HTMLParser):
+    """The text of an HTML fragment as a browser shows it: data only (never an attribute
+    value, a comment or a declaration), character references decoded."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self._dropping: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if self._dropping is not None:
+            return
+        if tag in _DROP_ELEMENTS:
+            self._dropping = tag
+            self.parts.append(" ")
+        elif tag in _BLOCK_ELEMENTS:
+            self.parts.append(" ")
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if self._dropping is None and tag in _BLOCK_ELEMENTS:
+            self.parts.append(" ")
+
+    def handle_endtag(self, tag: str) -> None:
+        if self._dropping is not None:
+            if tag == self._dropping:
+                self._dropping = None
+            return
+        if tag in _BLOCK_ELEMENTS:
+            self.parts.append(" ")
+
+    def handle_data(self, data: str) -> None:
+        if self._dropping is None:
+            self.parts.append(data)
+
+
 def strip_markup(text: str) -> str:
     """HTML markup removed the way a browser shows the text; character references decoded."""
-    text = _DROP_ELEMENTS.sub(" ", text)
-    text = _COMMENT.sub("", text)
-    text = _BLOCK_TAG.sub(" ", text)
-    text = _ANY_TAG.sub("", text)
-    return html.unescape(text)
+    parser = _ShownText()
+    parser.feed(text)
+    parser.close()
+    return "".join(parser.parts)
+
+
+def _underscores(match: re.Match[str]) -> str:
+    """An underscore run inside a word stays (``snake_case``); elsewhere it is emphasis."""
+    text, start, end = match.string, match.start(), match.end()
+    inside = start > 0 and end < len(text) and text[start - 1].isalnum() and text[end].isalnum()
+    return match.group() if inside else ""
 
 
 def strip_markdown(text: str) -> str:
@@ -74,7 +124,45 @@ def strip_markdown(text: str) -> str:
     text = _MD_IMAGE_OR_LINK.sub(r"\1", text)
     text = _MD_REF_LINK.sub(r"\1", text)
     text = _MD_LINE_MARKERS.sub("", text)
-    return _MD_INLINE_MARKERS.sub("", text)
+    text = _MD_INLINE_MARKERS.sub("", text)
+    return _MD_UNDERSCORES.sub(_underscores, text)
+
+
+def is_word_char(char: str) -> bool:
+    """A letter, digit or underscore: a quote's end must not cut a run of these."""
+    return char.isalnum() or char == "_"
+
+
+def bounded(text: str) -> str:
+    """Reader text with :data:`WORD_EDGE` at every word boundary, so that plain substring
+    search of ``bounded(quote)`` in ``bounded(text)`` is exactly the whole-word match of
+    :func:`find_quote` (the bulk claims check searches these)."""
+    out: list[str] = []
+    previous = False
+    for char in text:
+        word = is_word_char(char)
+        if word != previous:
+            out.append(WORD_EDGE)
+        out.append(char)
+        previous = word
+    if previous:
+        out.append(WORD_EDGE)
+    return "".join(out)
+
+
+def find_words(needle: str, haystack: str) -> int:
+    """Where ``needle`` first occurs in ``haystack`` on word boundaries, or -1."""
+    head = bool(needle) and is_word_char(needle[0])
+    tail = bool(needle) and is_word_char(needle[-1])
+    at = haystack.find(needle)
+    while at >= 0:
+        end = at + len(needle)
+        if not (head and at > 0 and is_word_char(haystack[at - 1])) and not (
+            tail and end < len(haystack) and is_word_char(haystack[end])
+        ):
+            return at
+        at = haystack.find(needle, at + 1)
+    return -1
 
 
 def reader_text(text: str, *, markdown: bool = False, markup: bool = True) -> str:
@@ -127,7 +215,7 @@ def _needles(quote: str, *, markdown: bool) -> list[str]:
 def _search(needles: list[str], text: str, *, markdown: bool) -> str | None:
     haystack = reader_text(text, markdown=markdown)
     for needle in needles:
-        at = haystack.find(needle)
+        at = find_words(needle, haystack)
         if at >= 0:
             return _excerpt(haystack, at, len(needle))
     return None
