@@ -62,22 +62,30 @@ class MemoryTarget:
         value: dict[str, Any] = orjson.loads(self.documents[doc_id])
         return value
 
-    def read_state(self, namespace: str) -> TargetState:
+    def read_state(self, namespace: str, foreign: Sequence[str] = ()) -> TargetState:
         prefix = namespace + "."
-        return TargetState({i: d for i, d in self.listing.items() if i.startswith(prefix)})
+        return TargetState(
+            {
+                i: d
+                for i, d in self.listing.items()
+                if i.startswith(prefix) and is_ours(i, namespace, foreign)
+            }
+        )
 
     def read_documents(self, ids: Sequence[str]) -> dict[str, TargetDocument]:
         return {i: target_document(self._load(i), full=True) for i in ids if i in self.documents}
 
-    def count_unrelated(self, namespace: str) -> int:
-        return sum(1 for i in self.documents if not is_ours(i, namespace))
+    def count_unrelated(self, namespace: str, foreign: Sequence[str] = ()) -> int:
+        return sum(1 for i in self.documents if not is_ours(i, namespace, foreign))
 
-    def touched_by(self, namespace: str, transaction_ids: Sequence[str]) -> Touched:
+    def touched_by(
+        self, namespace: str, transaction_ids: Sequence[str], foreign: Sequence[str] = ()
+    ) -> Touched:
         wanted = set(transaction_ids)
         ids = [
             i
             for i in self.documents
-            if not is_ours(i, namespace) and self._load(i).get("_rev") in wanted
+            if not is_ours(i, namespace, foreign) and self._load(i).get("_rev") in wanted
         ]
         return Touched(len(ids), ids)
 

@@ -103,3 +103,30 @@ def test_publish_and_drift_through_the_cli_against_groq_js(
     assert drift.exit_code == 0, drift.output
     assert some_id in json.dumps(json.loads(drift.stdout)["target_drift"])
     assert node_lake.documents["homepage"]["title"] == "Someone else's"
+
+
+def test_drift_text_lists_documents_of_a_transaction_committed_but_never_recorded(
+    node_lake: NodeLake, tmp_path: Path, warehouse_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    register(monkeypatch)
+    path = tmp_path / "atlas.toml"
+    path.write_text(manifest_text())
+    assert cli("ingest", path, "--warehouse", warehouse_path).exit_code == 0
+    # the first transaction commits and its answer is lost; reading it back fails too, so
+    # the push cannot tell and records it as unknown
+    node_lake.fault("mutate", when="after", drop=True)
+    node_lake.fault("doc", status=400, times=100)
+    failed = cli("publish", path, "--warehouse", warehouse_path)
+    assert failed.exit_code == 1 and "whether it committed is unknown" in failed.stderr
+    node_lake.clear_faults()
+    committed = node_lake.transactions[0]
+    ours = sorted(i for i, d in node_lake.documents.items() if d["_rev"] == committed)
+    assert ours
+
+    text = cli("drift", path, "--warehouse", warehouse_path, "--target")
+    assert text.exit_code == 0, text.output
+    assert f"unrecorded (ours; the next push records the transaction): {', '.join(ours)}" in (
+        text.stdout
+    )
+    as_json = cli("drift", path, "--warehouse", warehouse_path, "--target", "--json")
+    assert json.loads(as_json.stdout)["target_drift"]["unrecorded"] == ours

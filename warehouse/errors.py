@@ -8,7 +8,8 @@ shows the traceback only with ``--debug``, and the run ledger records it as such
 
     ReceiptsError
     ├── UsageError                   the command or the manifest asks for the impossible (2)
-    │   └── ManifestError            a manifest is missing, unreadable or invalid
+    │   ├── ManifestError            a manifest is missing, unreadable or invalid
+    │   └── NamespaceTaken           another corpus publishes the namespace to the target
     ├── UpstreamError                an upstream did not give what an entry needs
     │   ├── HttpError                an HTTP exchange gave no usable response
     │   │   ├── TransientHttpError   worth retrying: the network failed, or "slow down"
@@ -69,6 +70,11 @@ class UsageError(ReceiptsError):
 
 class ManifestError(UsageError):
     """A manifest is missing, unreadable or invalid."""
+
+
+class NamespaceTaken(UsageError):
+    """Another corpus of the same warehouse already publishes this namespace to this
+    target; publishing would plan, prune and count its documents as ours."""
 
 
 # -- upstreams -----------------------------------------------------------------------------

@@ -173,6 +173,31 @@ def last_ok_push(warehouse: Warehouse, target: str, namespace: str) -> LastPush 
     return None if row is None else LastPush(int(row[0]), int(row[1]))
 
 
+class OtherCorpus(NamedTuple):
+    """A corpus other than ours that pushed to the same target: its manifest name, the
+    namespace it pushed to, and its newest push there."""
+
+    manifest_name: str
+    namespace: str
+    push_id: int
+
+
+def other_corpora(
+    warehouse: Warehouse, target: str, manifest_name: str | None
+) -> list[OtherCorpus]:
+    """Every (corpus, namespace) the ledger shows publishing to ``target`` under another
+    manifest name than ``manifest_name``: pushes that were refused before sending anything
+    claim nothing; an interrupted one may have committed, so it counts."""
+    rows = warehouse._con.execute(
+        "SELECT manifest_name, namespace, max(push_id) FROM push_summary WHERE target = $t "
+        "AND manifest_name IS NOT NULL AND manifest_name IS DISTINCT FROM $name "
+        "AND status <> 'refused' GROUP BY manifest_name, namespace "
+        "ORDER BY namespace, manifest_name",
+        {"t": target, "name": manifest_name},
+    ).fetchall()
+    return [OtherCorpus(str(r[0]), str(r[1]), int(r[2])) for r in rows]
+
+
 def our_transaction_ids(warehouse: Warehouse, target: str, namespace: str) -> frozenset[str]:
     """The ids of every transaction our pushes to ``target`` and ``namespace`` committed,
     as recorded when it was sent or by reconciliation afterwards."""

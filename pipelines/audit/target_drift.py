@@ -16,6 +16,9 @@ target shows that a push of ours sent but never recorded (it was killed, or the 
 lost: ``warehouse.pushes.unrecorded_transactions``). Documents carrying one of the latter
 are listed as ``unrecorded`` (ours; the next push records the transaction), not as written
 by someone else.
+
+Documents under another corpus's namespace inside ours (``pipelines.publish.confinement``:
+foreign) are that corpus's, and never listed here.
 """
 
 from __future__ import annotations
@@ -27,12 +30,18 @@ from typing import Any
 
 from pipelines import USER_AGENT
 from pipelines.manifest import Manifest
+from pipelines.publish.confinement import foreign_namespaces
 from pipelines.publish.curate import CuratedDocument, curate_manifest, hash_of_target_document
 from pipelines.publish.targets import open_target
 from pipelines.publish.targets.base import Target
 from sources.http import HttpFactory
 from warehouse.corpus import members
-from warehouse.pushes import last_ok_push, our_transaction_ids, unrecorded_transactions
+from warehouse.pushes import (
+    last_ok_push,
+    other_corpora,
+    our_transaction_ids,
+    unrecorded_transactions,
+)
 from warehouse.store import Warehouse
 
 READ_CHUNK = 100
@@ -97,7 +106,10 @@ def target_drift(
     documents: list[CuratedDocument],
 ) -> TargetDrift:
     """Read the namespace from ``target`` and compare it with what our pushes wrote."""
-    state = target.read_state(namespace)
+    others = other_corpora(warehouse, target.name, corpus)
+    state = target.read_state(
+        namespace, foreign_namespaces(namespace, (o.namespace for o in others))
+    )
     ids = sorted(state.documents)
     bodies: dict[str, Mapping[str, Any]] = {}
     for start in range(0, len(ids), READ_CHUNK):

@@ -4,6 +4,12 @@ before anything is sent.
 A corpus owns ``<namespace>.…``; its drafts (``drafts.<namespace>.…``) and Content Release
 versions (``versions.<release>.<namespace>.…``) are its editors' work on its documents.
 Everything else in the dataset is *unrelated*: the push counts it before and after.
+
+Except what another corpus of the same warehouse publishes there: a namespace pushed to
+the same target by another corpus (the push ledger knows them) that lies inside ours — a
+namespace from before namespaces were single segments, e.g. ``hyphae.atlas`` inside
+``hyphae`` — is *foreign*. Its documents are never planned, pruned or counted as ours; they
+are unrelated, so the receipt sees any change to them.
 The pipeline itself only ever writes published ``<namespace>.…`` documents, addressed by id.
 """
 
@@ -18,8 +24,18 @@ from warehouse.ids import in_namespace
 _SHOWN = 5
 
 
-def is_ours(document_id: str, namespace: str) -> bool:
-    """True for the namespace's documents, their drafts and their release versions."""
+def is_ours(document_id: str, namespace: str, foreign: Iterable[str] = ()) -> bool:
+    """True for the namespace's documents, their drafts and their release versions, unless
+    they are under one of the ``foreign`` namespaces (another corpus's)."""
+    return _under(document_id, namespace) and not any(_under(document_id, f) for f in foreign)
+
+
+def foreign_namespaces(namespace: str, others: Iterable[str]) -> tuple[str, ...]:
+    """Of the namespaces other corpora publish to the same target, those inside ours."""
+    return tuple(sorted({o for o in others if o.startswith(namespace + ".")}))
+
+
+def _under(document_id: str, namespace: str) -> bool:
     prefix = namespace + "."
     if document_id.startswith(prefix) or document_id.startswith("drafts." + prefix):
         return True
@@ -49,16 +65,31 @@ def mutation_ids(mutation: dict[str, Any]) -> list[str]:
     return list(ids)
 
 
-def check_confinement(namespace: str, ids: Iterable[str]) -> None:
-    """Raise :class:`NamespaceViolation` unless every id lies under ``<namespace>.``."""
+def check_confinement(namespace: str, ids: Iterable[str], foreign: Iterable[str] = ()) -> None:
+    """Raise :class:`NamespaceViolation` unless every id lies under ``<namespace>.`` and
+    under none of the ``foreign`` namespaces."""
+    ids, foreign = list(ids), tuple(foreign)
     outside = sorted({i for i in ids if not in_namespace(i, namespace)})
     if outside:
-        shown = ", ".join(outside[:_SHOWN]) + (" …" if len(outside) > _SHOWN else "")
         raise NamespaceViolation(
             f"refusing to push: {len(outside)} mutation(s) would write outside namespace "
-            f"{namespace!r} ({shown}); nothing was sent"
+            f"{namespace!r} ({_shown(outside)}); nothing was sent"
+        )
+    theirs = sorted({i for i in ids if any(in_namespace(i, f) for f in foreign)})
+    if theirs:
+        names = ", ".join(repr(f) for f in foreign if any(in_namespace(i, f) for i in theirs))
+        raise NamespaceViolation(
+            f"refusing to push: {len(theirs)} mutation(s) would write into namespace {names}, "
+            f"which another corpus of this warehouse publishes to this target "
+            f"({_shown(theirs)}); nothing was sent"
         )
 
 
-def check_mutations(namespace: str, mutations: Iterable[dict[str, Any]]) -> None:
-    check_confinement(namespace, (i for m in mutations for i in mutation_ids(m)))
+def _shown(ids: list[str]) -> str:
+    return ", ".join(ids[:_SHOWN]) + (" …" if len(ids) > _SHOWN else "")
+
+
+def check_mutations(
+    namespace: str, mutations: Iterable[dict[str, Any]], foreign: Iterable[str] = ()
+) -> None:
+    check_confinement(namespace, (i for m in mutations for i in mutation_ids(m)), foreign)

@@ -18,6 +18,13 @@
    ``_rev`` is one of this push's transaction ids (Sanity sets ``_rev`` to the transaction
    that last wrote a document). Any difference trips the guard (exit 4).
 
+Another corpus of the same warehouse that publishes to the same target (the ledger knows
+them, ``warehouse.pushes.other_corpora``) is never planned, pruned or counted as ours: a
+corpus whose namespace another one already publishes there is refused (exit 2); documents
+under another corpus's namespace inside ours (one from before namespaces were single
+segments) are *foreign* (``confinement``): left out of the state, refused as a mutation's
+``_id``, and counted as unrelated before and after, so the guard sees them move.
+
 The ledger (``warehouse.pushes``) records the push, each transaction and the receipt. Before
 sending, a push reconciles: namespace documents whose ``_rev`` is the id of a transaction of
 an earlier push of ours that has no committed row (the push was killed, or the answer lost)
@@ -36,7 +43,11 @@ from typing import Any
 
 from pipelines import USER_AGENT
 from pipelines.manifest import Manifest, Publish
-from pipelines.publish.confinement import check_confinement, check_mutations
+from pipelines.publish.confinement import (
+    check_confinement,
+    check_mutations,
+    foreign_namespaces,
+)
 from pipelines.publish.curate import CuratedDocument, curate_manifest
 from pipelines.publish.plan import (
     ENVELOPE_BYTES,
@@ -56,6 +67,7 @@ from warehouse.errors import (
     CommitUncertain,
     HttpError,
     MassPruneRefused,
+    NamespaceTaken,
     NamespaceViolation,
     RevisionConflict,
     TargetError,
@@ -63,6 +75,7 @@ from warehouse.errors import (
 from warehouse.pushes import (
     Receipt,
     finish_push,
+    other_corpora,
     record_batch,
     record_reconciled,
     start_push,
@@ -401,19 +414,41 @@ def _guard_message(result: PushResult) -> str | None:
     return "; ".join(parts)
 
 
+def foreign_to(
+    ledger: Warehouse | None, target: Target, namespace: str, manifest_name: str | None
+) -> tuple[str, ...]:
+    """The namespaces inside ours that other corpora of the warehouse publish to ``target``;
+    :class:`NamespaceTaken` when one of them publishes ``namespace`` itself."""
+    if ledger is None:
+        return ()
+    others = other_corpora(ledger, target.name, manifest_name)
+    taken = [o for o in others if o.namespace == namespace]
+    if taken:
+        names = ", ".join(f"{o.manifest_name!r} (push {o.push_id})" for o in taken)
+        raise NamespaceTaken(
+            f"refusing to publish: namespace {namespace!r} in {target.name} is published by "
+            f"another corpus of this warehouse: {names}; its documents would be planned, "
+            "pruned and counted as this corpus's. Give this corpus its own namespace (or "
+            "publish it from its own warehouse); nothing was sent"
+        )
+    return foreign_namespaces(namespace, (o.namespace for o in others))
+
+
 def _checked_plan(
     documents: Sequence[CuratedDocument],
     target: Target,
     namespace: str,
+    foreign: tuple[str, ...],
     prune: bool,
     allow_mass_prune: bool,
 ) -> tuple[Plan, TargetState]:
     """The plan, once every ``_id`` (before any request) and every mutation (before any is
-    sent) is inside the namespace, and a prune would not empty most of it."""
-    check_confinement(namespace, (d.id for d in documents))
-    state = target.read_state(namespace)
+    sent) is inside the namespace and outside every foreign one, and a prune would not
+    empty most of it."""
+    check_confinement(namespace, (d.id for d in documents), foreign)
+    state = target.read_state(namespace, foreign)
     plan = make_plan(namespace, documents, state, prune=prune)
-    check_mutations(namespace, (a.mutation for a in plan.actions))
+    check_mutations(namespace, (a.mutation for a in plan.actions), foreign)
     if prune and not allow_mass_prune and len(plan.orphan) * 2 > len(state.documents):
         raise MassPruneRefused(
             f"refusing to prune {len(plan.orphan)} of {len(state.documents)} documents of "
@@ -474,16 +509,24 @@ def push(
     notices: Sequence[str] = (),
 ) -> PushResult:
     """Plan ``documents`` against ``target`` and, unless ``dry_run``, push the plan.
-    ``ledger`` (the warehouse) records the push; a dry run records nothing."""
+    ``ledger`` (the warehouse) tells which other corpora publish to the target and records
+    the push; a dry run records nothing."""
+    known = ledger
     ledger = None if dry_run else ledger
     try:
-        plan, state = _checked_plan(documents, target, namespace, prune, allow_mass_prune)
-    except (NamespaceViolation, MassPruneRefused) as exc:
+        foreign = foreign_to(known, target, namespace, manifest_name)
+        plan, state = _checked_plan(documents, target, namespace, foreign, prune, allow_mass_prune)
+    except (NamespaceTaken, NamespaceViolation, MassPruneRefused) as exc:
         _record_refusal(ledger, target, namespace, manifest_name, run_id, str(exc))
         raise
     status = "dry-run" if dry_run else "running"
     result = PushResult(target.name, namespace, status, plan, notices=[*notices, *plan.notices])
-    result.unrelated_before = target.count_unrelated(namespace)
+    if foreign:
+        result.notices.append(
+            f"not ours, counted as unrelated: the documents under namespace(s) "
+            f"{', '.join(foreign)}, which other corpora of this warehouse publish here"
+        )
+    result.unrelated_before = target.count_unrelated(namespace, foreign)
     if dry_run:
         return result
     if ledger is not None:
@@ -504,9 +547,9 @@ def push(
             sender.send(plan.actions)
         finally:
             target.flush()
-        result.unrelated_after = target.count_unrelated(namespace)
+        result.unrelated_after = target.count_unrelated(namespace, foreign)
         # A transaction that failed on the wire may still have committed: check them all.
-        touched = target.touched_by(namespace, sender.sent_ids)
+        touched = target.touched_by(namespace, sender.sent_ids, foreign)
         result.touched_by_us, result.touched_ids = touched.count, touched.ids
     except (HttpError, TargetError) as exc:
         sender.failure = sender.failure or str(exc)

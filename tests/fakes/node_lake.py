@@ -2,8 +2,10 @@
 as a loopback server by a pytest fixture.
 
 ``NodeLake`` steers it the way an editor or a failing network would: ``put``, ``edit`` and
-``remove`` documents, ``fault`` (429/500 before anything is applied; commit and then drop
-the connection or answer 503), and reads its ``documents``, ``transactions`` and
+``remove`` documents, ``before_mutation`` (an editor's mutations, applied just before the
+next transaction), ``write_alongside`` (the next transaction also patches another
+document), ``fault`` (429/500 before anything is applied; commit and then drop the
+connection or answer 503), and reads its ``documents``, ``transactions`` and
 ``requests``. ``env()`` points receipts' Sanity target at it.
 """
 
@@ -77,16 +79,37 @@ class NodeLake:
         status: int = 503,
         drop: bool = False,
         times: int = 1,
+        after: int = 0,
         retry_after: float | None = None,
     ) -> None:
         """``when="before"``: answer ``status`` before applying anything; ``when="after"``
-        (mutations): commit, then drop the connection or answer ``status``."""
-        body: dict[str, Any] = {"endpoint": f"{endpoint}:{when}", "status": status, "times": times}
+        (mutations): commit, then drop the connection or answer ``status``; each of the
+        ``times`` times once ``after`` more requests to ``endpoint`` were served normally."""
+        body: dict[str, Any] = {
+            "endpoint": f"{endpoint}:{when}",
+            "status": status,
+            "times": times,
+            "after": after,
+        }
         if drop:
             body["drop"] = True
         if retry_after is not None:
             body["retryAfter"] = retry_after
         self._control("fault", body)
+
+    def clear_faults(self) -> None:
+        """Forget every fault still to be played."""
+        self._control("clear")
+
+    def before_mutation(self, *mutations: dict[str, Any]) -> None:
+        """Just before the next transaction is applied, apply these mutations, each its own
+        transaction, as an editor in the Studio would between plan and push."""
+        self._control("fault", {"endpoint": "mutate:editor", "mutations": list(mutations)})
+
+    def write_alongside(self, doc_id: str, fields: dict[str, Any]) -> None:
+        """Make the next transaction also patch ``doc_id`` (a server-side side effect the
+        pipeline never asked for): it then carries that transaction id as ``_rev``."""
+        self._control("fault", {"endpoint": "mutate:alongside", "id": doc_id, "set": fields})
 
     # -- what it holds -------------------------------------------------------------------------
     @property
@@ -101,11 +124,17 @@ class NodeLake:
     def requests(self) -> list[dict[str, Any]]:
         return list(self._control("requests")["requests"])
 
+    def mutation_requests(self) -> list[dict[str, Any]]:
+        """The mutate requests received (``method``, ``path``, ``query``, ``body``), in
+        order, whatever their answer."""
+        return [r for r in self.requests if r["endpoint"] == "mutate"]
+
+    def sent_transaction_ids(self) -> list[str]:
+        return [str((r.get("body") or {}).get("transactionId")) for r in self.mutation_requests()]
+
     def mutations_sent(self) -> int:
         return sum(
-            len((r.get("body") or {}).get("mutations", []))
-            for r in self.requests
-            if r["endpoint"] == "mutate"
+            len((r.get("body") or {}).get("mutations", [])) for r in self.mutation_requests()
         )
 
     def evaluate(self, query: str, documents: list[dict[str, Any]], **params: Any) -> Any:

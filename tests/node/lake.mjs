@@ -16,9 +16,12 @@
 //   raw: everything; drafts: drafts over published), {ms, query, result}.
 // - GET /v{version}/data/doc/{dataset}/{ids}: {documents, omitted}.
 // - Authorization: Bearer <LAKE_TOKEN> on every data request, else a Boom-style 401.
-// Faults it can play (POST /__control/fault): answer 429/500 before applying anything,
-// commit and then drop the connection, commit and then answer 503.
-// Editors' operations and inspection: /__control/{put,edit,remove,reset,state,requests}.
+// Faults it can play (POST /__control/fault, each after `after` requests served normally,
+// `times` times): answer 429/500 before applying anything ("<endpoint>:before"), commit and
+// then drop the connection or answer 503 ("mutate:after"), apply an editor's mutations (each
+// its own transaction) just before the next transaction ("mutate:editor", `mutations`), make
+// the next transaction also patch another document ("mutate:alongside", `id`, `set`).
+// Editors' operations and inspection: /__control/{put,edit,remove,reset,clear,state,requests}.
 import {createServer} from 'node:http'
 import {evaluate, parse} from 'groq-js'
 
@@ -144,7 +147,7 @@ function checkReferences(state) {
   }
 }
 
-function apply(mutations, transactionId) {
+function apply(mutations, transactionId, alongside = null) {
   const tx = transactionId ?? `tx-${++txCounter}`
   if (transactions.has(tx)) {
     throw new MutationError(409, `The transaction ID "${tx}" is already in use in this dataset`, [
@@ -154,6 +157,10 @@ function apply(mutations, transactionId) {
   const state = new Map([...documents].map(([id, doc]) => [id, clone(doc)]))
   const now = timestamp()
   const results = mutations.map((mutation, index) => applyOne(state, mutation, index, tx, now))
+  if (alongside && state.has(alongside.id)) {
+    // a server-side side effect in the same transaction: not among the results
+    applyOne(state, {patch: {id: alongside.id, set: alongside.set ?? {}}}, results.length, tx, now)
+  }
   checkReferences(state)
   documents = state
   transactions.add(tx)
@@ -191,7 +198,12 @@ async function readBody(req) {
 
 function takeFault(endpoint) {
   const fault = faults.find((f) => f.endpoint === endpoint && f.times > 0)
-  if (fault) fault.times -= 1
+  if (!fault) return undefined
+  if (fault.after > 0) {
+    fault.after -= 1
+    return undefined
+  }
+  fault.times -= 1
   return fault
 }
 
@@ -210,8 +222,11 @@ async function control(action, body, res) {
       return send(res, 200, {rev: transactionId})
     }
     case 'fault':
-      faults.push({times: 1, ...body})
+      faults.push({times: 1, after: 0, ...body})
       return send(res, 200, {faults})
+    case 'clear':
+      faults = []
+      return send(res, 200, {})
     case 'reset':
       documents = new Map()
       transactions = new Set()
@@ -252,9 +267,11 @@ async function handle(req, res) {
 
   if (endpoint === 'mutate') {
     const transactionId = body?.transactionId ?? url.searchParams.get('transactionId') ?? undefined
+    const editor = takeFault('mutate:editor')
+    for (const mutation of editor?.mutations ?? []) apply([mutation])
     let result
     try {
-      result = apply(body?.mutations ?? [], transactionId)
+      result = apply(body?.mutations ?? [], transactionId, takeFault('mutate:alongside'))
     } catch (err) {
       if (!(err instanceof MutationError)) throw err
       return send(res, err.status, {error: {type: 'mutationError', description: err.message, items: err.items}})

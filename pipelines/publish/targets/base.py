@@ -41,17 +41,21 @@ class Touched:
 class Target(Protocol):
     name: str
 
-    def read_state(self, namespace: str) -> TargetState:
+    def read_state(self, namespace: str, foreign: Sequence[str] = ()) -> TargetState:
         """The namespace's documents (``_id``, ``_rev``, ``_type``, provenance hash and
-        owned fields) and which of them have a ``drafts.`` sibling."""
+        owned fields) and which of them have a ``drafts.`` sibling; none under a
+        ``foreign`` namespace (another corpus's, inside ours)."""
 
     def read_documents(self, ids: Sequence[str]) -> dict[str, TargetDocument]:
         """The latest committed state of these documents, with their bodies."""
 
-    def count_unrelated(self, namespace: str) -> int:
-        """Documents that are not the namespace's, its drafts' or its versions'."""
+    def count_unrelated(self, namespace: str, foreign: Sequence[str] = ()) -> int:
+        """Documents that are not the namespace's, its drafts' or its versions' (those
+        under a ``foreign`` namespace are not ours: they count)."""
 
-    def touched_by(self, namespace: str, transaction_ids: Sequence[str]) -> Touched:
+    def touched_by(
+        self, namespace: str, transaction_ids: Sequence[str], foreign: Sequence[str] = ()
+    ) -> Touched:
         """Unrelated documents last written by one of these transactions."""
 
     def commit(self, transaction: Transaction) -> Committed:

@@ -71,9 +71,9 @@ class NdjsonTarget:
             raw[document["_id"]] = line
         return documents, raw
 
-    def read_state(self, namespace: str) -> TargetState:
+    def read_state(self, namespace: str, foreign: Sequence[str] = ()) -> TargetState:
         prefix, drafts = namespace + ".", "drafts." + namespace + "."
-        data = self._dataset()
+        data = {i: d for i, d in self._dataset().items() if is_ours(i, namespace, foreign)}
         return TargetState(
             documents={i: target_document(d) for i, d in data.items() if i.startswith(prefix)},
             drafts=frozenset(i[len("drafts.") :] for i in data if i.startswith(drafts)),
@@ -83,15 +83,17 @@ class NdjsonTarget:
         data = self._dataset()
         return {i: target_document(data[i], full=True) for i in ids if i in data}
 
-    def count_unrelated(self, namespace: str) -> int:
-        return sum(1 for i in self._dataset() if not is_ours(i, namespace))
+    def count_unrelated(self, namespace: str, foreign: Sequence[str] = ()) -> int:
+        return sum(1 for i in self._dataset() if not is_ours(i, namespace, foreign))
 
-    def touched_by(self, namespace: str, transaction_ids: Sequence[str]) -> Touched:
+    def touched_by(
+        self, namespace: str, transaction_ids: Sequence[str], foreign: Sequence[str] = ()
+    ) -> Touched:
         wanted = set(transaction_ids)
         ids = sorted(
             i
             for i, d in self._dataset().items()
-            if not is_ours(i, namespace) and d.get("_rev") in wanted
+            if not is_ours(i, namespace, foreign) and d.get("_rev") in wanted
         )
         return Touched(len(ids), ids)
 

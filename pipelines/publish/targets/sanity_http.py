@@ -8,7 +8,8 @@ perspective includes release versions) and ``SANITY_API_HOST`` (default
 
 Every read uses the ``raw`` perspective, so drafts and versions are counted. A namespace is
 matched with ``string::startsWith(_id, "<ns>.")``, which matches exactly the ids under the
-prefix (``_id in path("<ns>.**")`` is looser in the reference GROQ implementation). Conflict
+prefix (``_id in path("<ns>.**")`` is looser in the reference GROQ implementation); a
+foreign namespace (another corpus's, inside ours) is taken out the same way. Conflict
 re-reads use the doc endpoint, which returns the latest committed state.
 
 A mutation request is never repeated with the same ``transactionId`` (it "must be unique in
@@ -69,6 +70,18 @@ OURS = (
     '(string::startsWith(_id, "versions.") && '
     'string::startsWith(_id, "versions." + string::split(_id, ".")[1] + "." + $ns)))'
 )
+
+
+def ours_filter(foreign: Sequence[str]) -> tuple[str, dict[str, str]]:
+    """GROQ true for the corpus's documents (``$ns`` ends with the dot), and the params it
+    needs beside ``$ns``: none of a ``foreign`` namespace's documents, drafts or versions."""
+    clauses, params = [OURS], {}
+    for number, namespace in enumerate(foreign):
+        clauses.append("!" + OURS.replace("$ns", f"$foreign{number}"))
+        params[f"foreign{number}"] = namespace + "."
+    return "(" + " && ".join(clauses) + ")", params
+
+
 PLAN_FIELDS = (
     '{_id, _rev, _type, "curatedHash": provenance.curatedHash, '
     '"ownedFields": provenance.ownedFields}'
@@ -207,15 +220,23 @@ class SanityHttpTarget:
             raise TargetError(f"{self.name}: a query answered without a result")
         return body["result"]
 
-    def _paged(self, prefix: str, projection: str) -> list[dict[str, Any]]:
+    def _paged(
+        self, prefix: str, projection: str, excluded: Sequence[str] = ()
+    ) -> list[dict[str, Any]]:
+        """Every document whose ``_id`` starts with ``prefix`` and none of ``excluded``."""
+        params: dict[str, Any] = {"prefix": prefix}
+        exclude = ""
+        for number, other in enumerate(excluded):
+            params[f"excluded{number}"] = other
+            exclude += f" && !string::startsWith(_id, $excluded{number})"
         query = (
-            f"*[string::startsWith(_id, $prefix) && _id > $after] | order(_id) "
+            f"*[string::startsWith(_id, $prefix){exclude} && _id > $after] | order(_id) "
             f"[0...{PAGE_SIZE}] {projection}"
         )
         out: list[dict[str, Any]] = []
         after = ""
         while True:
-            page = self._query(query, {"prefix": prefix, "after": after})
+            page = self._query(query, {**params, "after": after})
             if not isinstance(page, list):
                 raise TargetError(f"{self.name}: a listing query did not answer a list")
             out.extend(d for d in page if isinstance(d, dict) and isinstance(d.get("_id"), str))
@@ -223,9 +244,11 @@ class SanityHttpTarget:
                 return out
             after = str(page[-1]["_id"])
 
-    def read_state(self, namespace: str) -> TargetState:
-        documents = self._paged(namespace + ".", PLAN_FIELDS)
-        drafts = self._paged("drafts." + namespace + ".", "{_id}")
+    def read_state(self, namespace: str, foreign: Sequence[str] = ()) -> TargetState:
+        documents = self._paged(namespace + ".", PLAN_FIELDS, [f + "." for f in foreign])
+        drafts = self._paged(
+            "drafts." + namespace + ".", "{_id}", ["drafts." + f + "." for f in foreign]
+        )
         return TargetState(
             documents={d["_id"]: target_document(d) for d in documents},
             drafts=frozenset(d["_id"][len("drafts.") :] for d in drafts),
@@ -247,23 +270,27 @@ class SanityHttpTarget:
                     out[document["_id"]] = target_document(document, full=True)
         return out
 
-    def count_unrelated(self, namespace: str) -> int:
-        result = self._query(f"count(*[!{OURS}])", {"ns": namespace + "."})
+    def count_unrelated(self, namespace: str, foreign: Sequence[str] = ()) -> int:
+        ours, params = ours_filter(foreign)
+        result = self._query(f"count(*[!{ours}])", {"ns": namespace + ".", **params})
         if not isinstance(result, int):
             raise TargetError(f"{self.name}: a count query did not answer a number")
         return result
 
-    def touched_by(self, namespace: str, transaction_ids: Sequence[str]) -> Touched:
+    def touched_by(
+        self, namespace: str, transaction_ids: Sequence[str], foreign: Sequence[str] = ()
+    ) -> Touched:
         if not transaction_ids:
             return Touched(0)
-        params = {"ns": namespace + ".", "txids": list(transaction_ids)}
-        count = self._query(f"count(*[!{OURS} && _rev in $txids])", params)
+        ours, extra = ours_filter(foreign)
+        params = {"ns": namespace + ".", "txids": list(transaction_ids), **extra}
+        count = self._query(f"count(*[!{ours} && _rev in $txids])", params)
         if not isinstance(count, int):
             raise TargetError(f"{self.name}: a count query did not answer a number")
         ids: list[str] = []
         if count:
             listed = self._query(
-                f"*[!{OURS} && _rev in $txids] | order(_id) [0...{TOUCHED_SHOWN}]._id", params
+                f"*[!{ours} && _rev in $txids] | order(_id) [0...{TOUCHED_SHOWN}]._id", params
             )
             ids = [str(i) for i in listed] if isinstance(listed, list) else []
         return Touched(count, ids)
