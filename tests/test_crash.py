@@ -80,12 +80,15 @@ def test_sigkill_mid_run_then_rerun_completes_without_duplicates(tmp_path: Path)
         run_id = wait_for_run(warehouse, proc)
         time.sleep(1.0)  # let a few batches commit
 
-        # A second writer, and a reader, are told who holds the warehouse.
-        busy = cli("ingest", manifest, "--warehouse", warehouse)
+        # A second writer, and a reader, are told who holds the warehouse (and, with no
+        # time to wait, fail at once).
+        busy = cli("ingest", manifest, "--warehouse", warehouse, env={"RECEIPTS_LOCK_WAIT": "0"})
         assert busy.exit_code == 1
-        assert f"warehouse in use by run {run_id} (pid {proc.pid})" in busy.stderr
-        reader = cli("runs", "--warehouse", warehouse)
+        assert f"warehouse in use by run {run_id} (pid {proc.pid}, running for" in busy.stderr
+        reader = cli("runs", "--warehouse", warehouse, env={"RECEIPTS_LOCK_WAIT": "0"})
+        assert reader.exit_code == 1
         assert f"warehouse in use by run {run_id}" in reader.stderr
+        assert "ducklake:" in reader.stderr
 
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=10)

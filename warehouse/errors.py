@@ -210,17 +210,74 @@ class WarehouseError(ReceiptsError):
 
 
 class WarehouseBusy(WarehouseError):
-    """Another process holds the warehouse."""
+    """Another process holds the warehouse (a writer; or, for a writer, readers)."""
 
-    def __init__(self, location: str, run_id: int | None, pid: int | None) -> None:
-        who = f"run {run_id}" if run_id is not None else "another process"
-        pid_text = f" (pid {pid})" if pid is not None else ""
-        super().__init__(
-            f"warehouse in use by {who}{pid_text}: {location}; wait for it to finish, "
-            "or point --warehouse elsewhere"
-        )
+    # What would let readers work during a write: a DuckLake warehouse.
+    LAKE_HINT = (
+        "a DuckDB file allows no reader during a write; a DuckLake warehouse does "
+        "(--warehouse ducklake:sqlite:CATALOG.sqlite --data-path DIR)"
+    )
+
+    def __init__(
+        self,
+        location: str,
+        run_id: int | None,
+        pid: int | None,
+        *,
+        running_for: float | None = None,
+        readers: bool = False,
+        reading: bool = False,
+        waited: float | None = None,
+        holder: str | None = None,
+    ) -> None:
+        self.location = location
         self.run_id = run_id
         self.pid = pid
+        self.running_for = running_for
+        self.readers = readers
+        self.reading = reading
+        self.waited = waited
+        self.holder = holder
+        message = f"{self._who()}: {location}"
+        if waited is not None and waited > 0:
+            message += f"; gave up after waiting {human_duration(waited)}"
+        if reading:
+            message += f"; {self.LAKE_HINT}"
+        elif readers:
+            message += "; wait for the readers to finish (or set RECEIPTS_LOCK_WAIT longer)"
+        else:
+            message += "; wait for it to finish, or point --warehouse elsewhere"
+        super().__init__(message)
+
+    def _who(self) -> str:
+        if self.readers:
+            return "warehouse in use by readers"
+        if self.holder is not None:
+            who = self.holder
+        else:
+            who = f"run {self.run_id}" if self.run_id is not None else "another process"
+        details = []
+        if self.pid is not None:
+            details.append(f"pid {self.pid}")
+        if self.running_for is not None:
+            details.append(f"running for {human_duration(self.running_for)}")
+        return f"warehouse in use by {who}" + (f" ({', '.join(details)})" if details else "")
+
+    def waiting_line(self) -> str:
+        """The one line a process prints while it waits for the holder."""
+        return f"{self._who()}: {self.location}"
+
+
+def human_duration(value: float) -> str:
+    """`1h02m`, `3m05s`, `12s`: how long, for a person."""
+    whole = max(0, int(value))
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h{minutes:02d}m"
+    if minutes:
+        return f"{minutes}m{secs:02d}s"
+    return f"{secs}s"
 
 
 class WarehouseDamaged(WarehouseError):

@@ -16,7 +16,7 @@ import duckdb
 from warehouse import canonical
 from warehouse.clock import now
 from warehouse.errors import SchemaError, WarehouseBusy, WarehouseDamaged, WarehouseError
-from warehouse.lock import WriterLock, read_holder
+from warehouse.lock import FileLock, read_holder
 
 DEFAULT_WAREHOUSE = "receipts.duckdb"
 ENV_WAREHOUSE = "RECEIPTS_WAREHOUSE"
@@ -114,7 +114,7 @@ class Warehouse:
     """
 
     def __init__(
-        self, con: duckdb.DuckDBPyConnection, location: str, lock: WriterLock | None
+        self, con: duckdb.DuckDBPyConnection, location: str, lock: FileLock | None
     ) -> None:
         self._con = con
         self.location = location
@@ -125,15 +125,17 @@ class Warehouse:
     def open(cls, location: str | None = None, *, read_only: bool = False) -> Warehouse:
         location = resolve_location(location)
         path = _local_path(location)
-        lock: WriterLock | None = None
-        if path is not None and not read_only:
-            lock = WriterLock(path)
-            lock.acquire()
+        lock: FileLock | None = None
         if path is not None and read_only and not path.exists():
             raise WarehouseError(
                 f"no warehouse at {location}: run `receipts ingest MANIFEST` first, "
                 "or point --warehouse at an existing one"
             )
+        if path is not None:
+            # A writer waits for readers to close, a reader for the writer to finish
+            # (bounded: RECEIPTS_LOCK_WAIT); a DuckDB file cannot have both at once.
+            lock = FileLock(path, shared=read_only)
+            lock.acquire()
         try:
             con = duckdb.connect(
                 location,
@@ -155,7 +157,10 @@ class Warehouse:
             if "lock" in message.lower() and path is not None:
                 run_id, pid = read_holder(path)
                 raise WarehouseBusy(
-                    location, run_id, pid or _pid_from_duckdb_message(message)
+                    location,
+                    run_id,
+                    pid or _pid_from_duckdb_message(message),
+                    reading=read_only,
                 ) from None
             raise WarehouseError(f"cannot open warehouse {location}: {message}") from None
         warehouse = cls(con, location, lock)

@@ -1,0 +1,219 @@
+"""Readers and writers of a DuckDB-file warehouse, as real processes: readers open, read and
+close; a writer waits (bounded) for them instead of failing; a reader that finds a writer
+says which run holds the file and for how long, waits, and reads once it is done."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, cli, write_manifest
+from warehouse.errors import UsageError, WarehouseBusy
+from warehouse.lock import FileLock, lock_wait, read_holder
+
+SLOW = """
+[corpus]
+name = "slow"
+namespace = "slow"
+
+[[synthetic]]
+name = "slow"
+count = {count}
+size = 200
+complete = true
+pause_every = 200
+pause_ms = {pause_ms}
+"""
+
+
+def env(**extra: str) -> dict[str, str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith("RECEIPTS_")}
+    base.update(extra)
+    return base
+
+
+def receipts(*args: object) -> list[str]:
+    """The receipts command line (with ``[[synthetic]]`` registered), as a process."""
+    return [sys.executable, "-m", "bench.synthetic_source", *map(str, args)]
+
+
+def run(*args: object, wait: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        receipts(*args),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env=env(RECEIPTS_LOCK_WAIT=str(wait)),
+        timeout=120,
+    )
+
+
+def hold_reader(warehouse: Path, seconds: float) -> subprocess.Popen[str]:
+    """A process that keeps the warehouse open for reading for ``seconds``."""
+    code = (
+        "import sys, time\n"
+        "from warehouse.store import Warehouse\n"
+        "with Warehouse.open(sys.argv[1], read_only=True):\n"
+        "    print('open', flush=True)\n"
+        "    time.sleep(float(sys.argv[2]))\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, str(warehouse), str(seconds)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env(),
+    )
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "open"
+    return proc
+
+
+def stop(proc: subprocess.Popen[str], kill: bool = False) -> None:
+    if kill:
+        proc.kill()
+    proc.wait(timeout=30)
+    if proc.stdout is not None:
+        proc.stdout.close()
+
+
+@pytest.fixture
+def filled(tmp_path: Path) -> tuple[Path, Path]:
+    manifest = write_manifest(tmp_path, SLOW.format(count=50, pause_ms=0))
+    warehouse = tmp_path / "w.duckdb"
+    assert cli("ingest", manifest, "--warehouse", warehouse).exit_code == 0
+    return manifest, warehouse
+
+
+def test_lock_wait_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert lock_wait() == 30.0
+    monkeypatch.setenv("RECEIPTS_LOCK_WAIT", "2.5")
+    assert lock_wait() == 2.5
+    for bad in ("soon", "-1", "nan", "inf"):
+        monkeypatch.setenv("RECEIPTS_LOCK_WAIT", bad)
+        with pytest.raises(UsageError, match="RECEIPTS_LOCK_WAIT must be a number of seconds"):
+            lock_wait()
+
+
+def test_readers_share_the_file_and_a_writer_leaves_the_sidecar_empty(
+    filled: tuple[Path, Path],
+) -> None:
+    _, warehouse = filled
+    assert read_holder(warehouse) == (None, None)
+    first = FileLock(warehouse, shared=True, wait=0)
+    second = FileLock(warehouse, shared=True, wait=0)
+    first.acquire()
+    second.acquire()  # readers do not exclude each other
+    lines: list[str] = []
+    writer = FileLock(warehouse, wait=0.3, notify=lines.append)
+    with pytest.raises(WarehouseBusy, match="in use by readers") as caught:
+        writer.acquire()
+    assert caught.value.readers
+    assert len(lines) == 1 and "waiting up to 0s (RECEIPTS_LOCK_WAIT)" in lines[0]
+    first.release()
+    second.release()
+    writer.acquire()
+    writer.describe(7)
+    assert read_holder(warehouse) == (7, os.getpid())
+    writer.release()
+    assert read_holder(warehouse) == (None, None)
+
+
+@pytest.mark.slow
+def test_a_writer_waits_for_a_reader_then_runs(filled: tuple[Path, Path]) -> None:
+    manifest, warehouse = filled
+    reader = hold_reader(warehouse, 2.0)
+    try:
+        started = time.monotonic()
+        done = run("ingest", manifest, "--warehouse", warehouse, "--json", wait=60)
+        took = time.monotonic() - started
+    finally:
+        stop(reader)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["status"] == "ok"
+    waiting = [line for line in done.stderr.splitlines() if "waiting up to" in line]
+    assert len(waiting) == 1, done.stderr
+    assert "warehouse in use by readers" in waiting[0] and "(RECEIPTS_LOCK_WAIT)" in waiting[0]
+    assert took >= 1.0  # it waited for the reader rather than failing
+
+
+@pytest.mark.slow
+def test_a_writer_gives_up_after_the_bounded_wait(filled: tuple[Path, Path]) -> None:
+    manifest, warehouse = filled
+    reader = hold_reader(warehouse, 15.0)
+    try:
+        started = time.monotonic()
+        busy = run("ingest", manifest, "--warehouse", warehouse, wait=1)
+        took = time.monotonic() - started
+    finally:
+        stop(reader, kill=True)
+    assert busy.returncode == 1
+    assert "warehouse in use by readers" in busy.stderr
+    assert "gave up after waiting 1s" in busy.stderr
+    assert took < 12
+
+
+@pytest.mark.slow
+def test_readers_wait_for_the_writer_and_say_how_long_it_has_run(tmp_path: Path) -> None:
+    manifest = write_manifest(tmp_path, SLOW.format(count=1600, pause_ms=400))
+    warehouse = tmp_path / "w.duckdb"
+    writer = subprocess.Popen(
+        receipts("ingest", manifest, "--warehouse", warehouse, "--batch-size", 200),
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env(),
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while read_holder(warehouse)[0] is None:
+            assert writer.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        run_id, pid = read_holder(warehouse)
+        assert pid == writer.pid
+
+        # No time to wait: one line naming the run, its age, and the lake that allows it.
+        impatient = run("runs", "--warehouse", warehouse, wait=0)
+        assert impatient.returncode == 1
+        assert f"warehouse in use by run {run_id} (pid {writer.pid}, running for" in (
+            impatient.stderr
+        )
+        assert "a DuckLake warehouse does (--warehouse ducklake:sqlite:" in impatient.stderr
+
+        # Time to wait: it says what it waits for, then reads the finished run.
+        patient = run("runs", "--warehouse", warehouse, "--json", wait=60)
+        assert patient.returncode == 0, patient.stderr
+        assert "waiting up to 1m00s (RECEIPTS_LOCK_WAIT)" in patient.stderr
+        assert f"in use by run {run_id}" in patient.stderr
+        assert [r["status"] for r in json.loads(patient.stdout)] == ["ok"]
+    finally:
+        if writer.poll() is None:
+            writer.kill()
+        writer.wait(timeout=30)
+    assert writer.returncode == 0
+
+
+@pytest.mark.slow
+def test_concurrent_readers_all_read(filled: tuple[Path, Path]) -> None:
+    _, warehouse = filled
+    procs = [
+        subprocess.Popen(
+            receipts("runs", "--warehouse", warehouse, "--json"),
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env(RECEIPTS_LOCK_WAIT="0"),
+        )
+        for _ in range(4)
+    ]
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+        assert len(json.loads(out)) == 1
