@@ -122,7 +122,8 @@ def run_ingest(
                         ingestor.ingest(source_name, listing)
                 except ReceiptsError as exc:  # one entry's failure must not stop the others
                     error = str(exc) or type(exc).__name__
-                    failures.append({"source": source_name, "entry": label, "reason": error})
+                    failure = {"source": source_name, "entry": label, "reason": error}
+                    failures.append({**failure, "hint": exc.hint} if exc.hint else failure)
                 except Exception as exc:  # a bug: recorded as such, then the run stops
                     internal = exc
                     error = internal_error_reason(exc)

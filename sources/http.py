@@ -14,6 +14,7 @@ a body over the cap, a redirect off the allowlist, a request missing from a repl
 from __future__ import annotations
 
 import email.utils
+import logging
 import os
 import random
 import threading
@@ -42,6 +43,8 @@ from warehouse.errors import (
 
 ENV_RECORD = "RECEIPTS_RECORD"
 ENV_REPLAY = "RECEIPTS_REPLAY"
+
+log = logging.getLogger("receipts.http")
 
 TRANSIENT_STATUSES = frozenset({429, 502, 503, 504})
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
@@ -225,11 +228,27 @@ class HttpClient:
                 return True
             return time.monotonic() - started >= policy.max_total_seconds
 
+        def announce(state: tenacity.RetryCallState) -> None:
+            exc = state.outcome.exception() if state.outcome else None
+            if not isinstance(exc, TransientHttpError):
+                return
+            what = f"HTTP {exc.status}" if exc.status else type(exc.__cause__ or exc).__name__
+            seconds = state.next_action.sleep if state.next_action else 0.0
+            log.warning(
+                "%s from %s, retry %d/%d in %s s",
+                what,
+                host_of(exc.url) or self.source,
+                state.attempt_number,
+                policy.max_attempts - 1,
+                f"{seconds:.0f}" if seconds >= 1 else f"{seconds:.1f}",
+            )
+
         retrying = tenacity.Retrying(
             retry=tenacity.retry_if_exception_type(TransientHttpError),
             wait=wait,
             stop=give_up,
             sleep=self.sleep,
+            before_sleep=announce,
             reraise=True,
         )
 
@@ -331,9 +350,9 @@ class HttpClient:
             raise TerminalHttpError(str(exc), str(request.url)) from None
         except (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError) as exc:
             raise TransientHttpError(
-                f"{self.source}: {type(exc).__name__} for {request.method} {request.url}",
+                f"{type(exc).__name__} for {request.method} {request.url}",
                 str(request.url),
-            ) from None
+            ) from exc
 
     def _capped_chunks(
         self, response: httpx.Response, method: str, url: str, cap: int | None = None
@@ -360,9 +379,7 @@ class HttpClient:
                     )
                 yield chunk
         except (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError) as exc:
-            raise TransientHttpError(
-                f"{self.source}: {type(exc).__name__} while reading {url}", url
-            ) from None
+            raise TransientHttpError(f"{type(exc).__name__} while reading {url}", url) from None
 
     def download(self, url: str, destination: Path, *, max_bytes: int) -> int:
         """Stream a large body to ``destination`` (retrying transient failures); its size."""
@@ -392,6 +409,7 @@ class HttpClient:
 
     def _judge(self, response: httpx.Response, ok_statuses: frozenset[int]) -> httpx.Response:
         url = str(response.request.url)
+        log.info("%s %s: HTTP %d", response.request.method, url, response.status_code)
         if self.classify is not None:
             verdict = self.classify(response)
             if verdict is not None:
@@ -401,12 +419,12 @@ class HttpClient:
             return response
         if status in self.policy.transient_statuses:
             raise TransientHttpError(
-                f"{self.source}: HTTP {status} for {url}",
+                f"HTTP {status} for {url}",
                 url,
                 status,
                 retry_after=parse_retry_after(response.headers.get("retry-after")),
             )
-        raise TerminalHttpError(f"{self.source}: HTTP {status} for {url}", url, status)
+        raise TerminalHttpError(f"HTTP {status} for {url}", url, status)
 
 
 def state_attempts(retrying: tenacity.Retrying) -> int:

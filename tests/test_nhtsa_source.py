@@ -317,7 +317,7 @@ def test_a_failed_year_fails_the_entry_and_retires_nothing(
         (b'{"Count": 0, "Message": "Results returned', "application/json", 200, "malformed JSON"),
         (b'{"message": "Invalid modelYear"}', "application/json", 400, "HTTP 400 for"),
         (b'{"Count": 1, "Message": "ok"}', "application/json", 200, "no 'results'"),
-        (b"<html>Forbidden</html>", "text/html", 403, "nhtsa: HTTP 403 for"),
+        (b"<html>Forbidden</html>", "text/html", 403, "HTTP 403 for"),
     ],
     ids=["html page", "empty body", "truncated json", "400 error", "no results", "403 page"],
 )

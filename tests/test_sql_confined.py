@@ -158,6 +158,4 @@ def test_the_allowlist_names_functions_not_files() -> None:
     floor = "def ingest_floor(con):\n    con.execute('CREATE TABLE t AS SELECT 1')\n"
     other = "def table_sizes(con):\n    return con.execute('SELECT count(*) FROM t')\n"
     assert violations(floor, "bench/floor.py") == []
-    assert violations(other, "bench/floor.py") == [
-        "bench/floor.py:2: SQL 'SELECT count(*) FROM t'"
-    ]
+    assert violations(other, "bench/floor.py") == ["bench/floor.py:2: SQL 'SELECT count(*) FROM t'"]

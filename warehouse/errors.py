@@ -60,7 +60,10 @@ from pathlib import Path
 
 
 class ReceiptsError(Exception):
-    """A known failure with a message for the user."""
+    """A known failure with a message for the user, and a ``hint``: the next step to try,
+    when there is an obvious one."""
+
+    hint: str | None = None
 
 
 # -- usage ---------------------------------------------------------------------------------
@@ -94,6 +97,8 @@ class HttpError(UpstreamError):
 class TransientHttpError(HttpError):
     """Worth retrying: the network failed, or the server asked us to slow down."""
 
+    hint = "offline or behind a proxy? `--replay DIR` serves a session recorded with `--record`"
+
     def __init__(
         self, message: str, url: str, status: int | None = None, retry_after: float | None = None
     ) -> None:
@@ -115,6 +120,8 @@ class HostNotAllowed(TerminalHttpError):
 
 class RetryBudgetExhausted(TerminalHttpError):
     """A transient failure persisted through every allowed attempt."""
+
+    hint = TransientHttpError.hint
 
 
 class RateLimited(TerminalHttpError):

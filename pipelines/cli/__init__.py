@@ -19,6 +19,7 @@ from pipelines.cli import pins as cli_pins
 from pipelines.cli import publish as cli_publish
 from pipelines.cli import refresh as cli_refresh
 from pipelines.cli import studio as cli_studio
+from pipelines.cli.common import configure_logging
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -29,7 +30,19 @@ from pipelines.cli import studio as cli_studio
     envvar="RECEIPTS_DEBUG",
     help="Print the traceback of any error (for reporting a bug). Env: RECEIPTS_DEBUG=1.",
 )
-def main(debug: bool) -> None:
+@click.option(
+    "-v",
+    "--verbose",
+    count=True,
+    help="Say more on stderr (-v: each HTTP request's outcome; -vv: debug detail).",
+)
+@click.option(
+    "-q",
+    "--quiet",
+    is_flag=True,
+    help="Only errors on stderr: no progress, no retry lines, no warnings.",
+)
+def main(debug: bool, verbose: int, quiet: bool) -> None:
     """receipts: evidence corpora with provable provenance.
 
     Pull public records into a DuckDB warehouse where every snapshot is hashed at import and
@@ -42,7 +55,11 @@ def main(debug: bool) -> None:
       2  bad usage or an invalid manifest
       3  drift found (only with --fail-on-drift)
       4  the unrelated-document guard tripped during a push
+
+    Retries, warnings and progress go to stderr (-q silences them, -v says more); results go
+    to stdout, as text or, with --json, as JSON (errors included).
     """
+    configure_logging(verbose, quiet)
 
 
 # Every command group, wired by plain imports: one module per group.

@@ -18,7 +18,7 @@ from pipelines.backfill import (
     run_backfill,
 )
 from pipelines.cli import exits
-from pipelines.cli.common import emit_json, handle_errors, json_option, warehouse_option
+from pipelines.cli.common import emit_json, handle_errors, json_option, quiet, warehouse_option
 from pipelines.progress import backfill_reporter_for
 from sources.http import HttpFactory, host_of
 from sources.nhtsa.flatfile import LAYOUTS, VehicleFilter
@@ -208,7 +208,7 @@ def backfill_nhtsa(
         memory_limit=memory_limit,
         scratch_dir=scratch_dir,
     )
-    reporter = backfill_reporter_for(as_json, progress_interval)
+    reporter = backfill_reporter_for(as_json or quiet(), progress_interval)
     with Warehouse.open(warehouse) as wh:
         result = run_backfill(wh, request, reporter=reporter)
     if as_json:

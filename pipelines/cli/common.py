@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import os
 import sys
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import click
 
@@ -28,6 +29,39 @@ def emit_json(value: Any) -> None:
     click.echo(json.dumps(value, indent=2, sort_keys=True, default=str))
 
 
+def configure_logging(verbose: int = 0, quiet: bool = False) -> None:
+    """Messages of the library (retries, warnings) as plain lines on stderr: warnings by
+    default, also information with -v, debug detail with -vv, errors only with -q."""
+    level = (
+        logging.ERROR if quiet else (logging.WARNING, logging.INFO, logging.DEBUG)[min(verbose, 2)]
+    )
+    logger = logging.getLogger("receipts")
+    logger.setLevel(level)
+    logger.propagate = False
+    if not any(getattr(h, "receipts_cli", False) for h in logger.handlers):
+        handler = _StderrHandler()
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        logger.addHandler(handler)
+
+
+class _StderrHandler(logging.Handler):
+    """Writes each record to the current ``sys.stderr`` (which tests and click may swap)."""
+
+    receipts_cli = True
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            print(self.format(record), file=sys.stderr, flush=True)
+        except Exception:
+            self.handleError(record)
+
+
+def quiet() -> bool:
+    """Whether the global ``-q/--quiet`` flag is on (no progress)."""
+    ctx = click.get_current_context(silent=True)
+    return bool(ctx is not None and ctx.find_root().params.get("quiet"))
+
+
 def debugging() -> bool:
     """Whether the global ``--debug`` flag (or ``RECEIPTS_DEBUG=1``) is on."""
     ctx = click.get_current_context(silent=True)
@@ -41,8 +75,26 @@ def internal_error_message(exc: BaseException) -> str:
     )
 
 
+def _wants_json(kwargs: dict[str, Any]) -> bool:
+    return bool(kwargs.get("as_json")) or kwargs.get("fmt") in ("json", "nl")
+
+
+def fail(kind: str, message: str, hint: str | None, code: int, as_json: bool) -> NoReturn:
+    """One line on stderr (and a hint line), or with ``--json`` the same as a JSON document
+    on stdout; then exit ``code``."""
+    if as_json:
+        error = {"type": kind, "message": message, "hint": hint}
+        click.echo(json.dumps({"error": error, "exit_code": code}, indent=2, sort_keys=True))
+    click.echo(f"receipts: {message}", err=True)
+    if hint and not as_json:
+        click.echo(f"  hint: {hint}", err=True)
+    sys.exit(code)
+
+
 def handle_errors(func: F) -> F:
-    """Known errors become one line on stderr and their exit code, with no stack trace.
+    """Known errors become one line on stderr (with the next step to try, when there is one)
+    and their exit code, with no stack trace; under ``--json`` the error is also printed as
+    ``{"error": {"type", "message", "hint"}, "exit_code": N}`` on stdout.
 
     Anything else is a bug: a short "internal error" line and exit 1; ``--debug`` adds the
     traceback.
@@ -50,14 +102,18 @@ def handle_errors(func: F) -> F:
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        as_json = _wants_json(kwargs)
         try:
             return func(*args, **kwargs)
         except ReceiptsError as exc:
             if debugging():
                 traceback.print_exc(file=sys.stderr)
-            click.echo(f"receipts: {exc}", err=True)
-            sys.exit(exits.for_error(exc))
-        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            fail(type(exc).__name__, str(exc), exc.hint, exits.for_error(exc), as_json)
+        except click.ClickException as exc:
+            if not as_json:
+                raise
+            fail(type(exc).__name__, exc.format_message(), None, exc.exit_code, as_json)
+        except (click.exceptions.Exit, click.Abort):
             raise
         except BrokenPipeError:
             # The reader went away (`receipts ls | head`): stop quietly, as a process killed
@@ -67,8 +123,7 @@ def handle_errors(func: F) -> F:
         except Exception as exc:
             if debugging():
                 traceback.print_exc(file=sys.stderr)
-            click.echo(f"receipts: {internal_error_message(exc)}", err=True)
-            sys.exit(exits.EXIT_FAILURE)
+            fail("InternalError", internal_error_message(exc), None, exits.EXIT_FAILURE, as_json)
 
     return wrapper  # type: ignore[return-value]
 
@@ -139,6 +194,8 @@ def print_run(result: RunResult) -> None:
         click.echo(f"  warning: {warning['source']}: {warning['entry']}: {warning['warning']}")
     for failure in result.failures:
         click.echo(f"  FAILED {failure['source']}: {failure['entry']}: {failure['reason']}")
+    for hint in dict.fromkeys(f["hint"] for f in result.failures if f.get("hint")):
+        click.echo(f"  hint: {hint}")
 
 
 def prepare_ingest(

@@ -15,6 +15,7 @@ from pipelines.cli.common import (
     json_option,
     prepare_ingest,
     print_run,
+    quiet,
     warehouse_option,
 )
 from pipelines.ingest import run_ingest
@@ -50,7 +51,11 @@ def ingest(
     with Warehouse.open(warehouse) as wh:
         try:
             result = run_ingest(
-                loaded, wh, http=http, options=options, reporter=reporter_for(quiet=as_json)
+                loaded,
+                wh,
+                http=http,
+                options=options,
+                reporter=reporter_for(quiet=as_json or quiet()),
             )
         finally:
             http.close()

@@ -18,6 +18,7 @@ from pipelines.cli.common import (
     json_option,
     prepare_ingest,
     print_run,
+    quiet,
     warehouse_option,
 )
 from pipelines.cli.publish import print_push, target_option
@@ -166,7 +167,7 @@ def refresh(
                 wh,
                 http=http,
                 options=options,
-                reporter=reporter_for(quiet=as_json),
+                reporter=reporter_for(quiet=as_json or quiet()),
                 out=out,
                 prune=prune,
                 allow_mass_prune=allow_mass_prune,
