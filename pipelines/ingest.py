@@ -18,6 +18,7 @@ from sources.http import HttpFactory
 from warehouse.errors import MassRetireRefused, ReceiptsError
 from warehouse.ingest import COUNT_KEYS, Counts, Ingestor
 from warehouse.runs import finish_run, start_run
+from warehouse.scopes import live_in_scope
 from warehouse.sightings import body_seen_at
 from warehouse.store import Warehouse
 
@@ -68,6 +69,13 @@ def _lookup(warehouse: Warehouse) -> Any:
     return lookup
 
 
+def _known_in_scope(warehouse: Warehouse) -> Any:
+    def known_in_scope(scope: str) -> dict[str, bytes]:
+        return {d.doc_id: d.body for d in live_in_scope(warehouse, scope)}
+
+    return known_in_scope
+
+
 def run_ingest(
     manifest: Manifest,
     warehouse: Warehouse,
@@ -100,7 +108,12 @@ def run_ingest(
             source_total = per_source.setdefault(source_name, Counts())
             for entry in manifest.entries[source_name]:
                 label = source.label(entry)
-                ctx = FetchContext(http=http, lookup=_lookup(warehouse), options=options.extra)
+                ctx = FetchContext(
+                    http=http,
+                    lookup=_lookup(warehouse),
+                    known_in_scope=_known_in_scope(warehouse),
+                    options=options.extra,
+                )
                 # Counted as batches commit, so an entry that fails half-way still reports
                 # what it committed.
                 entry_total = Counts()

@@ -48,10 +48,16 @@ class StrictModel(BaseModel):
 @dataclass
 class FetchContext:
     """What a source's fetch may use: HTTP clients, read access to stored snapshots, and a
-    place to report warnings (which end up in the run ledger and in ``--json``)."""
+    place to report warnings (which end up in the run ledger and in ``--json``).
+
+    ``lookup(doc_id, url, commit)`` gives the bytes last seen for a document at a URL and
+    commit; ``known_in_scope(scope)`` gives the live documents the warehouse holds for a
+    listing scope (doc_id → the bytes of its current revision), so a source can tell an
+    answer that empties a scope that had records from one that never had any."""
 
     http: HttpFactory
     lookup: Callable[[str, str, str | None], bytes | None] = lambda doc_id, url, commit: None
+    known_in_scope: Callable[[str], dict[str, bytes]] = lambda scope: {}
     warnings: list[str] = field(default_factory=list)
     options: dict[str, Any] = field(default_factory=dict)
 

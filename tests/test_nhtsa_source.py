@@ -29,6 +29,7 @@ from tests.fakes.nhtsa import (
     INVESTIGATION,
     RADIO_BULLETIN,
     FakeNhtsa,
+    complaint,
     pdf,
 )
 from warehouse import audit
@@ -273,6 +274,12 @@ def test_the_circuit_breaker_refuses_to_retire_a_whole_scope(
     fake: FakeNhtsa, warehouse_path: Path
 ) -> None:
     assert ingest_cli(warehouse_path)[0] == 0
+    # Unrelated complaints keep 2019 and 2020 answering 200 once AEB_COMPLAINT is gone (a
+    # year that had records and answers 400 retires nothing at all).
+    for year in (2019, 2020):
+        fake.vehicles[("HONDA", "CR-V", year)].complaints.append(
+            complaint(11999100 + year, "ELECTRICAL SYSTEM", "The radio resets.", "", "", year)
+        )
     fake.remove("complaints", CMBS_TEXT_COMPLAINT)
     fake.remove("complaints", AEB_COMPLAINT)
     code, summary = ingest_cli(warehouse_path)
@@ -347,6 +354,37 @@ def test_an_empty_year_answered_with_400_is_no_records(
         r for r in fake.requests if r.url.path == COMPLAINTS and r.url.params["modelYear"] == "2017"
     ]
     assert len(empty) == 1  # answered 400 with a zero count, read as an empty year
+
+
+def test_a_400_for_a_year_that_had_records_retires_nothing_and_warns(
+    fake: FakeNhtsa, warehouse_path: Path
+) -> None:
+    # A zero-count 400 is also NHTSA's answer for a make or model it does not recognise:
+    # when a model year that had records comes back that way, the listing is not the whole
+    # truth for its scope.
+    assert ingest_cli(warehouse_path)[0] == 0
+    vehicle = fake.forget("HONDA", "CR-V", 2021)  # held CMBS_TEXT_RECALL, CMBS_TEXT_COMPLAINT
+    code, summary = ingest_cli(warehouse_path)
+    assert code == 0, summary["failures"]
+    assert summary["counts"]["nhtsa"]["gone"] == 0
+    assert current_docs(warehouse_path) == AEB_DOCS
+    warnings = [w["warning"] for w in summary["warnings"]]
+    assert len(warnings) == 2
+    for kind, path in (("recalls", "/recalls/recallsByVehicle"), ("complaints", COMPLAINTS)):
+        (warning,) = [w for w in warnings if f"nhtsa:HONDA/CR-V/2017-2022:{kind}" in w]
+        assert f"{API}{path}?make=HONDA&model=CR-V&modelYear=2021" in warning
+        assert "HTTP 400 with a zero count for model year 2021" in warning
+        assert "nothing in the scope is retired" in warning
+    (run, *_) = json.loads(cli("runs", "--warehouse", warehouse_path, "--json").stdout)
+    assert [w["warning"] for w in run["warnings"]] == warnings
+
+    # 2017, which never had records, answers 400 every run: the listing stays complete, and
+    # a record gone from a year that still answers 200 is retired as before.
+    fake.vehicles[("HONDA", "CR-V", 2021)] = vehicle
+    fake.remove("complaints", CMBS_TEXT_COMPLAINT)
+    code, summary = ingest_cli(warehouse_path)
+    assert code == 0 and summary["warnings"] == []
+    assert summary["counts"]["nhtsa"]["gone"] == 1
 
 
 def test_a_date_in_the_wrong_format_is_a_warning_and_kept_verbatim(

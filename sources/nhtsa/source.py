@@ -16,6 +16,9 @@ upstream record verbatim with the model years (and variants) it appeared under:
 Complaint and recall listings are complete for their scope (one scope per entry and kind):
 a record that disappears upstream becomes a tombstone. A listing is only handed over when
 every model year of its kind was fetched; otherwise the entry fails and nothing is retired.
+A model year answered 400 with a zero count (NHTSA's answer for a year without records, and
+for a make or model it does not recognise) while the warehouse holds records of the scope
+seen under that year makes the listing a lower bound, with a warning: nothing is retired.
 """
 
 from __future__ import annotations
@@ -162,11 +165,15 @@ def label(entry: NhtsaEntry) -> str:
 # -- fetching ------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Page:
-    """One answered request: its URL and its results (records, or vehicle variants)."""
+    """One answered request: its URL and its results (records, or vehicle variants).
+
+    ``empty_400``: answered HTTP 400 with a zero count, NHTSA's answer both for a vehicle
+    year without records and for a make or model it does not recognise."""
 
     year: int
     url: str
     results: list[dict[str, Any]]
+    empty_400: bool = False
 
 
 @dataclass
@@ -185,21 +192,28 @@ def nhtsa_policy(policy: HttpPolicy) -> HttpPolicy:
     return replace(policy, transient_statuses=policy.transient_statuses | NHTSA_TRANSIENT_STATUSES)
 
 
-def get_results(client: HttpClient, url: str, params: dict[str, Any]) -> tuple[str, list[Any]]:
-    """GET an NHTSA listing: (request URL, results). A 400 whose body says zero records is an
-    empty result; HTML, empty or malformed bodies and other statuses fail the entry."""
+def get_answer(client: HttpClient, url: str, params: dict[str, Any]) -> tuple[str, list[Any], bool]:
+    """GET an NHTSA listing: (request URL, results, whether it was a zero-count 400). A 400
+    whose body says zero records is an empty result; HTML, empty or malformed bodies and
+    other statuses fail the entry."""
     response = client.get(url, params=params, ok=(200, 400))
     data = parse_json(response)
     request_url = str(response.request.url)
     if response.status_code == 400:
         if is_empty_result(data):
-            return request_url, []
+            return request_url, [], True
         raise SourceError(f"nhtsa: HTTP 400 for {request_url}")
     try:
         env = envelope(data)
     except NhtsaParseError as exc:
         raise SourceError(f"nhtsa: unexpected response from {request_url}: {exc}") from None
-    return request_url, env.results
+    return request_url, env.results, False
+
+
+def get_results(client: HttpClient, url: str, params: dict[str, Any]) -> tuple[str, list[Any]]:
+    """GET an NHTSA listing: (request URL, results); see :func:`get_answer`."""
+    request_url, results, _ = get_answer(client, url, params)
+    return request_url, results
 
 
 def fetch_page(client: HttpClient, api: str, route: str, entry: NhtsaEntry, year: int) -> Page:
@@ -207,8 +221,36 @@ def fetch_page(client: HttpClient, api: str, route: str, entry: NhtsaEntry, year
     params: dict[str, Any] = {"make": entry.make, "model": entry.model, "modelYear": year}
     if route == "vehicles":
         params["issueType"] = "m"
-    url, results = get_results(client, api + path, params)
-    return Page(year, url, results)
+    url, results, empty_400 = get_answer(client, api + path, params)
+    return Page(year, url, results, empty_400)
+
+
+def model_years_held(body: bytes) -> set[int] | None:
+    """The model years a stored document was seen under (its ``modelYears``); None when the
+    body does not say (then it may belong to any year)."""
+    try:
+        years = orjson.loads(body).get("modelYears")
+    except (orjson.JSONDecodeError, AttributeError):
+        return None
+    if not isinstance(years, list) or not all(isinstance(y, int) for y in years):
+        return None
+    return set(years)
+
+
+def emptied_years(scope: str, pages: list[Page], known: dict[str, bytes]) -> list[tuple[Page, int]]:
+    """The years answered 400 with a zero count for which the warehouse holds live documents
+    of ``scope``, each with how many. NHTSA gives that answer for an unrecognised make or
+    model too, so such a year is no evidence that its records are gone."""
+    empty = [page for page in pages if page.empty_400]
+    if not empty or not known:
+        return []
+    held = [model_years_held(body) for body in known.values()]
+    found = []
+    for page in sorted(empty, key=lambda p: p.year):
+        count = sum(1 for years in held if years is None or page.year in years)
+        if count:
+            found.append((page, count))
+    return found
 
 
 def _variant(year: int, vehicle: dict[str, Any]) -> dict[str, Any]:
@@ -394,10 +436,22 @@ def fetch(entry: NhtsaEntry, ctx: FetchContext) -> Iterable[Listing]:
                 for done in [pool.submit(resolve_documents, client, api, kind, i) for i in items]:
                     done.result()
             source_format = ROUTES[route][1]
+            scope = entry.scope(kind)
+            complete = kind in COMPLETE_KINDS
+            if complete:
+                for page, count in emptied_years(scope, pages, ctx.known_in_scope(scope)):
+                    complete = False
+                    ctx.warn(
+                        f"{scope}: {page.url} answered HTTP 400 with a zero count for model "
+                        f"year {page.year}, which held {count} stored document(s); NHTSA "
+                        "answers an unrecognised make or model the same way, so the listing "
+                        "is not taken as complete and nothing in the scope is retired"
+                    )
             yield Listing(
-                scope=entry.scope(kind),
+                scope=scope,
                 records=[to_record(kind, item, source_format) for item in items],
-                complete=kind in COMPLETE_KINDS,
+                complete=complete,
+                lower_bound=kind in COMPLETE_KINDS and not complete,
                 label=f"{label(entry)} {kind}",
             )
     finally:

@@ -6,7 +6,8 @@ The records are invented, in the upstream's shapes and quirks:
   records with camelCase flags, ``ReportReceivedDate`` as DD/MM/YYYY;
 - ``complaints/complaintsByVehicle``: all-lowercase envelope, ``odiNumber`` a number,
   ``components`` a comma-separated string, dates MM/DD/YYYY;
-- both answer **400 with a zero count** when a vehicle year has no records;
+- both answer **400 with a zero count** when a vehicle year has no records, and the same for
+  a make, model or year they do not recognise (``forget``);
 - ``vehicles/byYmmt``: one result per variant (FWD/AWD), each with ``safetyIssues``; the
   ``associatedDocuments`` of an issue is a URL on api.nhtsa.gov;
 - ``safetyIssues/byNhtsaId``: ``results[0].<filterValue>[]``, each record with its
@@ -327,6 +328,12 @@ class FakeNhtsa:
     def restore(self, kind: str, removed: list[tuple[int, dict[str, Any]]]) -> None:
         for year, record in removed:
             getattr(self.vehicles[("HONDA", "CR-V", year)], kind).append(record)
+
+    def forget(self, make: str, model: str, year: int) -> Vehicle:
+        """NHTSA stops recognising a vehicle year: both vehicle endpoints answer it as for an
+        unrecognised make or model, 400 with a zero count (the same answer as a year without
+        records). Returns the vehicle, to put back in ``vehicles``."""
+        return self.vehicles.pop((make, model, year))
 
     def paths(self) -> list[str]:
         return [r.url.path for r in self.requests]
