@@ -10,7 +10,7 @@ from typing import Any
 from tests.conftest import cli, write_manifest
 from tests.fakes.forem import FakeForem
 from tests.fakes.github import FakeGitHub, manifest_toml
-from tests.fakes.sanity import FakeContentLake
+from tests.fakes.node_lake import NodeLake
 
 REPO = "octo/hyphae"
 README = f"github/{REPO}/README.md"
@@ -36,7 +36,7 @@ def write_claims(directory: Path, rows: list[dict[str, Any]]) -> None:
 def test_refresh_rechecks_claims_and_lists_those_that_changed(
     tmp_path: Path,
     warehouse_path: Path,
-    upstreams: tuple[FakeGitHub, FakeForem, FakeContentLake],
+    upstreams: tuple[FakeGitHub, FakeForem, NodeLake],
 ) -> None:
     github, _, _ = upstreams
     claims = [
@@ -108,7 +108,7 @@ def test_refresh_rechecks_claims_and_lists_those_that_changed(
 def test_a_claims_file_that_cannot_be_read_fails_the_refresh_not_the_ingest(
     tmp_path: Path,
     warehouse_path: Path,
-    upstreams: tuple[FakeGitHub, FakeForem, FakeContentLake],
+    upstreams: tuple[FakeGitHub, FakeForem, NodeLake],
 ) -> None:
     github, _, _ = upstreams
     sha1 = github.push(REPO, DAY1)
@@ -123,7 +123,7 @@ def test_a_claims_file_that_cannot_be_read_fails_the_refresh_not_the_ingest(
 def test_claims_from_a_groq_query_map_published_ids_to_doc_ids(
     tmp_path: Path,
     warehouse_path: Path,
-    upstreams: tuple[FakeGitHub, FakeForem, FakeContentLake],
+    upstreams: tuple[FakeGitHub, FakeForem, NodeLake],
 ) -> None:
     github, _, lake = upstreams
     sha1 = github.push(REPO, DAY1)
@@ -174,7 +174,7 @@ def test_claims_from_a_groq_query_map_published_ids_to_doc_ids(
 
 
 def test_a_groq_claims_table_needs_the_sanity_settings(
-    tmp_path: Path, warehouse_path: Path, upstreams: tuple[FakeGitHub, FakeForem, FakeContentLake]
+    tmp_path: Path, warehouse_path: Path, upstreams: tuple[FakeGitHub, FakeForem, NodeLake]
 ) -> None:
     github, _, _ = upstreams
     sha1 = github.push(REPO, DAY1)

@@ -1,5 +1,6 @@
 """The Content Lake fake whose every query groq-js evaluates: its semantics, and a publish,
-a re-publish, a prune and target drift through the CLI against it."""
+a re-publish, a prune and target drift through the CLI against it; the Python fake asking
+groq-js too."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 
 from tests.conftest import cli
 from tests.fakes.node_lake import NodeLake
+from tests.fakes.sanity import FakeContentLake
 from tests.publish_corpus import manifest_text, register
 
 
@@ -130,3 +132,26 @@ def test_drift_text_lists_documents_of_a_transaction_committed_but_never_recorde
     )
     as_json = cli("drift", path, "--warehouse", warehouse_path, "--target", "--json")
     assert json.loads(as_json.stdout)["target_drift"]["unrecorded"] == ours
+
+
+def test_the_python_fake_asks_groq_js_too(node_lake_server: NodeLake) -> None:
+    fake = FakeContentLake(groq=node_lake_server)
+    fake.put({"_id": "ns.a", "_type": "t"})
+    fake.put({"_id": "nsX.keep", "_type": "t"})
+    headers = {"Authorization": f"Bearer {fake.token}"}
+    url = f"{fake.host}/v2025-02-19/data/query/{fake.dataset}"
+    with fake.serve():
+        # groq-js's path() quirk shows the answer comes from groq-js
+        quirk = httpx.post(
+            url, json={"query": 'count(*[_id in path("ns.**")])'}, headers=headers
+        ).json()
+        assert quirk["result"] == 2
+        exact = httpx.post(
+            url,
+            json={"query": "count(*[string::startsWith(_id, $p)])", "params": {"p": "ns."}},
+            headers=headers,
+        ).json()
+        assert exact["result"] == 1
+        broken = httpx.post(url, json={"query": "*[_id == ]"}, headers=headers)
+        assert broken.status_code == 400
+        assert broken.json()["error"]["type"] == "queryParseError"

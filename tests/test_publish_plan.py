@@ -25,9 +25,9 @@ from pipelines.publish.plan import (
     replan,
 )
 from pipelines.publish.targets.base import target_document
-from pipelines.publish.targets.sanity_http import OURS
+from pipelines.publish.targets.sanity_http import OURS, ours_filter
 from sources.base import Curated
-from tests.fakes.groq import evaluate
+from tests.fakes.node_lake import NodeLake
 from warehouse.errors import NamespaceViolation
 
 
@@ -281,8 +281,32 @@ OWNERSHIP = {
 
 @pytest.mark.parametrize(("doc_id", "ours"), OWNERSHIP.items())
 def test_the_groq_filter_and_the_python_predicate_agree_on_what_is_ours(
-    doc_id: str, ours: bool
+    doc_id: str, ours: bool, node_lake_server: NodeLake
 ) -> None:
     assert is_ours(doc_id, "ns") is ours
-    unrelated = evaluate(f"*[!{OURS}]._id", [{"_id": doc_id}], {"ns": "ns."})
+    unrelated = node_lake_server.evaluate(f"*[!{OURS}]._id", [{"_id": doc_id}], {"ns": "ns."})
+    assert (unrelated == []) is ours
+
+
+# With another corpus's namespace "ns.legacy" inside "ns" (from before namespaces were
+# single segments): its documents, drafts and versions are not ours.
+OWNERSHIP_BESIDE_LEGACY = {
+    **OWNERSHIP,
+    "ns.legacy.a": False,
+    "drafts.ns.legacy.a": False,
+    "versions.r1.ns.legacy.a": False,
+    "ns.legacyX.a": True,
+    "ns.legacy": True,
+}
+
+
+@pytest.mark.parametrize(("doc_id", "ours"), OWNERSHIP_BESIDE_LEGACY.items())
+def test_the_groq_filter_and_the_python_predicate_agree_beside_a_foreign_namespace(
+    doc_id: str, ours: bool, node_lake_server: NodeLake
+) -> None:
+    assert is_ours(doc_id, "ns", ["ns.legacy"]) is ours
+    query, params = ours_filter(["ns.legacy"])
+    unrelated = node_lake_server.evaluate(
+        f"*[!{query}]._id", [{"_id": doc_id}], {"ns": "ns.", **params}
+    )
     assert (unrelated == []) is ours

@@ -1,6 +1,8 @@
-"""Publishing to Sanity, against the stateful fake Content Lake: the plan, field ownership,
-conflicts, prune, namespace confinement, the unrelated-document guard, failures and re-runs,
-retries, the ledger, and the token staying secret."""
+"""Publishing to Sanity, against the Content Lake fake whose queries groq-js evaluates: the
+plan, field ownership, conflicts, prune, namespace confinement, the unrelated-document guard,
+failures and re-runs, retries, the ledger, and the token staying secret. One test (a process
+killed while its transaction's answer is on the way) needs the Python fake, which raises in
+the client."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from pipelines import USER_AGENT
@@ -21,7 +24,8 @@ from pipelines.publish.push import push
 from pipelines.publish.targets.sanity_http import SanityHttpTarget, SanitySettings
 from sources.http import HttpFactory
 from tests.conftest import cli
-from tests.fakes.sanity import FakeContentLake, MutationFailed
+from tests.fakes.node_lake import NodeLake
+from tests.fakes.sanity import FakeContentLake
 from tests.publish_corpus import ingest, manifest_text, publish, register
 from warehouse import pushes as ledger
 from warehouse.errors import MassPruneRefused, NamespaceViolation
@@ -45,8 +49,18 @@ def _fixture_source(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def lake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeContentLake]:
-    fake = FakeContentLake()
+def lake(node_lake: NodeLake) -> NodeLake:
+    for document in UNRELATED:
+        node_lake.put(document)
+    return node_lake
+
+
+@pytest.fixture
+def py_lake(
+    node_lake_server: NodeLake, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[FakeContentLake]:
+    """The Python fake (its queries groq-js evaluates too), for a fault played in the client."""
+    fake = FakeContentLake(groq=node_lake_server)
     for name, value in fake.env().items():
         monkeypatch.setenv(name, value)
     for document in UNRELATED:
@@ -59,13 +73,13 @@ def quiet_http() -> HttpFactory:
     return HttpFactory(user_agent=USER_AGENT, sleep=lambda seconds: None)
 
 
-def atlas(lake: FakeContentLake) -> dict[str, dict[str, Any]]:
+def atlas(lake: NodeLake | FakeContentLake) -> dict[str, dict[str, Any]]:
     return {k: v for k, v in lake.documents.items() if k.startswith("atlas.")}
 
 
 # -- the plan and the second push ------------------------------------------------------------
 def test_cli_first_push_creates_everything_and_a_second_sends_zero_mutations(
-    tmp_path: Path, warehouse_path: Path, lake: FakeContentLake
+    tmp_path: Path, warehouse_path: Path, lake: NodeLake
 ) -> None:
     path = tmp_path / "atlas.toml"
     path.write_text(manifest_text(synthetic=20))
@@ -119,7 +133,7 @@ def test_cli_first_push_creates_everything_and_a_second_sends_zero_mutations(
 
 
 def test_an_upstream_change_updates_only_that_document(
-    tmp_path: Path, wh: Warehouse, lake: FakeContentLake
+    tmp_path: Path, wh: Warehouse, lake: NodeLake
 ) -> None:
     ingest(tmp_path, wh, manifest_text(synthetic=5))
     path = ingest(tmp_path, wh, manifest_text(synthetic=5))
@@ -137,7 +151,7 @@ def test_an_upstream_change_updates_only_that_document(
 
 # -- field ownership -----------------------------------------------------------------------
 def test_fields_added_in_the_studio_survive_updates_and_renames(
-    tmp_path: Path, wh: Warehouse, lake: FakeContentLake
+    tmp_path: Path, wh: Warehouse, lake: NodeLake
 ) -> None:
     path = ingest(tmp_path, wh, manifest_text())
     publish(path, wh)
@@ -161,7 +175,7 @@ def test_fields_added_in_the_studio_survive_updates_and_renames(
 
 
 def test_a_type_rename_targets_an_existing_schema_and_never_retypes_in_place(
-    tmp_path: Path, wh: Warehouse, lake: FakeContentLake
+    tmp_path: Path, wh: Warehouse, lake: NodeLake
 ) -> None:
     path = ingest(tmp_path, wh, manifest_text(publish='[publish.types]\nsafetyRecord = "tsb"\n'))
     publish(path, wh)
@@ -175,12 +189,12 @@ def test_a_type_rename_targets_an_existing_schema_and_never_retypes_in_place(
 
 
 def test_a_concurrent_edit_of_an_owned_field_is_a_conflict_not_an_overwrite(
-    tmp_path: Path, wh: Warehouse, lake: FakeContentLake
+    tmp_path: Path, wh: Warehouse, lake: NodeLake
 ) -> None:
     path = ingest(tmp_path, wh, manifest_text())
     publish(path, wh)
     ingest(tmp_path, wh, manifest_text(revision=1, licence="CC0-1.0"))
-    lake.before_mutation(lambda fake: fake.edit("atlas.comment.2a4b9", body="<p>Studio</p>"))
+    lake.before_mutation({"patch": {"id": "atlas.comment.2a4b9", "set": {"body": "<p>Studio</p>"}}})
     result = publish(path, wh)
     assert result.status == "conflict" and for_push(result) == EXIT_FAILURE
     assert result.conflicts == [
@@ -199,12 +213,12 @@ def test_a_concurrent_edit_of_an_owned_field_is_a_conflict_not_an_overwrite(
 
 
 def test_a_concurrent_edit_of_fields_the_pipeline_does_not_own_is_replanned_once(
-    tmp_path: Path, wh: Warehouse, lake: FakeContentLake
+    tmp_path: Path, wh: Warehouse, lake: NodeLake
 ) -> None:
     path = ingest(tmp_path, wh, manifest_text())
     publish(path, wh)
     ingest(tmp_path, wh, manifest_text(revision=1))
-    lake.before_mutation(lambda fake: fake.edit("atlas.comment.2a4b9", studioNote="hi"))
+    lake.before_mutation({"patch": {"id": "atlas.comment.2a4b9", "set": {"studioNote": "hi"}}})
     result = publish(path, wh)
     assert result.status == "ok" and not result.conflicts
     comment = lake.documents["atlas.comment.2a4b9"]
@@ -213,13 +227,13 @@ def test_a_concurrent_edit_of_fields_the_pipeline_does_not_own_is_replanned_once
 
 
 def test_a_conflict_whose_re_read_fails_stops_the_push_and_keeps_the_record(
-    tmp_path: Path, wh: Warehouse, lake: FakeContentLake
+    tmp_path: Path, wh: Warehouse, lake: NodeLake
 ) -> None:
     path = ingest(tmp_path, wh, manifest_text())
     publish(path, wh)
     ingest(tmp_path, wh, manifest_text(revision=1))
-    lake.before_mutation(lambda fake: fake.edit("atlas.comment.2a4b9", body="<p>Studio</p>"))
-    lake.fail_requests(400, endpoint="doc")
+    lake.before_mutation({"patch": {"id": "atlas.comment.2a4b9", "set": {"body": "<p>Studio</p>"}}})
+    lake.fault("doc", status=400)
     result = publish(path, wh)
     assert result.status == "failed"
     assert "re-reading documents after a conflict failed: sanity: HTTP 400" in (
@@ -230,7 +244,7 @@ def test_a_conflict_whose_re_read_fails_stops_the_push_and_keeps_the_record(
     assert lake.documents["atlas.comment.2a4b9"]["body"] == "<p>Studio</p>"
 
 
-def test_an_open_draft_is_noticed(tmp_path: Path, wh: Warehouse, lake: FakeContentLake) -> None:
+def test_an_open_draft_is_noticed(tmp_path: Path, wh: Warehouse, lake: NodeLake) -> None:
     for document in OURS_ALREADY:
         lake.put(document)
     path = ingest(tmp_path, wh, manifest_text())
@@ -248,7 +262,7 @@ def test_an_open_draft_is_noticed(tmp_path: Path, wh: Warehouse, lake: FakeConte
 
 # -- orphans and prune ---------------------------------------------------------------------
 def test_orphans_are_reported_and_pruned_only_inside_the_namespace(
-    tmp_path: Path, warehouse_path: Path, lake: FakeContentLake
+    tmp_path: Path, warehouse_path: Path, lake: NodeLake
 ) -> None:
     path = tmp_path / "atlas.toml"
     path.write_text(manifest_text(synthetic=4))
@@ -271,7 +285,7 @@ def test_orphans_are_reported_and_pruned_only_inside_the_namespace(
 
 
 def test_prune_refuses_to_delete_most_of_the_namespace(
-    tmp_path: Path, wh: Warehouse, lake: FakeContentLake
+    tmp_path: Path, wh: Warehouse, lake: NodeLake
 ) -> None:
     for n in range(10):
         lake.put({"_id": f"atlas.legacy.{n}", "_type": "page"})
@@ -287,7 +301,7 @@ def test_prune_refuses_to_delete_most_of_the_namespace(
 
 # -- confinement and the guard -------------------------------------------------------------
 def test_a_namespace_violation_aborts_before_any_request(
-    tmp_path: Path, warehouse_path: Path, lake: FakeContentLake, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, warehouse_path: Path, lake: NodeLake, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = tmp_path / "atlas.toml"
     path.write_text(manifest_text())
@@ -307,7 +321,7 @@ def test_a_namespace_violation_aborts_before_any_request(
         assert ledger.pushes(wh)[0]["status"] == "refused"
 
 
-def test_push_refuses_documents_outside_the_namespace(lake: FakeContentLake) -> None:
+def test_push_refuses_documents_outside_the_namespace(lake: NodeLake) -> None:
     from tests.test_publish_plan import doc
 
     target = SanityHttpTarget(SanitySettings.from_env() or pytest.fail(), quiet_http())
@@ -317,12 +331,12 @@ def test_push_refuses_documents_outside_the_namespace(lake: FakeContentLake) -> 
 
 
 def test_an_unrelated_document_deleted_mid_push_trips_the_guard(
-    tmp_path: Path, warehouse_path: Path, lake: FakeContentLake
+    tmp_path: Path, warehouse_path: Path, lake: NodeLake
 ) -> None:
     path = tmp_path / "atlas.toml"
     path.write_text(manifest_text())
     cli("ingest", path, "--warehouse", warehouse_path)
-    lake.before_mutation(lambda fake: fake.remove("homepage"))
+    lake.before_mutation({"delete": {"id": "homepage"}})
     result = cli("publish", path, "--warehouse", warehouse_path)
     assert result.exit_code == EXIT_GUARD
     assert "GUARD TRIPPED: unrelated documents moved during the push: 4 before, 3 after (-1)" in (
@@ -340,7 +354,7 @@ def test_an_unrelated_document_deleted_mid_push_trips_the_guard(
 
 
 def test_an_unrelated_document_carrying_our_transaction_id_trips_the_guard(
-    tmp_path: Path, wh: Warehouse, lake: FakeContentLake
+    tmp_path: Path, wh: Warehouse, lake: NodeLake
 ) -> None:
     path = ingest(tmp_path, wh, manifest_text())
     lake.write_alongside("homepage", {"title": "rewritten"})
@@ -358,12 +372,12 @@ SMALL_BATCHES = "[publish]\nbatch_bytes = 4000\nconcurrency = 1\n"
 
 
 def test_a_batch_failing_mid_push_keeps_the_record_and_a_rerun_completes_it(
-    tmp_path: Path, wh: Warehouse, lake: FakeContentLake
+    tmp_path: Path, wh: Warehouse, lake: NodeLake
 ) -> None:
     path = ingest(tmp_path, wh, manifest_text(synthetic=30, publish=SMALL_BATCHES))
     # from the third transaction on, every mutate request is refused with a 500; the
     # documents show each did not commit, so they go out again, up to MAX_RESENDS times
-    lake.fail_requests(500, times=10**6, after=2)
+    lake.fault("mutate", status=500, times=10**6, after=2)
     first = publish(path, wh, http=quiet_http())
     assert first.status == "failed" and for_push(first) == EXIT_FAILURE
     statuses = [b["status"] for b in first.batches]
@@ -373,9 +387,9 @@ def test_a_batch_failing_mid_push_keeps_the_record_and_a_rerun_completes_it(
     assert len(atlas(lake)) == first.applied > 0
     stored = ledger.batches(wh, first.push_id or 0)
     assert [b["status"] for b in stored] == statuses
-    sent = sent_transaction_ids(lake)
+    sent = lake.sent_transaction_ids()
     assert len(sent) == len(set(sent)) == len(statuses)
-    lake.clear_failures()
+    lake.clear_faults()
     assert ledger.pushes(wh)[0]["applied"] == first.applied
 
     second = publish(path, wh, http=quiet_http())
@@ -386,11 +400,11 @@ def test_a_batch_failing_mid_push_keeps_the_record_and_a_rerun_completes_it(
 
 
 def test_429_is_waited_out_honouring_retry_after_and_a_refused_5xx_is_sent_anew(
-    tmp_path: Path, wh: Warehouse, lake: FakeContentLake
+    tmp_path: Path, wh: Warehouse, lake: NodeLake
 ) -> None:
     path = ingest(tmp_path, wh, manifest_text())
-    lake.fail_requests(429, times=2, retry_after="7")
-    lake.fail_requests(503, times=1)
+    lake.fault("mutate", status=429, times=2, retry_after=7)
+    lake.fault("mutate", status=503, times=1)
     slept: list[float] = []
     result = publish(path, wh, http=HttpFactory(user_agent=USER_AGENT, sleep=slept.append))
     assert result.status == "ok" and len(atlas(lake)) == 4
@@ -399,24 +413,23 @@ def test_429_is_waited_out_honouring_retry_after_and_a_refused_5xx_is_sent_anew(
     assert len(lake.mutation_requests()) == len(result.transaction_ids) + 3 == 6
     # a 429 comes before any write, so the same transaction goes again; after the 503 the
     # documents showed it had not committed, and they went out in a new transaction
-    sent = sent_transaction_ids(lake)
+    sent = lake.sent_transaction_ids()
     assert sent[0] == sent[1] == sent[2] != sent[3]
     assert len(set(sent[2:])) == 4
 
 
-def sent_transaction_ids(lake: FakeContentLake) -> list[str]:
-    return [str(r.body["transactionId"]) for r in lake.mutation_requests()]
-
-
 @pytest.mark.parametrize(("lost", "how"), [(None, "RemoteProtocolError"), (503, "HTTP 503")])
 def test_a_transaction_that_committed_before_its_answer_was_lost_is_recorded_as_committed(
-    tmp_path: Path, wh: Warehouse, lake: FakeContentLake, lost: int | None, how: str
+    tmp_path: Path, wh: Warehouse, lake: NodeLake, lost: int | None, how: str
 ) -> None:
     path = ingest(tmp_path, wh, manifest_text(synthetic=10, publish=SMALL_BATCHES))
-    lake.fail_after_commit(lost)
+    if lost is None:
+        lake.fault("mutate", when="after", drop=True)
+    else:
+        lake.fault("mutate", when="after", status=lost)
     result = publish(path, wh, http=quiet_http())
     assert result.status == "ok", result.message
-    sent = sent_transaction_ids(lake)
+    sent = lake.sent_transaction_ids()
     # Sanity saw every transaction id once; nothing was sent twice
     assert len(sent) == len(set(sent)) == len(lake.transactions) - len(UNRELATED)
     assert result.transaction_ids == sent
@@ -430,13 +443,13 @@ def test_a_transaction_that_committed_before_its_answer_was_lost_is_recorded_as_
 
 
 def test_a_transaction_that_provably_did_not_commit_is_resent_under_a_new_id(
-    tmp_path: Path, wh: Warehouse, lake: FakeContentLake
+    tmp_path: Path, wh: Warehouse, lake: NodeLake
 ) -> None:
     path = ingest(tmp_path, wh, manifest_text(synthetic=10, publish=SMALL_BATCHES))
-    lake.fail_requests(503, after=1)  # refused before anything was applied
+    lake.fault("mutate", status=503, after=1)  # refused before anything was applied
     result = publish(path, wh, http=quiet_http())
     assert result.status == "ok", result.message
-    sent = sent_transaction_ids(lake)
+    sent = lake.sent_transaction_ids()
     assert len(sent) == len(set(sent)) == len(result.transaction_ids) + 1
     statuses = [b["status"] for b in ledger.batches(wh, result.push_id or 0)]
     assert statuses.count("not-committed") == 1 and statuses.count("committed") == len(sent) - 1
@@ -444,8 +457,9 @@ def test_a_transaction_that_provably_did_not_commit_is_resent_under_a_new_id(
 
 
 def test_a_push_killed_after_its_transaction_committed_is_reconciled_by_the_next(
-    tmp_path: Path, wh: Warehouse, lake: FakeContentLake
+    tmp_path: Path, wh: Warehouse, py_lake: FakeContentLake
 ) -> None:
+    lake = py_lake  # the client is killed: a fault only the Python fake can play
     path = ingest(tmp_path, wh, manifest_text(synthetic=10, publish=SMALL_BATCHES))
     # the second transaction commits, then the process dies before it hears so
     lake.kill_after_commit(after=1)
@@ -481,12 +495,19 @@ def lake_target() -> SanityHttpTarget:
 
 
 def test_strong_references_are_created_after_their_targets(
-    tmp_path: Path, wh: Warehouse, lake: FakeContentLake
+    tmp_path: Path, wh: Warehouse, lake: NodeLake
 ) -> None:
-    with pytest.raises(MutationFailed, match="references non-existent document"):
-        lake.apply(
-            [{"createIfNotExists": {"_id": "x.a", "_type": "t", "r": {"_ref": "x.missing"}}}]
-        )
+    refused = httpx.post(
+        f"{lake.url}/v2025-02-19/data/mutate/{lake.dataset}",
+        json={
+            "mutations": [
+                {"createIfNotExists": {"_id": "x.a", "_type": "t", "r": {"_ref": "x.missing"}}}
+            ]
+        },
+        headers={"Authorization": f"Bearer {lake.token}"},
+    )
+    assert refused.status_code == 409
+    assert "references non-existent document" in refused.json()["error"]["description"]
     one_per_transaction = "[publish]\nbatch_mutations = 1\nconcurrency = 8\n"
     path = ingest(tmp_path, wh, manifest_text(publish=one_per_transaction))
     result = publish(path, wh)
@@ -494,13 +515,12 @@ def test_strong_references_are_created_after_their_targets(
     reply = lake.documents["atlas.comment.2a4bc"]
     parent = lake.documents["atlas.comment.2a4b9"]
     assert reply["parent"]["_ref"] == parent["_id"]
-    assert lake.transactions.index(
-        next(t for t in lake.transactions if t["id"] == parent["_rev"])
-    ) < lake.transactions.index(next(t for t in lake.transactions if t["id"] == reply["_rev"]))
+    transactions = lake.transactions
+    assert transactions.index(parent["_rev"]) < transactions.index(reply["_rev"])
 
 
 def test_dry_run_sends_nothing_and_records_nothing(
-    tmp_path: Path, warehouse_path: Path, lake: FakeContentLake
+    tmp_path: Path, warehouse_path: Path, lake: NodeLake
 ) -> None:
     path = tmp_path / "atlas.toml"
     path.write_text(manifest_text())
@@ -516,7 +536,7 @@ def test_dry_run_sends_nothing_and_records_nothing(
 
 # -- the token -----------------------------------------------------------------------------
 def test_the_token_never_appears_in_output_the_ledger_or_recorded_exchanges(
-    tmp_path: Path, warehouse_path: Path, lake: FakeContentLake, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, warehouse_path: Path, lake: NodeLake, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = tmp_path / "atlas.toml"
     path.write_text(manifest_text())

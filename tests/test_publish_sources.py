@@ -9,7 +9,7 @@ from pathlib import Path
 from tests.conftest import cli, write_manifest
 from tests.fakes.forem import FakeForem, forem_entry
 from tests.fakes.github import FakeGitHub, manifest_toml
-from tests.fakes.sanity import FakeContentLake
+from tests.fakes.node_lake import NodeLake
 
 REPO_NAME = "octo/hyphae"
 FILES = {"README.md": b"# Hyphae\n\nNotes.\n", "docs/claims.md": b"Every claim cites.\n"}
@@ -18,7 +18,7 @@ FILES = {"README.md": b"# Hyphae\n\nNotes.\n", "docs/claims.md": b"Every claim c
 def test_github_files_and_a_forem_thread_are_published_with_references(
     tmp_path: Path,
     warehouse_path: Path,
-    upstreams: tuple[FakeGitHub, FakeForem, FakeContentLake],
+    upstreams: tuple[FakeGitHub, FakeForem, NodeLake],
 ) -> None:
     github, forem, lake = upstreams
     sha = github.push(REPO_NAME, FILES)

@@ -12,7 +12,7 @@ from pipelines.audit.target_drift import classify
 from tests.conftest import cli, write_manifest
 from tests.fakes.forem import FakeForem, forem_entry
 from tests.fakes.github import FakeGitHub, manifest_toml
-from tests.fakes.sanity import FakeContentLake
+from tests.fakes.node_lake import NodeLake
 
 REPO_NAME = "octo/hyphae"
 DAY1 = {"README.md": b"# Hyphae\n\nNotes.\n", "docs/claims.md": b"Every claim cites.\n"}
@@ -24,7 +24,7 @@ def refresh(manifest: Path, warehouse: Path, *args: str) -> tuple[int, dict]:  #
     return result.exit_code, json.loads(result.stdout)
 
 
-def ours(lake: FakeContentLake, type_name: str) -> dict[str, dict]:  # type: ignore[type-arg]
+def ours(lake: NodeLake, type_name: str) -> dict[str, dict]:  # type: ignore[type-arg]
     return {
         k: v
         for k, v in lake.documents.items()
@@ -35,7 +35,7 @@ def ours(lake: FakeContentLake, type_name: str) -> dict[str, dict]:  # type: ign
 def test_two_refreshes_with_upstream_and_studio_changes(
     tmp_path: Path,
     warehouse_path: Path,
-    upstreams: tuple[FakeGitHub, FakeForem, FakeContentLake],
+    upstreams: tuple[FakeGitHub, FakeForem, NodeLake],
 ) -> None:
     github, forem, lake = upstreams
     sha1 = github.push(REPO_NAME, DAY1)
@@ -144,12 +144,12 @@ def test_the_text_summary_names_old_and_new_revisions(tmp_path: Path, warehouse_
 def test_guard_trip_exits_4_and_keeps_the_ingest(
     tmp_path: Path,
     warehouse_path: Path,
-    upstreams: tuple[FakeGitHub, FakeForem, FakeContentLake],
+    upstreams: tuple[FakeGitHub, FakeForem, NodeLake],
 ) -> None:
     github, _, lake = upstreams
     sha = github.push(REPO_NAME, DAY1)
     manifest = write_manifest(tmp_path, manifest_toml(REPO_NAME, sha, {"README.md": "markdown"}))
-    lake.before_mutation(lambda fake: fake.remove("homepage"))
+    lake.before_mutation({"delete": {"id": "homepage"}})
     code, report = refresh(manifest, warehouse_path)
     assert code == 4
     assert report["push"]["status"] == "guard-tripped"
@@ -161,7 +161,7 @@ def test_guard_trip_exits_4_and_keeps_the_ingest(
 def test_a_failed_entry_exits_1_but_publishes_the_rest(
     tmp_path: Path,
     warehouse_path: Path,
-    upstreams: tuple[FakeGitHub, FakeForem, FakeContentLake],
+    upstreams: tuple[FakeGitHub, FakeForem, NodeLake],
 ) -> None:
     github, _, lake = upstreams
     sha = github.push(REPO_NAME, DAY1)

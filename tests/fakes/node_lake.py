@@ -15,7 +15,7 @@ import json
 import os
 import shutil
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,6 +39,10 @@ def node_or_skip() -> str:
             pytest.fail(f"node or the tests' Node packages are missing: {INSTALL}")
         pytest.skip(f"needs node and the tests' Node packages: {INSTALL}")
     return node
+
+
+class GroqError(ValueError):
+    """groq-js refused a query."""
 
 
 @dataclass
@@ -137,11 +141,23 @@ class NodeLake:
             len((r.get("body") or {}).get("mutations", [])) for r in self.mutation_requests()
         )
 
-    def evaluate(self, query: str, documents: list[dict[str, Any]], **params: Any) -> Any:
-        """groq-js over the given documents (for a fake that holds its own)."""
-        return self._control("eval", {"query": query, "params": params, "documents": documents})[
-            "result"
-        ]
+    def evaluate(
+        self,
+        query: str,
+        documents: list[dict[str, Any]],
+        params: Mapping[str, Any] | None = None,
+    ) -> Any:
+        """groq-js over the given documents (for a fake that holds its own); a query groq-js
+        cannot parse or evaluate raises :class:`GroqError` with its description."""
+        response = httpx.post(
+            f"{self.url}/__control/eval",
+            json={"query": query, "params": dict(params or {}), "documents": documents},
+            timeout=30,
+        )
+        if response.status_code == 400:
+            raise GroqError(str(response.json()["error"]["description"]))
+        response.raise_for_status()
+        return response.json()["result"]
 
     def reset(self) -> None:
         self._control("reset")

@@ -1,4 +1,7 @@
-"""A stateful fake of the Sanity Content Lake HTTP API, served through respx.
+"""A stateful fake of the Sanity Content Lake HTTP API, served through respx, for the faults
+the Node fake (``tests.fakes.node_lake``, which most tests use) cannot play: a Python
+exception raised in the client (``kill_after_commit``: the process killed while a
+transaction's answer is on its way) or a Python callback run before a mutation.
 
 Built from the shapes in ``shared/reference/upstream-apis.md`` §1:
 
@@ -8,9 +11,10 @@ Built from the shapes in ``shared/reference/upstream-apis.md`` §1:
   document written gets ``_rev`` = the transaction id. A revision mismatch is a 409
   ``mutationError`` with a ``documentRevisionIDDoesNotMatchError`` item; a strong reference
   to a missing document, or the delete of a referenced one, is a 409 ``mutationError`` too.
-- ``GET|POST /v{version}/data/query/{dataset}``: GROQ evaluated against the dataset
-  (``tests.fakes.groq``), with the ``published`` perspective by default from API version
-  2025-02-19 and ``raw`` on request; ``{"ms", "query", "result"}``.
+- ``GET|POST /v{version}/data/query/{dataset}``: GROQ evaluated against the dataset by
+  groq-js, Sanity's reference implementation (the Node fake's ``eval`` endpoint), with the
+  ``published`` perspective by default from API version 2025-02-19 and ``raw`` on request;
+  ``{"ms", "query", "result"}``.
 - ``GET /v{version}/data/doc/{dataset}/{ids}``: ``{"documents", "omitted"}``.
 - ``Authorization: Bearer <token>`` required, else a Boom-style 401.
 
@@ -35,7 +39,7 @@ from urllib.parse import unquote
 import httpx
 import respx
 
-from tests.fakes.groq import GroqError, evaluate
+from tests.fakes.node_lake import GroqError, NodeLake
 
 HOST = "https://fake-sanity.test"
 PROJECT = "fakeproj"
@@ -71,6 +75,7 @@ class Request:
 
 @dataclass
 class FakeContentLake:
+    groq: NodeLake  # evaluates every query (groq-js)
     host: str = HOST
     dataset: str = DATASET
     token: str = TOKEN
@@ -399,7 +404,8 @@ class FakeContentLake:
         perspective = request.url.params.get("perspective", default)
         try:
             with self._lock:
-                result = evaluate(str(query), self.visible(perspective), params)
+                documents = self.visible(perspective)
+            result = self.groq.evaluate(str(query), documents, params)
         except GroqError as exc:
             return httpx.Response(
                 400,
@@ -407,8 +413,6 @@ class FakeContentLake:
                     "error": {
                         "type": "queryParseError",
                         "description": str(exc),
-                        "start": exc.position,
-                        "end": exc.position + 1,
                         "query": query,
                     }
                 },
@@ -426,8 +430,10 @@ class FakeContentLake:
         return httpx.Response(200, json={"documents": found, "omitted": omitted})
 
     def mount(self, router: respx.MockRouter) -> None:
-        """Route requests to ``self.host`` on ``router`` to this fake (beside other fakes)."""
+        """Route requests to ``self.host`` on ``router`` to this fake (beside other fakes),
+        and let its queries reach groq-js on the loopback."""
         router.route(host=self.host.split("://", 1)[1]).mock(side_effect=self._route)
+        router.route(host=httpx.URL(self.groq.url).host).pass_through()
 
     @contextmanager
     def serve(self) -> Iterator[FakeContentLake]:

@@ -239,8 +239,12 @@ async function control(action, body, res) {
       return send(res, 200, {requests})
     case 'eval': {
       // groq-js over documents given by the caller (the Python fault-injecting fake).
-      const result = await runQuery(body.query, body.params ?? {}, body.documents ?? [])
-      return send(res, 200, {result})
+      try {
+        const result = await runQuery(body.query, body.params ?? {}, body.documents ?? [])
+        return send(res, 200, {result})
+      } catch (err) {
+        return send(res, 400, {error: {type: 'queryParseError', description: String(err.message)}})
+      }
     }
     default:
       return send(res, 404, {error: `no control action ${action}`})
