@@ -12,9 +12,25 @@ import pytest
 
 from pipelines.manifest import load_manifest
 from sources.base import CurationInput
-from sources.github.source import SOURCE, GithubEntry, raw_file_url
+from sources.github.source import (
+    SOURCE,
+    GithubEntry,
+    parse_tree,
+    raw_file_url,
+    tree_problem,
+    tree_unchecked,
+)
 from tests.conftest import REPO, cli, write_manifest
-from tests.fakes.github import RAW, FakeGitHub, manifest_toml, no_network, serve
+from tests.fakes.github import (
+    API,
+    HTML_ERROR_PAGE,
+    RAW,
+    FakeGitHub,
+    blob_sha1,
+    manifest_toml,
+    no_network,
+    serve,
+)
 from warehouse import audit
 from warehouse.canonical import content_hash
 from warehouse.ids import is_valid_sanity_id, sanity_id
@@ -177,6 +193,103 @@ def test_refresh_of_a_stored_pin_makes_no_request(
     }
 
 
+def tree_requests(github: FakeGitHub) -> list[str]:
+    return [str(r.url) for r in github.api_requests if "/git/trees/" in r.url.path]
+
+
+def test_an_html_error_page_served_as_the_file_is_refused_and_fetched_again(
+    github: FakeGitHub, tmp_path: Path, warehouse_path: Path
+) -> None:
+    sha = github.push(REPO_NAME, FILES)
+    manifest = write_manifest(tmp_path, manifest_toml(REPO_NAME, sha, FORMATS))
+    github.html_page("docs/up.txt")  # the raw host answers 200 with an error page, once
+
+    run = ingest(manifest, warehouse_path)
+
+    assert run["exit_code"] == 1
+    (failure,) = run["failures"]
+    expected, actual = blob_sha1(UP), blob_sha1(HTML_ERROR_PAGE)
+    assert (
+        f"docs/up.txt: git blob SHA-1 {actual} ({len(HTML_ERROR_PAGE)} bytes) does not match "
+        f"{expected} ({len(UP)} bytes) in the tree of commit {sha}"
+    ) in failure["reason"]
+    assert run["counts"]["github"]["new"] == 2  # the other files are stored
+    with Warehouse.open(str(warehouse_path), read_only=True) as wh:
+        stored = {r.doc_id for r in audit.revisions(wh, current=True)}
+    assert f"{DOC}/docs/up.txt" not in stored
+    assert tree_requests(github) == [f"{API}/repos/{REPO_NAME}/git/trees/{sha}?recursive=1"]
+
+    # Not stored, so the next run asks for it again (and only for it), and stores the file.
+    before = len(github.requests)
+    again = ingest(manifest, warehouse_path)
+    assert again["exit_code"] == 0, again["failures"]
+    assert [r.url.path for r in github.requests[before:]] == [
+        f"/{REPO_NAME}/{sha}/docs/up.txt",
+        f"/repos/{REPO_NAME}/git/trees/{sha}",
+    ]
+    assert cli("show", f"{DOC}/docs/up.txt", "--warehouse", warehouse_path).stdout_bytes == UP
+
+    with no_network():
+        assert ingest(manifest, warehouse_path)["http_requests"] == 0
+
+
+def test_files_are_checked_against_one_tree_per_commit(
+    github: FakeGitHub, tmp_path: Path, warehouse_path: Path
+) -> None:
+    sha = github.push(REPO_NAME, FILES)
+    manifest = write_manifest(tmp_path, manifest_toml(REPO_NAME, sha, FORMATS))
+    run = ingest(manifest, warehouse_path)
+    assert run["exit_code"] == 0 and run["warnings"] == []
+    assert len(tree_requests(github)) == 1
+    assert len(github.raw_requests) == len(FILES)
+
+
+@pytest.mark.parametrize(
+    ("limit_trees", "message"),
+    [
+        (False, "GitHub rate limit (HTTP 403)"),
+        (True, "the tree of commit {sha} is truncated and does not list docs/up.txt"),
+    ],
+    ids=["rate-limited", "truncated"],
+)
+def test_without_the_commits_tree_files_are_stored_unchecked_with_a_warning(
+    github: FakeGitHub, tmp_path: Path, warehouse_path: Path, limit_trees: bool, message: str
+) -> None:
+    sha = github.push(REPO_NAME, FILES)
+    manifest = write_manifest(tmp_path, manifest_toml(REPO_NAME, sha, FORMATS))
+    if limit_trees:
+        github.tree_limit = 2  # README.md and docs/ only
+    else:
+        github.secondary_limit(retry_after=3600)  # far past RECEIPTS_GITHUB_MAX_RATE_WAIT
+
+    run = ingest(manifest, warehouse_path)
+
+    assert run["exit_code"] == 0, run["failures"]
+    assert run["counts"]["github"]["new"] == len(FILES)
+    warnings = [w["warning"] for w in run["warnings"]]
+    assert any(message.format(sha=sha) in w for w in warnings), warnings
+    # Rate-limited: one warning for the commit; truncated: one per file the tree does not list.
+    assert len(warnings) == (2 if limit_trees else 1), warnings
+    assert all("receipts verify --upstream" in w for w in warnings)
+    assert len(tree_requests(github)) == 1
+    (run_row, *_) = json.loads(cli("runs", "--warehouse", warehouse_path, "--json").stdout)
+    assert [w["warning"] for w in run_row["warnings"]] == warnings
+
+
+def test_a_path_the_commits_tree_does_not_list_is_refused_unless_the_tree_is_cut_short() -> None:
+    url = raw_file_url(RAW, REPO_NAME, "c" * 40, "new.md")
+    tree = parse_tree(
+        {"tree": [{"path": "old.md", "type": "blob", "sha": blob_sha1(b"x"), "size": 1}]},
+        "https://api.test/tree",
+    )
+    problem = tree_problem(tree, "new.md", "c" * 40, url, b"<html></html>")
+    assert problem is not None and "new.md: not in the tree of commit" in problem
+    assert tree_problem(tree, "old.md", "c" * 40, url, b"x") is None
+    cut = parse_tree({"tree": [], "truncated": True}, "https://api.test/tree")
+    assert tree_problem(cut, "new.md", "c" * 40, url, b"x") is None
+    assert "truncated" in str(tree_unchecked(cut, "new.md", "c" * 40))
+
+
 def test_a_declared_digest_the_stored_bytes_do_not_match_is_checked_upstream(
     github: FakeGitHub, tmp_path: Path, warehouse_path: Path
 ) -> None:
@@ -238,8 +351,8 @@ def test_the_token_is_sent_but_never_recorded(tmp_path: Path, warehouse_path: Pa
             env={"GITHUB_TOKEN": token},
         )
     assert result.exit_code == 0, result.output
-    assert {r.headers["authorization"] for r in github.raw_requests} == {f"Bearer {token}"}
-    assert github.remaining(authenticated=True) == 5_000 - 3
+    assert {r.headers["authorization"] for r in github.requests} == {f"Bearer {token}"}
+    assert github.remaining(authenticated=True) == 5_000 - 3 - 1  # three files, one tree
     assert token not in result.output
     recorded = "".join(p.read_text() for p in record.rglob("*.json"))
     assert recorded and token not in recorded

@@ -5,6 +5,13 @@ Repositories hold commits (each a whole tree of path → bytes, with a parent) a
 a branch, a tag or a full commit SHA; ``GET /repos/{owner}/{repo}/commits/{ref}`` resolves a
 ref (as the bare SHA with ``Accept: application/vnd.github.sha``, else as JSON), answering
 404 for an unknown repository and 422 for an unknown ref, with GitHub's error bodies.
+``GET /repos/{owner}/{repo}/git/trees/{ref}?recursive=1`` lists the commit's tree as the
+git trees API does: every blob and folder with ``path``, ``mode``, ``type``, ``sha`` (the git
+blob SHA-1 of the bytes the fake stores) and, for blobs, ``size``; with ``tree_limit`` set,
+only that many entries and ``truncated: true``.
+
+``html_page(path)`` makes the raw host answer the next requests for ``path`` with 200 and an
+HTML error page instead of the file (a CDN or proxy page served as if it were the file).
 
 Rate limits, as GitHub documents them for the REST API: every request spends one from its
 caller's hourly bucket (60 anonymous, 5,000 with the valid token; a wrong token is 401 "Bad
@@ -37,6 +44,15 @@ RAW = github.RAW.default_url
 API = github.API.default_url
 WINDOW = 3600
 DOCS = "https://docs.github.com/rest"
+HTML_ERROR_PAGE = (
+    b"<!DOCTYPE html>\n<html><head><title>Unicorn! \xc2\xb7 GitHub</title></head>\n"
+    b"<body><p>No server is currently available to service your request.</p></body></html>\n"
+)
+
+
+def blob_sha1(body: bytes) -> str:
+    """What ``git hash-object`` gives for ``body`` (computed here, not by the code under test)."""
+    return hashlib.sha1(b"blob %d\0" % len(body) + body).hexdigest()
 
 
 class FakeClock:
@@ -83,11 +99,13 @@ class FakeGitHub:
     token: str | None = None
     anonymous_limit: int = 60
     token_limit: int = 5_000
+    tree_limit: int | None = None
     repos: dict[str, Repo] = field(default_factory=dict)
     requests: list[httpx.Request] = field(default_factory=list)
     _buckets: dict[bool, Bucket] = field(default_factory=dict)
     _secondary: list[float | None] = field(default_factory=list)
     _raw_blocked_until: float = 0.0
+    _html_pages: dict[str, int] = field(default_factory=dict)
 
     # -- state ---------------------------------------------------------------------------
     def push(
@@ -135,6 +153,11 @@ class FakeGitHub:
     def block_raw(self, seconds: float) -> None:
         """The raw host answers a bare 429 for the next ``seconds`` of the fake's clock."""
         self._raw_blocked_until = self.clock() + seconds
+
+    def html_page(self, path: str, times: int = 1) -> None:
+        """The raw host answers the next ``times`` requests for ``path`` (at any repository
+        and ref) with 200 and an HTML error page."""
+        self._html_pages[path] = times
 
     def remaining(self, authenticated: bool = False) -> int:
         return self._bucket(authenticated).remaining
@@ -214,6 +237,11 @@ class FakeGitHub:
         commit = self._resolve(f"{owner}/{name}", ref)
         if commit is None or path not in commit.tree:
             return httpx.Response(404, headers=text, content=b"404: Not Found")
+        if self._html_pages.get(path, 0) > 0:
+            self._html_pages[path] -= 1
+            return httpx.Response(
+                200, headers={"content-type": "text/html; charset=utf-8"}, content=HTML_ERROR_PAGE
+            )
         body = commit.tree[path]
         return httpx.Response(
             200,
@@ -264,6 +292,8 @@ class FakeGitHub:
                 },
             )
         parts = unquote(request.url.path).lstrip("/").split("/", 4)
+        if len(parts) == 5 and parts[0] == "repos" and parts[3] == "git":
+            return self._tree(f"{parts[1]}/{parts[2]}", parts[4], request, limits)
         if len(parts) != 5 or parts[0] != "repos" or parts[3] != "commits":
             return self._api_error(404, "Not Found", limits)
         _, owner, name, _, ref = parts
@@ -294,6 +324,61 @@ class FakeGitHub:
                 "url": f"{self.api_base}/repos/{repo}/commits/{commit.sha}",
                 "html_url": f"https://github.com/{repo}/commit/{commit.sha}",
                 "parents": [{"sha": commit.parent}] if commit.parent else [],
+            },
+        )
+
+    def _tree(
+        self, repo: str, rest: str, request: httpx.Request, limits: Mapping[str, str]
+    ) -> httpx.Response:
+        """``git/trees/{ref}``: the commit's tree, recursive when asked."""
+        docs = f"{DOCS}/git/trees#get-a-tree"
+        kind, _, ref = rest.partition("/")
+        if kind != "trees" or not ref:
+            return self._api_error(404, "Not Found", limits)
+        if repo not in self.repos:
+            return self._api_error(404, "Not Found", limits, docs)
+        commit = self._resolve(repo, ref)
+        if commit is None:
+            return self._api_error(404, "Not Found", limits, docs)
+        recursive = request.url.params.get("recursive") not in (None, "", "0", "false")
+        folders = sorted(
+            {"/".join(p.split("/")[:i]) for p in commit.tree for i in range(1, p.count("/") + 1)}
+        )
+        entries = [
+            {
+                "path": folder,
+                "mode": "040000",
+                "type": "tree",
+                "sha": hashlib.sha1(f"{commit.sha}:{folder}".encode()).hexdigest(),
+                "url": f"{self.api_base}/repos/{repo}/git/trees/{folder}",
+            }
+            for folder in folders
+        ]
+        entries += [
+            {
+                "path": path,
+                "mode": "100644",
+                "type": "blob",
+                "sha": blob_sha1(body),
+                "size": len(body),
+                "url": f"{self.api_base}/repos/{repo}/git/blobs/{blob_sha1(body)}",
+            }
+            for path, body in commit.tree.items()
+        ]
+        entries.sort(key=lambda e: str(e["path"]))
+        if not recursive:
+            entries = [e for e in entries if "/" not in str(e["path"])]
+        truncated = self.tree_limit is not None and len(entries) > self.tree_limit
+        if truncated:
+            entries = entries[: self.tree_limit]
+        return httpx.Response(
+            200,
+            headers=dict(limits),
+            json={
+                "sha": hashlib.sha1(f"tree:{commit.sha}".encode()).hexdigest(),
+                "url": f"{self.api_base}/repos/{repo}/git/trees/{commit.sha}",
+                "tree": entries,
+                "truncated": truncated,
             },
         )
 
