@@ -6,7 +6,7 @@ WAREHOUSE ?= receipts.duckdb
 
 .DEFAULT_GOAL := help
 
-.PHONY: help install node-deps test lint demo bench clean
+.PHONY: help install node-deps browser-deps test lint demo bench clean
 
 help: ## Show this help.
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-10s %s\n", $$1, $$2}'
@@ -19,8 +19,12 @@ $(BIN)/receipts: pyproject.toml
 
 install: $(BIN)/receipts ## Create .venv and install receipts with its dev tools.
 
-node-deps: ## Install the Node packages some tests use (Sanity's schema package), from the lock file.
+node-deps: ## Install the Node packages some tests use (Sanity's schema package, groq-js), from the lock file.
 	cd tests/node && npm ci --no-audit --no-fund --loglevel=error
+
+browser-deps: ## Install Debian's chromium and chromedriver for the report's browser test (needs root).
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; }
 
 test: install ## Run the test suite.
 	$(BIN)/pytest -q

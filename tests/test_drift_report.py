@@ -96,7 +96,10 @@ def test_html_report_is_one_self_contained_file(corpus: tuple[str, Path], tmp_pa
     assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
     # nothing is loaded from elsewhere: no scripts, stylesheets, images, fonts or frames
     assert not re.search(r"<(script|link|img|iframe|object|embed)\b", page, re.I)
-    assert not re.search(r"(src|href)=\"(?!#)", page)
+    assert not re.search(r"\bsrc=", page)
+    # links to the documents' sources are navigation, not loads: only <a> carries an href
+    assert not re.search(r"<(?!a\b)[a-z]+\b[^>]*\bhref=\"(?!#)", page)
+    assert re.search(r'<a class="source" href="https://', page)
     assert "url(" not in page and "@import" not in page
     # summary first, then one article per drifted document with its timeline
     assert page.index('id="summary"') < page.index('id="documents"')

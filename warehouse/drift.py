@@ -48,6 +48,8 @@ class RevisionRef:
     valid_from_run: int
     valid_from: datetime
     tombstone_reason: str | None = None
+    source_url: str | None = None
+    source_commit: str | None = None
 
     @property
     def tombstone(self) -> bool:
@@ -62,6 +64,8 @@ class RevisionRef:
             "media_type": self.media_type,
             "valid_from_run": self.valid_from_run,
             "valid_from": utc_iso(self.valid_from),
+            "source_url": self.source_url,
+            "source_commit": self.source_commit,
         }
 
 
@@ -275,12 +279,13 @@ _OUTCOME_ORDER = "CASE outcome " + " ".join(
 _DRIFTED = "outcome IN (" + ", ".join(f"'{name}'" for name in DRIFT_OUTCOMES) + ")"
 
 _REVISION_COLUMNS = (
-    "r.revision, r.content_hash, s.media_type, r.valid_from_run, r.valid_from, r.tombstone_reason"
+    "r.revision, r.content_hash, s.media_type, r.valid_from_run, r.valid_from, "
+    "r.tombstone_reason, r.source_url, nullif(r.source_commit, '')"
 )
 
 
 def _ref(row: tuple[Any, ...]) -> RevisionRef:
-    return RevisionRef(int(row[0]), row[1], row[2], int(row[3]), row[4], row[5])
+    return RevisionRef(int(row[0]), row[1], row[2], int(row[3]), row[4], row[5], row[6], row[7])
 
 
 def _histories(warehouse: Warehouse, doc_ids: list[str]) -> dict[str, list[RevisionRef]]:

@@ -442,11 +442,12 @@ def render_md(report: dict[str, Any]) -> str:
 _CSS = """
 :root { color-scheme: light dark; --fg: #1f2328; --bg: #ffffff; --muted: #59636e;
   --line: #d1d9e0; --panel: #f6f8fa; --add: #dafbe1; --del: #ffebe9; --hunk: #ddf4ff;
-  --new: #1a7f37; --changed: #9a6700; --gone: #cf222e; --restored: #0969da; }
+  --new: #1a7f37; --changed: #9a6700; --gone: #cf222e; --restored: #0969da;
+  --badge-fg: #ffffff; --link: #0550ae; }
 @media (prefers-color-scheme: dark) {
   :root { --fg: #e6edf3; --bg: #0d1117; --muted: #9198a1; --line: #3d444d; --panel: #151b23;
     --add: #12361f; --del: #3c1618; --hunk: #0c2d6b; --new: #3fb950; --changed: #d29922;
-    --gone: #f85149; --restored: #4493f8; } }
+    --gone: #f85149; --restored: #4493f8; --badge-fg: #0d1117; --link: #6cb6ff; } }
 * { box-sizing: border-box; }
 body { margin: 0 auto; max-width: 72rem; padding: 1.5rem; color: var(--fg);
   background: var(--bg); font: 15px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; }
@@ -463,7 +464,10 @@ td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
 tr.total td { font-weight: 600; }
 td.zero { color: var(--muted); }
 .badge { display: inline-block; min-width: 5.5rem; padding: 0 .4rem; border-radius: 1rem;
-  color: #fff; font-size: .8rem; text-align: center; text-transform: uppercase; }
+  color: var(--badge-fg); font-size: .8rem; text-align: center; text-transform: uppercase; }
+a { color: var(--link); }
+p.source { margin: .3rem 0; overflow-wrap: anywhere; }
+code.show { color: var(--muted); }
 .badge.new { background: var(--new); } .badge.changed { background: var(--changed); }
 .badge.gone { background: var(--gone); } .badge.restored { background: var(--restored); }
 ul.index { columns: 2 24rem; padding-left: 1.2rem; }
@@ -561,9 +565,25 @@ def _html_timeline(doc: dict[str, Any]) -> list[str]:
             else _hash_html(r["content_hash"])
         )
         attr = f' class="{" ".join(classes)}"' if classes else ""
-        out.append(f"<li{attr}>revision {r['revision']} · {what} · valid from {_e(_when(r))}</li>")
+        show = f"receipts show {doc['doc_id']} --revision {r['revision']}"
+        bytes_ = "" if r["tombstone"] else f' · <code class="show">{_e(show)}</code>'
+        out.append(
+            f"<li{attr}>revision {r['revision']} · {what} · valid from {_e(_when(r))}{bytes_}</li>"
+        )
     out.append("</ol>")
     return out
+
+
+def _html_source(doc: dict[str, Any]) -> list[str]:
+    """A link to where the newest live revision's bytes came from (for a pinned file, the
+    URL names its commit)."""
+    live = [r for r in doc["timeline"] if not r["tombstone"] and r.get("source_url")]
+    if not live:
+        return []
+    url = live[-1]["source_url"]
+    commit = live[-1].get("source_commit")
+    at = f" at commit <code>{_e(commit[:12])}</code>" if commit else ""
+    return [f'<p class="source">source: <a class="source" href="{_e(url)}">{_e(url)}</a>{at}</p>']
 
 
 def render_html(report: dict[str, Any]) -> str:
@@ -635,6 +655,7 @@ def render_html(report: dict[str, Any]) -> str:
                 f'<h3><span class="badge {_e(doc["outcome"])}">{_e(doc["outcome"])}</span> '
                 f"<code>{_e(doc['doc_id'])}</code></h3>"
             )
+            out += _html_source(doc)
             out += _html_timeline(doc)
             if _shows_note(doc):
                 out.append(f'<p class="note">{_e(doc["note"])}</p>')
