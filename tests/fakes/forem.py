@@ -316,6 +316,11 @@ class FakeForem:
             content=orjson.dumps(body),
         )
 
+    @property
+    def read_times(self) -> list[float]:
+        """When each paced read arrived, on the fake's clock."""
+        return list(self._read_times)
+
     def _too_many(self, retry_after: str) -> httpx.Response:
         self.throttled += 1
         return httpx.Response(
