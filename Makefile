@@ -6,7 +6,7 @@ WAREHOUSE ?= receipts.duckdb
 
 .DEFAULT_GOAL := help
 
-.PHONY: help install node-deps browser-deps test lint demo bench clean
+.PHONY: help install install-lake test-lake node-deps browser-deps test lint demo bench clean
 
 help: ## Show this help.
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-10s %s\n", $$1, $$2}'
@@ -18,6 +18,28 @@ $(BIN)/receipts: pyproject.toml
 	@touch $(BIN)/receipts
 
 install: $(BIN)/receipts ## Create .venv and install receipts with its dev tools.
+
+# DuckLake warehouses: a second venv with receipts[lake] (DuckDB 1.5.5 and the extension
+# wheels; the main venv keeps DuckDB 2.x).
+LAKE_VENV ?= .venv-lake
+LAKE_BIN := $(LAKE_VENV)/bin
+# The lake tests: the dedicated ones (real processes, both catalogs), then this subset of the
+# suite with the warehouse fixtures on each DuckLake catalog (RECEIPTS_TEST_WAREHOUSE).
+LAKE_TESTS := tests/test_lake_concurrency.py tests/test_lake_backends.py
+LAKE_SUBSET := tests/test_ingest_engine.py tests/test_audit_commands.py
+
+$(LAKE_BIN)/receipts: pyproject.toml
+	$(PY) -m venv $(LAKE_VENV)
+	$(LAKE_BIN)/pip install --quiet --upgrade pip
+	$(LAKE_BIN)/pip install --quiet -e '.[dev,lake]'
+	@touch $(LAKE_BIN)/receipts
+
+install-lake: $(LAKE_BIN)/receipts ## Create .venv-lake: receipts[lake] (DuckLake on DuckDB 1.5.5) with dev tools.
+
+test-lake: install-lake ## The DuckLake tests on SQLite and PostgreSQL catalogs (a PostgreSQL at 127.0.0.1).
+	$(LAKE_BIN)/pytest -q -p no:cacheprovider $(LAKE_TESTS)
+	RECEIPTS_TEST_WAREHOUSE=ducklake:sqlite $(LAKE_BIN)/pytest -q -p no:cacheprovider $(LAKE_SUBSET)
+	RECEIPTS_TEST_WAREHOUSE=ducklake:postgres $(LAKE_BIN)/pytest -q -p no:cacheprovider $(LAKE_SUBSET)
 
 node-deps: ## Install the Node packages some tests use (Sanity's schema package, groq-js), from the lock file.
 	cd tests/node && npm ci --no-audit --no-fund --loglevel=error
@@ -45,7 +67,7 @@ $(DLT_VENV)/bin/python:
 	$(PY) -m venv $(DLT_VENV)
 	$(DLT_VENV)/bin/pip install --quiet 'dlt[duckdb]==1.31.0' 'pyarrow>=16'
 
-bench: install $(DLT_VENV)/bin/python ## Run the benchmarks (dlt beside the backfill); writes bench/results.json.
+bench: install install-lake $(DLT_VENV)/bin/python ## Run the benchmarks (dlt beside the backfill); writes bench/results.json.
 	$(BIN)/python -m bench.run --out bench/results.json
 
 clean: ## Remove the venv, caches and demo outputs.

@@ -20,7 +20,7 @@ import duckdb
 from rich.console import Console
 from rich.table import Table
 
-from bench import claims, ingest, nhtsa_backfill, publish_plan, refresh_requests
+from bench import claims, ingest, lake, nhtsa_backfill, publish_plan, refresh_requests
 from pipelines import __version__
 
 # Generated flat files and scratch warehouses of the backfill benchmark (git-ignored).
@@ -35,6 +35,8 @@ BENCHMARKS: dict[str, Callable[[bool], dict[str, Any]]] = {
     "refresh_requests": lambda quick: refresh_requests.run(),
     # full size: claims.run(revisions=1_000_000, claims=100_000)
     "claims": lambda quick: claims.run(20_000 if quick else 100_000, 2_000 if quick else 10_000),
+    # file vs ducklake:sqlite vs ducklake:postgres, under .venv-lake (bench/lake.py)
+    "lake": lambda quick: lake.run(5_000 if quick else 50_000),
 }
 
 
@@ -213,6 +215,7 @@ ROWS: dict[str, Callable[[dict[str, Any]], list[Row]]] = {
     "publish": publish_rows,
     "refresh_requests": refresh_rows,
     "claims": claims_rows,
+    "lake": lake.rows,
 }
 
 

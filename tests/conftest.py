@@ -48,9 +48,45 @@ def stand_in(monkeypatch: pytest.MonkeyPatch) -> Callable[[Endpoint, str], str]:
     return point
 
 
+# Which warehouse the ``warehouse_path`` / ``wh`` fixtures give: ``duckdb`` (a file, the
+# default), ``ducklake:sqlite`` or ``ducklake:postgres`` (the latter needs ``receipts[lake]``
+# and a PostgreSQL at $RECEIPTS_TEST_PG, default ``host=127.0.0.1 user=postgres``). Read once
+# here, before each test's environment is emptied. `make test-lake` runs the lake subset.
+TEST_WAREHOUSE = os.environ.get("RECEIPTS_TEST_WAREHOUSE", "duckdb")
+TEST_PG = os.environ.get("RECEIPTS_TEST_PG", "host=127.0.0.1 user=postgres")
+
+
+class LakeLocation(str):
+    """A ``ducklake:`` warehouse URL standing where tests expect a warehouse path."""
+
+
+@pytest.fixture(scope="session")
+def lake_postgres() -> Iterator[Callable[[], str]]:
+    """A factory of fresh PostgreSQL databases for lake catalogs, all dropped at the end of
+    the session (named after the session, so concurrent sessions never collide)."""
+    from tests.lake_support import PostgresDatabases
+
+    databases = PostgresDatabases(TEST_PG)
+    yield databases.create
+    databases.drop_all()
+
+
 @pytest.fixture
-def warehouse_path(tmp_path: Path) -> Path:
-    return tmp_path / "w.duckdb"
+def warehouse_path(
+    tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    if TEST_WAREHOUSE == "duckdb":
+        return tmp_path / "w.duckdb"
+    monkeypatch.setenv("RECEIPTS_DATA_PATH", str(tmp_path / "lake-data"))
+    if TEST_WAREHOUSE == "ducklake:sqlite":
+        return LakeLocation(f"ducklake:sqlite:{tmp_path / 'w.sqlite'}")  # type: ignore[return-value]
+    if TEST_WAREHOUSE == "ducklake:postgres":
+        dbname = request.getfixturevalue("lake_postgres")()
+        return LakeLocation(f"ducklake:postgres:dbname={dbname} {TEST_PG}")  # type: ignore[return-value]
+    raise pytest.UsageError(
+        f"RECEIPTS_TEST_WAREHOUSE={TEST_WAREHOUSE!r}: use duckdb, "
+        "ducklake:sqlite or ducklake:postgres"
+    )
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NamedTuple
 
+from warehouse.asof import utc_iso
 from warehouse.errors import NotFound
 from warehouse.snapshots import checked_body
 from warehouse.store import Warehouse
@@ -27,8 +28,9 @@ def runs(
     """The run ledger, newest first.
 
     A run with no 'finished' row is ``interrupted`` unless it is ``active_run`` (the run of
-    this process): whoever opened the warehouse holds its only writer, so no other run can
-    still be going.
+    this process): whoever opened a DuckDB file holds its only writer, so no other run can
+    still be going. On a lake, the newest unfinished run of a corpus whose lock is held is
+    ``running``.
     """
     sql = (
         "SELECT run_id, command, manifest_name, manifest_hash, status, started_at, finished_at, "
@@ -38,6 +40,7 @@ def runs(
         sql += f" LIMIT {int(limit)}"
     rows = warehouse._con.execute(sql).fetchall()
     out = []
+    considered: set[str] = set()
     for row in rows:
         (run_id, command, name, mhash, status, started, finished, pid, host, resumes) = row[:10]
         out.append(
@@ -46,9 +49,7 @@ def runs(
                 "command": command,
                 "manifest": name,
                 "manifest_hash": mhash,
-                "status": status
-                if status != "unfinished" or run_id == active_run
-                else "interrupted",
+                "status": _status(warehouse, status, run_id == active_run, name, considered),
                 "started_at": _iso(started),
                 "finished_at": _iso(finished),
                 "pid": pid,
@@ -62,8 +63,22 @@ def runs(
     return out
 
 
+def _status(
+    warehouse: Warehouse, status: str, active: bool, manifest: str | None, considered: set[str]
+) -> str:
+    """An unfinished run is going on (this process's; or, on a lake, the newest unfinished
+    run of a corpus whose lock is held) or was interrupted."""
+    if status != "unfinished" or active:
+        return status
+    if manifest is None or manifest in considered:
+        return "interrupted"
+    considered.add(manifest)
+    return "running" if warehouse.corpus_running(manifest) else "interrupted"
+
+
 def _iso(value: datetime | None) -> str | None:
-    return None if value is None else value.isoformat()
+    """A ledger timestamp as ISO-8601 UTC with ``Z``, to the microsecond."""
+    return utc_iso(value)
 
 
 def history(warehouse: Warehouse, doc_id: str) -> list[dict[str, Any]]:

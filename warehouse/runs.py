@@ -28,10 +28,14 @@ def start_run(
     """Append a 'started' row and return the new run's id.
 
     The id is the next integer, chosen inside the transaction that appends the row while the
-    writer lock is held. When the previous run of the same manifest never finished (it was
-    interrupted), the new run records that it resumes it.
+    writer lock is held (on a lake: the corpus lock, held until the warehouse is closed, and
+    a short lock around taking the id). When the previous run of the same manifest never
+    finished (it was interrupted), the new run records that it resumes it.
     """
-    with warehouse._transaction() as con:
+    if manifest_name is not None:
+        warehouse.lock_corpus(manifest_name)
+    # On a lake several writers append runs: one at a time takes the next id.
+    with warehouse.serial("ids:runs"), warehouse._transaction() as con:
         run_id = int(warehouse._scalar("SELECT coalesce(max(run_id), 0) + 1 FROM runs"))
         resumes = None
         if manifest_hash is not None:

@@ -1,22 +1,36 @@
-"""Opening a warehouse: the connection string, the writer lock, and schema migrations."""
+"""Opening a warehouse: the connection string, the writer lock, and schema migrations.
+
+A warehouse is a DuckDB file or a DuckLake catalog (``warehouse/backends.py``); the
+``Warehouse`` hides which: the lake is the default catalog of its connection, and its locks
+(``warehouse/catalog_lock.py``) stand in for the file's."""
 
 from __future__ import annotations
 
 import hashlib
 import os
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import duckdb
 
-from warehouse import canonical
+from warehouse import backends, canonical
+from warehouse.catalog_lock import CatalogLocks
 from warehouse.clock import now
-from warehouse.errors import SchemaError, WarehouseBusy, WarehouseDamaged, WarehouseError
-from warehouse.lock import FileLock, read_holder
+from warehouse.errors import (
+    SchemaError,
+    UsageError,
+    WarehouseBusy,
+    WarehouseDamaged,
+    WarehouseError,
+    human_duration,
+)
+from warehouse.lock import FileLock, lock_wait, notify_stderr, read_holder
 
 DEFAULT_WAREHOUSE = "receipts.duckdb"
 ENV_WAREHOUSE = "RECEIPTS_WAREHOUSE"
@@ -29,6 +43,13 @@ DEFAULT_MEMORY_LIMIT = "256MB"  # measured: bounds a 200k-record ingest at ~450 
 # default) made commits most of a first ingest's time. Measured on 100k ~1 KB records:
 # 5.5 s at 16 MB, 3.7 s at 64 MB.
 CHECKPOINT_THRESHOLD = "64MB"
+
+
+_SCHEMA_MIGRATIONS = (
+    "CREATE TABLE IF NOT EXISTS schema_migrations ("
+    "version INTEGER NOT NULL, name VARCHAR NOT NULL, checksum VARCHAR NOT NULL, "
+    "applied_at TIMESTAMPTZ NOT NULL)"
+)
 
 
 @dataclass(frozen=True)
@@ -120,10 +141,28 @@ class Warehouse:
         self.location = location
         self._lock = lock
 
+    # The lake behind this warehouse, if it is one (None for a DuckDB file).
+    target: backends.Target | None = None
+    _locks: CatalogLocks | None = None
+
     # -- opening -------------------------------------------------------------------------
     @classmethod
-    def open(cls, location: str | None = None, *, read_only: bool = False) -> Warehouse:
+    def open(
+        cls,
+        location: str | None = None,
+        *,
+        read_only: bool = False,
+        data_path: str | None = None,
+        migrate: bool = True,
+    ) -> Warehouse:
+        """Open the warehouse at ``location`` (a DuckDB file, or a ``ducklake:`` URL with
+        its ``data_path``); for writing it is migrated first (unless ``migrate`` is False:
+        a copy's destination, see :meth:`create_schema`)."""
         location = resolve_location(location)
+        target = backends.parse(location, data_path)
+        if target.is_lake:
+            return cls._open_lake(target, read_only=read_only, migrate=migrate)
+        location = str(location)
         path = _local_path(location)
         lock: FileLock | None = None
         if path is not None and read_only and not path.exists():
@@ -167,7 +206,7 @@ class Warehouse:
         try:
             if read_only:
                 warehouse.check_schema()
-            else:
+            elif migrate:
                 warehouse.migrate()
         except Exception as exc:
             warehouse.close()
@@ -177,8 +216,31 @@ class Warehouse:
             raise
         return warehouse
 
+    @classmethod
+    def _open_lake(cls, target: backends.Target, *, read_only: bool, migrate: bool) -> Warehouse:
+        con = backends.connect_lake(
+            target,
+            read_only=read_only,
+            config={"memory_limit": os.environ.get(ENV_MEMORY_LIMIT) or DEFAULT_MEMORY_LIMIT},
+        )
+        warehouse = cls(con, target.location, None)
+        warehouse.target = target
+        warehouse._locks = CatalogLocks(target, con)
+        try:
+            if read_only:
+                warehouse.check_schema()
+            elif migrate:
+                with warehouse.serial("schema"):
+                    warehouse.migrate()
+        except BaseException:
+            warehouse.close()
+            raise
+        return warehouse
+
     def close(self) -> None:
         try:
+            if self._locks is not None:
+                self._locks.release_all()
             self._con.close()
         finally:
             if self._lock is not None:
@@ -200,10 +262,88 @@ class Warehouse:
         if self._lock is not None:
             self._lock.describe(run_id)
 
+    # -- backends and their locks ---------------------------------------------------------
+    @property
+    def is_lake(self) -> bool:
+        return self.target is not None
+
+    @property
+    def backend(self) -> str:
+        """``duckdb``, ``ducklake:sqlite`` or ``ducklake:postgres``."""
+        return "duckdb" if self.target is None else self.target.backend
+
+    def lock_corpus(self, corpus: str, wait: float | None = None) -> None:
+        """Hold the corpus lock until this warehouse is closed: on a lake, the second writer
+        of a corpus waits for the first (up to ``RECEIPTS_LOCK_WAIT`` seconds), then fails
+        naming it. A DuckDB file has one writer anyway."""
+        if self._locks is None:
+            return
+        name = f"corpus:{corpus}"
+        wait = lock_wait() if wait is None else wait
+        started = time.monotonic()
+        told = False
+        while not self._locks.try_acquire(name):
+            waited = time.monotonic() - started
+            if waited >= wait:
+                raise self._corpus_busy(corpus, waited) from None
+            if not told:
+                busy = self._corpus_busy(corpus, waited)
+                limit = human_duration(wait)
+                notify_stderr(f"{busy.waiting_line()}; waiting up to {limit} (RECEIPTS_LOCK_WAIT)")
+                told = True
+            time.sleep(min(0.25, max(0.0, wait - waited)))
+
+    def _corpus_busy(self, corpus: str, waited: float) -> WarehouseBusy:
+        row = self._first_row(
+            "SELECT run_id, pid, host, started_at FROM run_summary WHERE manifest_name = $c "
+            "AND status = 'unfinished' ORDER BY run_id DESC LIMIT 1",
+            {"c": corpus},
+        )
+        if row is None:
+            return WarehouseBusy(
+                self.location, None, None, holder=f"a writer of corpus {corpus}", waited=waited
+            )
+        run_id, pid, host, started = row
+        running_for = None
+        if started is not None:
+            running_for = (datetime.now(UTC) - started).total_seconds()
+        return WarehouseBusy(
+            self.location,
+            int(run_id),
+            pid,
+            running_for=running_for,
+            holder=f"run {run_id} of corpus {corpus} on {host}",
+            waited=waited,
+        )
+
+    def corpus_running(self, corpus: str | None) -> bool:
+        """Whether some process holds the corpus lock now (a lake's run is going on)."""
+        if self._locks is None or corpus is None:
+            return False
+        return self._locks.held_by_anyone(f"corpus:{corpus}")
+
+    @contextmanager
+    def serial(self, name: str) -> Iterator[None]:
+        """On a lake, one process at a time in the block (allocating the next id, migrating);
+        a DuckDB file has one writer anyway."""
+        if self._locks is None:
+            yield
+            return
+        deadline = time.monotonic() + max(lock_wait(), 60.0)
+        while not self._locks.try_acquire(f"serial:{name}"):
+            if time.monotonic() >= deadline:
+                raise WarehouseBusy(self.location, None, None, holder=f"a writer ({name})")
+            time.sleep(0.02)
+        try:
+            yield
+        finally:
+            self._locks.release(f"serial:{name}")
+
     # -- schema --------------------------------------------------------------------------
     def applied_migrations(self) -> dict[int, str]:
         exists = self._scalar(
-            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'schema_migrations'"
+            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'schema_migrations' "
+            "AND table_catalog = current_database()"
         )
         if not exists:
             return {}
@@ -233,11 +373,7 @@ class Warehouse:
 
     def migrate(self) -> list[int]:
         """Apply pending migrations, each in its own transaction. Returns those applied."""
-        self._con.execute(
-            "CREATE TABLE IF NOT EXISTS schema_migrations ("
-            "version INTEGER NOT NULL, name VARCHAR NOT NULL, checksum VARCHAR NOT NULL, "
-            "applied_at TIMESTAMPTZ NOT NULL)"
-        )
+        self._con.execute(_SCHEMA_MIGRATIONS)
         applied = self.applied_migrations()
         done = []
         for migration in migrations():
@@ -265,6 +401,16 @@ class Warehouse:
             done.append(migration.version)
         return done
 
+    def create_schema(self) -> None:
+        """Every shipped migration's tables and views, without the rows ``migrate`` records
+        (a copy brings the source's own). Only on a warehouse with no schema yet."""
+        if self.tables():
+            raise UsageError(f"copy needs a new warehouse; {self.location} already has tables")
+        with self._transaction() as con:
+            con.execute(_SCHEMA_MIGRATIONS)
+            for migration in migrations():
+                con.execute(migration.sql)
+
     def _record_meta(self, values: dict[str, str]) -> None:
         at = now()
         for key, value in values.items():
@@ -280,13 +426,15 @@ class Warehouse:
         """Every table and view of the schema, by name, with its columns."""
         listed = self._con.execute(
             "SELECT table_name, table_type FROM information_schema.tables "
-            "WHERE table_schema = 'main' ORDER BY table_name"
+            "WHERE table_schema = 'main' AND table_catalog = current_database() "
+            "ORDER BY table_name"
         ).fetchall()
         out = []
         for name, table_type in listed:
             columns = self._con.execute(
                 "SELECT column_name, data_type, is_nullable FROM information_schema.columns "
-                "WHERE table_name = $t AND table_schema = 'main' ORDER BY ordinal_position",
+                "WHERE table_name = $t AND table_schema = 'main' "
+                "AND table_catalog = current_database() ORDER BY ordinal_position",
                 {"t": name},
             ).fetchall()
             out.append(
@@ -312,6 +460,16 @@ class Warehouse:
     # -- transactions --------------------------------------------------------------------
     @contextmanager
     def _transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        if self.target is not None and self.target.catalog == "sqlite":
+            # SQLite takes one writer at a time and answers "database is locked" to the
+            # others: on a SQLite catalog, transactions take turns (the work between them,
+            # fetching and hashing, still runs side by side).
+            with self.serial("commit"):
+                yield from self._transaction_body()
+            return
+        yield from self._transaction_body()
+
+    def _transaction_body(self) -> Iterator[duckdb.DuckDBPyConnection]:
         self._con.execute("BEGIN TRANSACTION")
         try:
             yield self._con

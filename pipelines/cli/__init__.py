@@ -13,6 +13,7 @@ from pipelines.cli import backfill as cli_backfill
 from pipelines.cli import claims as cli_claims
 from pipelines.cli import explore as cli_explore
 from pipelines.cli import ingest as cli_ingest
+from pipelines.cli import lake as cli_lake
 from pipelines.cli import ledger as cli_ledger
 from pipelines.cli import manifest as cli_manifest
 from pipelines.cli import pins as cli_pins
@@ -74,6 +75,7 @@ for _command in (
     *cli_pins.COMMANDS,
     *cli_claims.COMMANDS,
     *cli_studio.COMMANDS,
+    *cli_lake.COMMANDS,
     *cli_explore.COMMANDS,
 ):
     main.add_command(_command)

@@ -19,6 +19,7 @@ from pipelines.cli import exits
 from pipelines.ingest import IngestOptions, RunResult
 from pipelines.manifest import Manifest, load_manifest
 from sources.http import HttpFactory
+from warehouse.backends import ENV_DATA_PATH, WarehouseURL
 from warehouse.errors import ReceiptsError
 from warehouse.store import DEFAULT_WAREHOUSE, ENV_WAREHOUSE
 
@@ -128,13 +129,39 @@ def handle_errors(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-warehouse_option = click.option(
-    "--warehouse",
-    envvar=ENV_WAREHOUSE,
-    default=DEFAULT_WAREHOUSE,
-    show_default=True,
-    help=f"DuckDB connection string of the warehouse (a file path). Env: {ENV_WAREHOUSE}.",
-)
+def _remember_data_path(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+    ctx.meta["receipts.data_path"] = value
+
+
+def _warehouse_url(ctx: click.Context, _param: click.Parameter, value: str) -> str:
+    """The ``--warehouse`` value, carrying the ``--data-path`` given beside it."""
+    return WarehouseURL(value, ctx.meta.get("receipts.data_path"))
+
+
+def warehouse_option(func: F) -> F:
+    """``--warehouse`` (a DuckDB file or a DuckLake URL) and ``--data-path`` (a new lake's
+    data files)."""
+    func = click.option(
+        "--data-path",
+        envvar=ENV_DATA_PATH,
+        is_eager=True,
+        expose_value=False,
+        callback=_remember_data_path,
+        metavar="DIR",
+        help="Where a new DuckLake warehouse keeps its data files: a folder, shared storage "
+        f"or s3://BUCKET/PREFIX (the catalog remembers it). Env: {ENV_DATA_PATH}.",
+    )(func)
+    return click.option(
+        "--warehouse",
+        envvar=ENV_WAREHOUSE,
+        default=DEFAULT_WAREHOUSE,
+        show_default=True,
+        callback=_warehouse_url,
+        help="The warehouse: a DuckDB file, ducklake:sqlite:CATALOG.sqlite or "
+        f"'ducklake:postgres:dbname=NAME host=HOST'. Env: {ENV_WAREHOUSE}.",
+    )(func)
+
+
 json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 
 

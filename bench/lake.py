@@ -1,0 +1,139 @@
+"""The warehouse backends side by side: a first ingest and an identical re-ingest of the same
+synthetic corpus into a DuckDB file, a DuckLake on SQLite and a DuckLake on PostgreSQL, each
+as a ratio to the file, measured in the same run.
+
+Each ingest is the real command (``receipts ingest``, the synthetic source registered) in a
+process of its own, timed from outside, so start-up is in every figure alike. The lakes need
+``receipts[lake]``: the measures run under ``.venv-lake`` (``make install-lake``) when the
+running interpreter lacks the extension; a PostgreSQL at ``$RECEIPTS_BENCH_PG`` (default
+``host=127.0.0.1 user=postgres``) gets a database of its own, dropped afterwards.
+
+    python -m bench.lake [--count N] [--quick]      # prints the result as JSON
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+LAKE_PYTHON = REPO / ".venv-lake" / "bin" / "python"
+PG = os.environ.get("RECEIPTS_BENCH_PG", "host=127.0.0.1 user=postgres")
+
+MANIFEST = """
+[corpus]
+name = "bench-lake"
+namespace = "benchLake"
+
+[[synthetic]]
+name = "lake"
+count = {count}
+size = 1024
+complete = true
+"""
+
+
+def _database(tool: str, name: str, *flags: str) -> None:
+    """``createdb`` or ``dropdb`` (PostgreSQL's client programs) on the server of ``PG``."""
+    subprocess.run(
+        [tool, "--maintenance-db", f"{PG} dbname=postgres", *flags, name],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+
+
+def _ingest(manifest: Path, url: str, data: Path) -> float:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RECEIPTS_")}
+    argv = [sys.executable, "-m", "bench.synthetic_source", "ingest", str(manifest)]
+    argv += ["--warehouse", url, "--data-path", str(data), "--batch-size", "5000"]
+    started = time.perf_counter()
+    subprocess.run(argv, cwd=REPO, env=env, check=True, capture_output=True, timeout=3600)
+    return time.perf_counter() - started
+
+
+def measure(count: int) -> dict[str, Any]:
+    """First and identical ingest of ``count`` records on each backend, in seconds."""
+    out: dict[str, Any] = {"count": count, "backends": {}}
+    dbname = f"receipts_bench_{uuid.uuid4().hex[:10]}"
+    with tempfile.TemporaryDirectory(prefix="receipts-bench-lake-") as tmp:
+        root = Path(tmp)
+        manifest = root / "m.toml"
+        manifest.write_text(MANIFEST.format(count=count))
+        _database("createdb", dbname)
+        try:
+            urls = {
+                "duckdb": str(root / "w.duckdb"),
+                "ducklake:sqlite": f"ducklake:sqlite:{root / 'c.sqlite'}",
+                "ducklake:postgres": f"ducklake:postgres:dbname={dbname} {PG}",
+            }
+            for backend, url in urls.items():
+                data = root / f"data-{backend.replace(':', '-')}"
+                first = _ingest(manifest, url, data)
+                identical = _ingest(manifest, url, data)
+                out["backends"][backend] = {"first": first, "identical": identical}
+        finally:
+            _database("dropdb", dbname, "--if-exists", "--force")
+    base = out["backends"]["duckdb"]
+    for timing in out["backends"].values():
+        timing["first_ratio"] = timing["first"] / base["first"]
+        timing["identical_ratio"] = timing["identical"] / base["identical"]
+    return out
+
+
+def run(count: int) -> dict[str, Any]:
+    """The measures, under ``.venv-lake`` when this interpreter has no ducklake extension."""
+    if importlib.util.find_spec("duckdb_extension_ducklake") is not None:
+        return measure(count)
+    if not LAKE_PYTHON.exists():
+        return {"skipped": "no receipts[lake] here: run `make install-lake`"}
+    done = subprocess.run(
+        [str(LAKE_PYTHON), "-m", "bench.lake", "--count", str(count)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=7200,
+    )
+    if done.returncode != 0:
+        return {"skipped": f"the lake benchmark failed: {done.stderr.strip()[-300:]}"}
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def rows(result: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """The table rows of :func:`bench.run`'s report."""
+    if "skipped" in result:
+        return [("lake: skipped", result["skipped"], "")]
+    count = result["count"]
+    out = []
+    for backend, timing in result["backends"].items():
+        for key, label in (("first", "first ingest"), ("identical", "identical re-ingest")):
+            ratio = timing[f"{key}_ratio"]
+            out.append(
+                (
+                    f"lake: {label} of {count:,} records on {backend}",
+                    f"{timing[key]:.2f} s ({count / timing[key]:,.0f} rec/s)",
+                    "1.00× (baseline)" if backend == "duckdb" else f"{ratio:.2f}× the file",
+                )
+            )
+    return out
+
+
+if __name__ == "__main__":
+    import click
+
+    @click.command()
+    @click.option("--count", type=int, default=None)
+    @click.option("--quick", is_flag=True)
+    def main(count: int | None, quick: bool) -> None:
+        print(json.dumps(measure(count or (5_000 if quick else 50_000)), indent=2))
+
+    main()

@@ -1,0 +1,68 @@
+"""Looking after the warehouse itself: ``maintain`` (compact a DuckLake) and ``copy`` (move a
+warehouse between a DuckDB file and a DuckLake)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import click
+
+from pipelines.cli.common import emit_json, handle_errors, json_option, warehouse_option
+from warehouse.backends import WarehouseURL
+from warehouse.copy import copy_warehouse
+from warehouse.maintain import maintain as maintain_warehouse
+from warehouse.store import Warehouse
+
+
+@click.command()
+@warehouse_option
+@click.option(
+    "--keep-days",
+    type=click.FloatRange(min=0),
+    default=7.0,
+    show_default=True,
+    help="Keep the lake's catalog snapshots of the last N days (time travel); older ones expire.",
+)
+@json_option
+@handle_errors
+def maintain(warehouse: str, keep_days: float, as_json: bool) -> None:
+    """Compact a DuckLake warehouse: merge small data files, expire old catalog snapshots
+    and delete the files nothing uses any more. Every table's digest is checked before and
+    after: no row, and no revision, changes. On a DuckDB file: a checkpoint."""
+    with Warehouse.open(warehouse) as wh:
+        report = maintain_warehouse(wh, timedelta(days=keep_days))
+    if as_json:
+        emit_json(report.__dict__)
+        return
+    click.echo(
+        f"{report.backend}: data files {report.data_files_before} -> {report.data_files_after}, "
+        f"catalog snapshots {report.snapshots_before} -> {report.snapshots_after}; "
+        f"{report.tables_checked} tables unchanged"
+    )
+
+
+@click.command()
+@warehouse_option
+@click.option("--to", "to", required=True, help="The new warehouse: a file or a ducklake: URL.")
+@click.option("--to-data-path", metavar="DIR", help="The data path of a new DuckLake destination.")
+@json_option
+@handle_errors
+def copy(warehouse: str, to: str, to_data_path: str | None, as_json: bool) -> None:
+    """Copy the warehouse into a new one (a DuckDB file into a DuckLake, or back),
+    then check that every table of both has the same digest."""
+    with (
+        Warehouse.open(warehouse, read_only=True) as source,
+        Warehouse.open(WarehouseURL(to, to_data_path), migrate=False) as destination,
+    ):
+        report = copy_warehouse(source, destination)
+    if as_json:
+        emit_json(report.__dict__)
+        return
+    total = sum(report.rows.values())
+    click.echo(
+        f"copied {total} rows in {len(report.rows)} tables from {report.source} to "
+        f"{report.destination}; every table's digest matches"
+    )
+
+
+COMMANDS = [maintain, copy]

@@ -1,0 +1,222 @@
+"""Where a warehouse lives: a DuckDB file, or a DuckLake catalog (SQLite or PostgreSQL) with
+its data files in a data path (a folder, shared storage, or S3-compatible object storage).
+
+``--warehouse`` takes one of:
+
+    receipts.duckdb                               a DuckDB file: one process at a time
+    ducklake:sqlite:CATALOG.sqlite                a DuckLake on a SQLite catalog: several
+                                                  processes on one machine
+    ducklake:postgres:dbname=receipts host=db     a DuckLake on a PostgreSQL catalog: several
+                                                  machines (the data path on shared storage)
+
+and a DuckLake needs a data path when it is created (``--data-path`` / ``RECEIPTS_DATA_PATH``;
+afterwards the catalog remembers it). An ``s3://`` data path reads its credentials from the
+environment (``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``, ``AWS_SESSION_TOKEN``,
+``AWS_REGION``, and ``AWS_ENDPOINT_URL`` for S3-compatible storage).
+
+Everything above ``warehouse/`` sees one kind of warehouse: the lake is attached as the
+default catalog of an in-memory DuckDB connection, so every statement runs unchanged.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from warehouse.errors import UsageError, WarehouseError
+
+ENV_DATA_PATH = "RECEIPTS_DATA_PATH"
+LAKE_PREFIX = "ducklake:"
+CATALOGS = ("sqlite", "postgres")
+LAKE_ALIAS = "lake"
+# Where the receipts locks of a PostgreSQL catalog are taken (a plain attach of the same
+# database, beside DuckLake's own).
+LOCKS_ALIAS = "receipts_locks"
+LAKE_EXTRA_HINT = (
+    "a DuckLake warehouse needs DuckDB's ducklake extension: pip install 'receipts[lake]' "
+    "(DuckDB 1.5.5 and the extension wheels), or a DuckDB that can `INSTALL ducklake`"
+)
+# The extension each catalog needs besides ducklake itself (and the PyPI wheel's name).
+_CATALOG_EXTENSIONS = {"sqlite": "sqlite_scanner", "postgres": "postgres_scanner"}
+
+
+class WarehouseURL(str):
+    """A ``--warehouse`` value that carries the ``--data-path`` given beside it."""
+
+    data_path: str | None
+
+    def __new__(cls, value: str, data_path: str | None = None) -> WarehouseURL:
+        made = super().__new__(cls, value)
+        made.data_path = data_path
+        return made
+
+
+@dataclass(frozen=True)
+class Target:
+    """A parsed warehouse location."""
+
+    location: str
+    kind: str  # "file", "memory" or "lake"
+    path: Path | None = None  # the DuckDB file
+    catalog: str | None = None  # "sqlite" or "postgres"
+    catalog_dsn: str | None = None  # the SQLite file, or the libpq connection string
+    data_path: str | None = None
+
+    @property
+    def is_lake(self) -> bool:
+        return self.kind == "lake"
+
+    @property
+    def backend(self) -> str:
+        """``duckdb``, ``ducklake:sqlite`` or ``ducklake:postgres``."""
+        return f"ducklake:{self.catalog}" if self.is_lake else "duckdb"
+
+    def attach_sql(self) -> str:
+        return f"ducklake:{self.catalog}:{self.catalog_dsn}"
+
+
+def parse(location: str, data_path: str | None = None) -> Target:
+    """The warehouse ``location`` names (see the module docstring)."""
+    data_path = data_path or getattr(location, "data_path", None) or os.environ.get(ENV_DATA_PATH)
+    location = str(location)
+    if location.startswith(LAKE_PREFIX):
+        rest = location[len(LAKE_PREFIX) :]
+        catalog, _, dsn = rest.partition(":")
+        if catalog not in CATALOGS or not dsn.strip():
+            raise UsageError(
+                f"cannot read the warehouse {location!r}: a DuckLake warehouse is "
+                "ducklake:sqlite:CATALOG.sqlite or ducklake:postgres:dbname=NAME host=HOST"
+            )
+        if catalog == "sqlite":
+            dsn = str(Path(dsn).expanduser())
+        return Target(location, "lake", catalog=catalog, catalog_dsn=dsn, data_path=data_path)
+    if location == ":memory:":
+        return Target(location, "memory")
+    if ":" in location.split("/", 1)[0]:
+        raise UsageError(
+            f"cannot read the warehouse {location!r}: give a DuckDB file path, "
+            "ducklake:sqlite:CATALOG.sqlite or ducklake:postgres:dbname=NAME host=HOST"
+        )
+    return Target(location, "file", path=Path(location))
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def load_extension(con: duckdb.DuckDBPyConnection, name: str) -> None:
+    """Load a DuckDB extension: from its PyPI wheel (``duckdb-extension-<name>``, the
+    ``receipts[lake]`` extra) when installed, else the usual way (``INSTALL`` from DuckDB's
+    repository). Without either, one line saying which extra to install."""
+    try:
+        module = importlib.import_module(f"duckdb_extension_{name}")
+    except ImportError:
+        module = None
+    if module is not None and module.__file__ is not None:
+        folder = Path(module.__file__).parent / "extensions"
+        for version in (f"v{duckdb.__version__}", duckdb.__version__):
+            candidate = folder / version / f"{name}.duckdb_extension"
+            if candidate.exists():
+                con.execute(f"LOAD {_quote(str(candidate))}")
+                return
+    try:
+        con.execute(f"LOAD {name}")
+    except duckdb.Error:
+        raise WarehouseError(LAKE_EXTRA_HINT) from None
+
+
+def _s3_secret(con: duckdb.DuckDBPyConnection) -> None:
+    """Credentials for an s3:// data path, from the environment (never stored)."""
+    load_extension(con, "httpfs")
+    options = ["TYPE s3"]
+    names = {
+        "KEY_ID": "AWS_ACCESS_KEY_ID",
+        "SECRET": "AWS_SECRET_ACCESS_KEY",
+        "SESSION_TOKEN": "AWS_SESSION_TOKEN",
+        "REGION": "AWS_REGION",
+    }
+    for option, env in names.items():
+        if os.environ.get(env):
+            options.append(f"{option} {_quote(os.environ[env])}")
+    endpoint = os.environ.get("AWS_ENDPOINT_URL")
+    if endpoint:
+        scheme, _, host = endpoint.partition("://")
+        options.append(f"ENDPOINT {_quote(host or scheme)}")
+        options.append("URL_STYLE 'path'")
+        if scheme == "http":
+            options.append("USE_SSL false")
+    con.execute(f"CREATE OR REPLACE SECRET receipts_s3 ({', '.join(options)})")
+
+
+class LakeConnection:
+    """A connection whose cursors, too, default to the lake (``USE`` is per connection, and
+    the warehouse's readers open cursors of their own)."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self._raw = con
+
+    def cursor(self) -> duckdb.DuckDBPyConnection:
+        cursor = self._raw.cursor()
+        cursor.execute(f"USE {LAKE_ALIAS}")
+        return cursor
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._raw, name)
+
+
+def connect_lake(
+    target: Target, *, read_only: bool, config: dict[str, Any]
+) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB connection with the lake attached as its default catalog."""
+    assert target.catalog is not None and target.catalog_dsn is not None
+    con = duckdb.connect(":memory:", config=config)
+    try:
+        load_extension(con, "ducklake")
+        load_extension(con, _CATALOG_EXTENSIONS[target.catalog])
+        if target.catalog == "sqlite":
+            exists = Path(target.catalog_dsn).exists()
+            if read_only and not exists:
+                raise WarehouseError(
+                    f"no warehouse at {target.location}: run `receipts ingest MANIFEST` "
+                    "first, or point --warehouse at an existing one"
+                )
+            if not exists and not target.data_path:
+                raise UsageError(
+                    f"a new DuckLake warehouse needs a data path for its files: "
+                    f"--data-path DIR (or {ENV_DATA_PATH})"
+                )
+        options = []
+        if target.data_path:
+            data_path = target.data_path
+            if "://" not in data_path:
+                Path(data_path).mkdir(parents=True, exist_ok=True)
+                data_path = str(Path(data_path).resolve()) + "/"
+            elif data_path.startswith("s3://"):
+                _s3_secret(con)
+            options.append(f"DATA_PATH {_quote(data_path)}")
+        if read_only:
+            options.append("READ_ONLY")
+        suffix = f" ({', '.join(options)})" if options else ""
+        try:
+            con.execute(f"ATTACH {_quote(target.attach_sql())} AS {LAKE_ALIAS}{suffix}")
+        except duckdb.Error as exc:
+            message = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
+            if "data_path" in message.lower() or "data path" in message.lower():
+                raise UsageError(
+                    f"a new DuckLake warehouse needs a data path for its files: "
+                    f"--data-path DIR (or {ENV_DATA_PATH}): {message}"
+                ) from None
+            raise WarehouseError(f"cannot open warehouse {target.location}: {message}") from None
+        con.execute(f"USE {LAKE_ALIAS}")
+        if target.catalog == "postgres":
+            con.execute(f"ATTACH {_quote(target.catalog_dsn)} AS {LOCKS_ALIAS} (TYPE postgres)")
+    except BaseException:
+        con.close()
+        raise
+    wrapped: duckdb.DuckDBPyConnection = LakeConnection(con)  # type: ignore[assignment]
+    return wrapped  # a DuckDBPyConnection to everyone who uses it
