@@ -14,14 +14,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipelines.audit.claims import (
+    WORD_END,
+    WORD_START,
     Claim,
     ClaimSet,
     check_claims,
     claim_query,
+    marked,
     rules_version,
     snapshot_reader_text,
 )
-from pipelines.audit.quote import RevisionText, check_quote
+from pipelines.audit.quote import RevisionText, check_quote, find_words, is_word_char, reader_text
 from tests import corpus_fixture as fixture
 from tests.conftest import cli
 from warehouse import claims as ledger
@@ -363,3 +366,31 @@ def test_reader_text_is_stored_once_per_rules(warehouse: str) -> None:
         missing = list(ledger.unread_snapshots(wh, [POLICY_DOC], rules_version()))
         assert missing == []
         assert next(iter(ledger.unread_snapshots(wh, [POLICY_DOC], "other-rules")))
+
+
+def test_a_word_character_is_one_for_python_regular_expressions_too() -> None:
+    # marked() splits words with \w: it must agree with is_word_char on every code point
+    import re
+
+    word = re.compile(r"\w")
+    assert all(bool(word.fullmatch(chr(c))) == is_word_char(chr(c)) for c in range(0x110000))
+
+
+WORDS = st.text(alphabet="aé_1 .-'\u0663\u00b2x", max_size=20)
+
+
+@settings(max_examples=500, deadline=None)
+@given(needle=WORDS, haystack=WORDS)
+def test_marked_substrings_are_whole_word_matches(needle: str, haystack: str) -> None:
+    if not needle:
+        return
+    assert (marked(needle) in marked(haystack)) == (find_words(needle, haystack) >= 0)
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(alphabet=f"ab <>&;*_ \n{WORD_START}{WORD_END}\u00a0", max_size=30))
+def test_reader_text_never_holds_a_word_mark(text: str) -> None:
+    for markdown in (False, True):
+        for markup in (False, True):
+            plain = reader_text(text, markdown=markdown, markup=markup)
+            assert WORD_START not in plain and WORD_END not in plain

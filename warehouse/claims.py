@@ -9,6 +9,7 @@ DuckDB's ``contains``. Each check's verdicts are appended to ``claim_checks``.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from typing import NamedTuple
 
@@ -33,16 +34,19 @@ class ClaimQuery(NamedTuple):
     literal_md: str | None
 
 
-class ClaimRevisions(NamedTuple):
-    """Every revision of a claim's document, in order, with whether each contains the quote
-    (None when its bytes cannot be read as text) and whether it is the one cited."""
+class ClaimMatch(NamedTuple):
+    """What the bulk check found for one claim whose document is in the warehouse: its
+    document's current revision, the cited one, and which revisions contain the quote."""
 
     claim_id: str
-    revisions: list[int]
-    found: list[bool | None]
-    tombstone: list[bool]
-    cited: list[bool]
-    cited_hashes: int  # distinct content hashes among the cited revisions
+    current: int  # the document's latest revision
+    current_tombstone: bool
+    cited: int | None  # the latest revision the claim cites (None: no such revision or hash)
+    cited_ambiguous: bool  # the cited revisions have more than one content hash
+    cited_found: bool | None  # whether the cited revision contains the quote (None: no text)
+    cited_tombstone: bool
+    found_in: list[int]  # every revision that contains the quote, in order
+    after_found: int | None  # the revision after the last one that contains it
     left_corpus: bool  # the document left the corpus (or every corpus it was in)
     unseen: bool = False  # the latest listing of its scope missed it (not provably gone)
 
@@ -89,25 +93,28 @@ class ClaimHistoryRow(NamedTuple):
     found_in: list[int]
 
 
-_CLAIM_SCHEMA = pa.schema(
-    [
-        ("claim_id", pa.string()),
-        ("doc_id", pa.string()),
-        ("cited_revision", pa.int32()),
-        ("cited_hash", pa.string()),
-        ("needle", pa.string()),
-        ("literal", pa.string()),
-        ("needle_md", pa.string()),
-        ("literal_md", pa.string()),
-    ]
-)
-
-
 def _claims_table(claims: Sequence[ClaimQuery]) -> pa.Table:
-    columns = list(zip(*claims, strict=True)) if claims else [()] * len(_CLAIM_SCHEMA)
+    """The claims as the match query reads them: ``n`` is the claim's position; the
+    Markdown needles are sent only where they differ from the plain ones (``md_same``)."""
+    same = [q.needle_md == q.needle and q.literal_md == q.literal for q in claims]
     return pa.table(
-        {name: list(col) for name, col in zip(_CLAIM_SCHEMA.names, columns, strict=True)},
-        schema=_CLAIM_SCHEMA,
+        {
+            "n": pa.array(range(len(claims)), pa.int32()),
+            "doc_id": pa.array([q.doc_id for q in claims], pa.string()),
+            "cited_revision": pa.array([q.cited_revision for q in claims], pa.int32()),
+            "cited_hash": pa.array([q.cited_hash for q in claims], pa.string()),
+            "needle": pa.array([q.needle for q in claims], pa.string()),
+            "literal": pa.array([q.literal for q in claims], pa.string()),
+            "md_same": pa.array(same, pa.bool_()),
+            "needle_md": pa.array(
+                [None if m else q.needle_md for q, m in zip(claims, same, strict=True)],
+                pa.string(),
+            ),
+            "literal_md": pa.array(
+                [None if m else q.literal_md for q, m in zip(claims, same, strict=True)],
+                pa.string(),
+            ),
+        }
     )
 
 
@@ -129,7 +136,7 @@ FROM snapshots s JOIN missing m ON m.content_hash = s.content_hash
 
 
 def unread_snapshots(
-    warehouse: Warehouse, doc_ids: Sequence[str], rules: str, chunk: int = 2_000
+    warehouse: Warehouse, doc_ids: Sequence[str], rules: str, chunk: int = 20_000
 ) -> Iterator[list[UnreadSnapshot]]:
     """The snapshots of these documents' revisions that have no reader text under ``rules``
     yet, ``chunk`` at a time (stream them into :func:`store_reader_texts`)."""
@@ -182,26 +189,54 @@ def store_reader_texts(warehouse: Warehouse, rules: str, rows: Sequence[ReaderTe
 
 
 # -- the bulk check ------------------------------------------------------------------------
+# Each claim is joined to the revisions of its own document first (no text yet: a small hash
+# table); the reader texts are then scanned once, streaming, each searched for the needles
+# of the claims on that snapshot, and every claim's verdict inputs come out of one grouping
+# by conditional aggregates (no per-revision lists). DuckDB would build its hash table on
+# the reader texts (its estimate of the filtered table is the smaller), which at 100,000
+# claims is hundreds of MB spilled to disk; the query is run with that choice left to its
+# join order (``_PROBE_TEXTS``), which scans them.
 _MATCH = """
 WITH claimed AS (SELECT DISTINCT doc_id FROM _claims),
-scored AS (
+pairs AS (
     SELECT
-        c.claim_id,
-        r.revision,
-        r.content_hash,
-        r.tombstone,
-        CASE
-            WHEN r.tombstone OR t.text IS NULL THEN NULL
-            WHEN t.markdown THEN coalesce(contains(t.text, c.needle_md), false)
-                OR coalesce(contains(t.text, c.literal_md), false)
-            ELSE contains(t.text, c.needle) OR coalesce(contains(t.text, c.literal), false)
-        END AS found,
+        c.n, r.revision, r.content_hash, r.tombstone, r.scope,
         (c.cited_revision IS NULL OR r.revision = c.cited_revision)
             AND (c.cited_hash IS NULL OR coalesce(starts_with(r.content_hash, c.cited_hash), false))
             AS cited
     FROM _claims c
     JOIN revisions r ON r.doc_id = c.doc_id
-    LEFT JOIN reader_texts t ON t.content_hash = r.content_hash AND t.rules = $rules
+),
+scored AS (
+    SELECT
+        p.n, p.revision, p.content_hash, p.tombstone, p.scope, p.cited,
+        CASE
+            WHEN p.tombstone OR t.text IS NULL THEN NULL
+            WHEN t.markdown AND NOT c.md_same THEN coalesce(contains(t.text, c.needle_md), false)
+                OR coalesce(contains(t.text, c.literal_md), false)
+            ELSE contains(t.text, c.needle) OR coalesce(contains(t.text, c.literal), false)
+        END AS found
+    FROM reader_texts t
+    RIGHT JOIN pairs p ON t.content_hash = p.content_hash AND t.rules = $rules
+    JOIN _claims c ON c.n = p.n
+),
+summary AS (
+    SELECT
+        n,
+        max(revision) AS current,
+        arg_max(tombstone, revision) AS current_tombstone,
+        arg_max(scope, revision) AS current_scope,
+        max(revision) FILTER (WHERE cited) AS cited,
+        min(content_hash) FILTER (WHERE cited) <> max(content_hash) FILTER (WHERE cited)
+            AS cited_ambiguous,
+        -- found as 1/0/2 (2: no text): arg_max skips a NULL value
+        arg_max(CASE WHEN found THEN 1 WHEN NOT found THEN 0 ELSE 2 END, revision)
+            FILTER (WHERE cited) AS cited_found,
+        arg_max(tombstone, revision) FILTER (WHERE cited) AS cited_tombstone,
+        list_sort(list(revision) FILTER (WHERE found)) AS found_in,
+        list(revision) FILTER (WHERE found IS NOT TRUE) AS not_found
+    FROM scored
+    GROUP BY n
 ),
 departed AS (
     SELECT doc_id FROM memberships
@@ -214,57 +249,74 @@ departed AS (
 ),
 -- unseen: the latest run that listed the scope of the document's current revision missed
 -- it (the drift report's definition, see warehouse.drift)
-current_scope AS (
-    SELECT doc_id, arg_max(scope, revision) AS scope, arg_max(tombstone, revision) AS tombstone
-    FROM revisions WHERE doc_id IN (SELECT doc_id FROM claimed) GROUP BY doc_id
+latest_listing AS (
+    SELECT scope, max(run_id) AS run_id FROM run_progress GROUP BY scope
 ),
 unseen AS (
-    SELECT c.doc_id FROM current_scope c
-    JOIN run_misses m ON m.doc_id = c.doc_id AND m.scope = c.scope
-    WHERE NOT c.tombstone
-      AND m.run_id = (SELECT max(p.run_id) FROM run_progress p WHERE p.scope = c.scope)
+    SELECT DISTINCT m.doc_id, m.scope FROM run_misses m
+    JOIN latest_listing l ON l.scope = m.scope AND l.run_id = m.run_id
+    WHERE m.doc_id IN (SELECT doc_id FROM claimed)
 )
 SELECT
-    s.claim_id,
-    list(s.revision ORDER BY s.revision),
-    list(s.found ORDER BY s.revision),
-    list(s.tombstone ORDER BY s.revision),
-    list(s.cited ORDER BY s.revision),
-    count(DISTINCT s.content_hash) FILTER (WHERE s.cited),
-    bool_or(d.doc_id IS NOT NULL),
-    bool_or(u.doc_id IS NOT NULL)
-FROM scored s
-JOIN _claims c ON c.claim_id = s.claim_id
+    s.n, s.current, s.current_tombstone, s.cited, coalesce(s.cited_ambiguous, false),
+    s.cited_found, s.cited_tombstone, s.found_in,
+    list_min(list_filter(s.not_found, lambda r: r > list_max(s.found_in))),
+    d.doc_id IS NOT NULL,
+    u.doc_id IS NOT NULL AND NOT s.current_tombstone
+FROM summary s
+JOIN _claims c ON c.n = s.n
 LEFT JOIN departed d ON d.doc_id = c.doc_id
-LEFT JOIN unseen u ON u.doc_id = c.doc_id
-GROUP BY s.claim_id
+LEFT JOIN unseen u ON u.doc_id = c.doc_id AND u.scope = s.current_scope
 """
+_FOUND = {0: False, 1: True, 2: None}
 
 
-def claim_revisions(
+_PROBE_TEXTS = "build_side_probe_side"
+
+
+@contextmanager
+def _optimizers_disabled(warehouse: Warehouse, names: str) -> Iterator[None]:
+    con = warehouse._con
+    previous = str(warehouse._scalar("SELECT current_setting('disabled_optimizers')") or "")
+    disabled = ",".join(filter(None, [previous, names]))
+    con.execute("SET disabled_optimizers = $names", {"names": disabled})
+    try:
+        yield
+    finally:
+        con.execute("SET disabled_optimizers = $names", {"names": previous})
+
+
+def claim_matches(
     warehouse: Warehouse, claims: Sequence[ClaimQuery], rules: str, corpus: str | None = None
-) -> dict[str, ClaimRevisions]:
-    """For every claim whose document is in the warehouse: each revision's match, in one
-    query. ``claim_id`` must be unique among ``claims``. A document has left the corpus when
-    it was a member of ``corpus`` (of any corpus, without one) and no longer is."""
+) -> dict[str, ClaimMatch]:
+    """For every claim whose document is in the warehouse: what each revision holds of its
+    quote, in one query. ``claim_id`` must be unique among ``claims``. A document has left
+    the corpus when it was a member of ``corpus`` (of any corpus, without one) and no longer
+    is."""
     con = warehouse._con
     con.register("_claims", _claims_table(claims))
     try:
-        rows = con.execute(_MATCH, {"rules": rules, "corpus": corpus}).fetchall()
+        with _optimizers_disabled(warehouse, _PROBE_TEXTS):
+            params = {"rules": rules, "corpus": corpus}
+            table = con.sql(_MATCH, params=params).to_arrow_table()
     finally:
         con.unregister("_claims")
+    columns = [table.column(n).to_pylist() for n in table.column_names]
     return {
-        str(row[0]): ClaimRevisions(
-            str(row[0]),
-            [int(n) for n in row[1]],
-            list(row[2]),
-            [bool(t) for t in row[3]],
-            [bool(c) for c in row[4]],
-            int(row[5]),
+        claims[row[0]].claim_id: ClaimMatch(
+            claims[row[0]].claim_id,
+            row[1],
+            row[2],
+            row[3],
+            row[4],
+            None if row[5] is None else _FOUND[row[5]],
             bool(row[6]),
-            bool(row[7]),
+            row[7] or [],
+            row[8],
+            row[9],
+            row[10],
         )
-        for row in rows
+        for row in zip(*columns, strict=True)
     }
 
 
