@@ -43,7 +43,19 @@ from pipelines.cli.common import configure_logging
     is_flag=True,
     help="Only errors on stderr: no progress, no retry lines, no warnings.",
 )
-def main(debug: bool, verbose: int, quiet: bool) -> None:
+@click.option(
+    "--warehouse",
+    metavar="PATH|URL",
+    help="The warehouse for the command, given before it (a command's own --warehouse wins).",
+)
+@click.option(
+    "--data-path",
+    metavar="DIR",
+    help="A new DuckLake warehouse's data files, given before the command.",
+)
+def main(
+    debug: bool, verbose: int, quiet: bool, warehouse: str | None, data_path: str | None
+) -> None:
     """receipts: evidence corpora with provable provenance.
 
     Pull public records into a DuckDB warehouse where every snapshot is hashed at import and

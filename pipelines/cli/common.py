@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 import click
+from click.core import ParameterSource
 
 from pipelines import USER_AGENT
 from pipelines.cli import exits
@@ -129,12 +130,24 @@ def handle_errors(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def _remember_data_path(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
-    ctx.meta["receipts.data_path"] = value
+def _given_before_the_command(ctx: click.Context, param: click.Parameter, name: str) -> Any:
+    """The global option ``name`` (``receipts --warehouse W runs``) when the command's own
+    option was not given on its command line: the command's own wins, then the global one,
+    then the environment, then the default."""
+    source = ctx.get_parameter_source(param.name or "")
+    if source in (ParameterSource.COMMANDLINE, ParameterSource.PROMPT):
+        return None
+    return ctx.find_root().params.get(name)
 
 
-def _warehouse_url(ctx: click.Context, _param: click.Parameter, value: str) -> str:
-    """The ``--warehouse`` value, carrying the ``--data-path`` given beside it."""
+def _remember_data_path(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    ctx.meta["receipts.data_path"] = _given_before_the_command(ctx, param, "data_path") or value
+
+
+def _warehouse_url(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """The ``--warehouse`` value (from the command, or given before it), carrying the
+    ``--data-path`` given beside it."""
+    value = _given_before_the_command(ctx, param, "warehouse") or value
     return WarehouseURL(value, ctx.meta.get("receipts.data_path"))
 
 
