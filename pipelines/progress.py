@@ -140,8 +140,8 @@ def display_for(
 # -- ingest --------------------------------------------------------------------------------
 def _summary(total: Counts) -> str:
     return (
-        f"{total.records} records: {total.new} new, {total.changed} changed, "
-        f"{total.unchanged} unchanged, {total.gone} gone, {total.restored} restored"
+        f"{total.records:,} records: {total.new:,} new, {total.changed:,} changed, "
+        f"{total.unchanged:,} unchanged, {total.gone:,} gone, {total.restored:,} restored"
     )
 
 

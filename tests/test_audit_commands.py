@@ -108,7 +108,8 @@ def test_as_of_lists_doc_revision_and_hash(warehouse: str) -> None:
     width = max(len(f.doc_id) for f in files)
     assert result.stdout.splitlines() == [
         "corpus (github) as of run 2: 3 documents",
-        *(f"{f.doc_id:<{width}}  revision 1   {hashlib.sha256(f.body).hexdigest()}" for f in files),
+        f"{'doc_id':<{width}}  revision  content_hash",
+        *(f"{f.doc_id:<{width}}         1  {hashlib.sha256(f.body).hexdigest()}" for f in files),
     ]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import pytest
@@ -130,3 +131,46 @@ def test_only_strings_of_a_readable_length_get_a_word_diff() -> None:
     assert long.words is not None and ("+", "other") in long.words
     (huge,) = json_changes({"s": "x " * 30_000}, {"s": "y " * 30_000})
     assert huge.words is None
+
+
+RECALL_OLD = "Recall 22V999: Remedy not yet available. Owners will be told."
+RECALL_NEW = "Recall 22V999: Dealers will update the radar software. Owners will be told."
+
+
+def test_a_run_of_changed_words_is_one_removal_and_one_addition() -> None:
+    words = word_diff(RECALL_OLD, RECALL_NEW)
+    assert render_words(words) == (
+        "Recall 22V999: [-Remedy not yet available.-]{+Dealers will update the radar "
+        "software.+} Owners will be told."
+    )
+    assert [op for op, _ in words] == ["=", "-", "+", "="]
+
+
+def test_changes_apart_stay_apart() -> None:
+    assert render_words(word_diff("a b c d e", "a x c y e")) == "a [-b-]{+x+} c [-d-]{+y+} e"
+    assert render_words(word_diff("one two", "one two three")) == "one two{+ three+}"
+
+
+@given(st.text(alphabet="ab \n", max_size=30), st.text(alphabet="ab \n", max_size=30))
+def test_a_word_diff_never_splits_a_run_of_changes(old: str, new: str) -> None:
+    words = word_diff(old, new)
+    ops = [op for op, _ in words]
+    assert all(a != b for a, b in itertools.pairwise(ops))
+    assert all(text in old for op, text in words if op == "-")
+    assert all(text in new for op, text in words if op == "+")
+
+
+def test_grouped_word_diffs_in_markdown_and_html() -> None:
+    from pipelines.audit.report import _html_words, field_phrase
+
+    old = f'{{"remedy": "{RECALL_OLD}"}}'.encode()
+    new = f'{{"remedy": "{RECALL_NEW}"}}'.encode()
+    diff = diff_snapshots(old, "application/json", new, "application/json").as_json()
+    (field,) = diff["fields"]
+    md = field_phrase(field, lambda text: f"`{text}`")
+    assert "[-Remedy not yet available.-]{+Dealers will update the radar software.+}" in md
+    html = _html_words(field["words"])
+    assert (
+        "<del>Remedy not yet available.</del><ins>Dealers will update the radar software.</ins>"
+        in html
+    )

@@ -64,11 +64,21 @@ def test_history_shows_a_comments_full_revision_chain(
     assert text.exit_code == 0, text.output
     lines = text.output.splitlines()
     assert lines[0] == doc
-    revisions = [line.strip() for line in lines if line.startswith("  revision ")]
-    assert [r.split(":")[0] for r in revisions] == [f"revision {n}" for n in (1, 2, 3, 4)]
-    assert revisions[3] == "revision 4: TOMBSTONE (gone upstream)"
-    assert "valid from run 1" in text.output and "until run 2" in text.output
-    assert f"seen in run 1: https://dev.to/api/comments?a_id={thread['article']}" in text.output
+    header = lines[1].split()
+    assert header[:5] == [
+        "revision",
+        "content_hash",
+        "valid_from_run",
+        "valid_from",
+        "valid_until_run",
+    ]
+    revisions = [line.split() for line in lines[2:6]]
+    assert [r[0] for r in revisions] == ["1", "2", "3", "4"]
+    assert revisions[3][1:4] == ["TOMBSTONE", "(gone", "upstream)"]
+    assert (revisions[0][2], revisions[0][4]) == ("1", "2")  # valid from run 1 until run 2
+    seen = lines[lines.index("seen") + 2].split()
+    assert seen[:2] == ["1", "1"]
+    assert f"https://dev.to/api/comments?a_id={thread['article']}" in seen
 
     chain = json.loads(cli("history", doc, "--warehouse", warehouse_path, "--json").output)
     assert [r["valid_from_run"] for r in chain["revisions"]] == [1, 2, 3, 4]

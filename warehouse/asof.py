@@ -5,8 +5,9 @@ its newest revision written by run ``R`` or earlier; at instant ``T`` it is its 
 revision that became valid at or before ``T``. A document whose revision at the point is a
 tombstone was not part of the corpus then.
 
-Points are written ``RUN`` (a run id, e.g. ``3``) or ``DATE`` (ISO-8601: ``2026-11-01``
-means 00:00 UTC that day; ``2026-11-01T06:00:00Z`` or with an offset; no offset means UTC).
+Points are written ``RUN`` (a run id, e.g. ``3``), ``DATE`` (ISO-8601: ``2026-11-01``
+means 00:00 UTC that day; ``2026-11-01T06:00:00Z`` or with an offset; no offset means UTC)
+or ``now`` (the current state, at the warehouse clock's time).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Any, NamedTuple
 
+from warehouse.clock import now
 from warehouse.errors import PointError
 from warehouse.store import Warehouse
 
@@ -41,8 +43,8 @@ def parse_instant(text: str) -> datetime:
         moment = datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
     except ValueError:
         raise PointError(
-            f"{text!r} is neither a run id (e.g. 3) nor an ISO-8601 date or date-time "
-            "(e.g. 2026-11-01 or 2026-11-01T06:00:00Z)"
+            f"{text!r} is neither a run id (e.g. 3), an ISO-8601 date or date-time "
+            "(e.g. 2026-11-01 or 2026-11-01T06:00:00Z) nor now"
         ) from None
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
@@ -78,7 +80,7 @@ class Point:
             return "before the first run"
         if self.run_id is not None:
             return f"run {self.run_id}"
-        return f"{utc_iso(self.at)}"
+        return f"{utc_iso(self.at.replace(microsecond=0) if self.at else None)}"
 
     def as_json(self) -> dict[str, Any]:
         return {"run_id": self.run_id, "at": utc_iso(self.at), "label": self.label}
@@ -89,8 +91,11 @@ def run_exists(warehouse: Warehouse, run_id: int) -> bool:
 
 
 def resolve_point(warehouse: Warehouse, text: str) -> Point:
-    """``RUN`` or ``DATE`` as a :class:`Point`; a run must exist in the ledger."""
+    """``RUN``, ``DATE`` or ``now`` (the warehouse clock) as a :class:`Point`; a run must
+    exist in the ledger."""
     value = text.strip()
+    if value.lower() == "now":
+        return Point(at=now())
     if _RUN.match(value):
         run_id = int(value)
         if not run_exists(warehouse, run_id):

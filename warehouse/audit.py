@@ -3,8 +3,10 @@ and whether every stored snapshot still hashes to its address."""
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -81,6 +83,45 @@ def _iso(value: datetime | None) -> str | None:
     return utc_iso(value)
 
 
+def _id_key(doc_id: str) -> str:
+    """A doc id as compared for suggestions: lowercased, without ``/ _ - .``."""
+    return _SEPARATORS.sub("", doc_id.lower())
+
+
+_SEPARATORS = re.compile(r"[/_.\-]")
+SUGGESTION_CANDIDATES = 200
+
+
+def similar_doc_ids(warehouse: Warehouse, doc_id: str, n: int = 3) -> list[str]:
+    """Up to ``n`` existing doc ids closest to ``doc_id``, closest first, ignoring case and
+    the separators ``/ _ - .``: DuckDB ranks every id by Jaro-Winkler similarity, then
+    :func:`difflib.get_close_matches` picks among the best :data:`SUGGESTION_CANDIDATES`."""
+    key = _id_key(doc_id)
+    rows = warehouse._con.execute(
+        """
+        SELECT doc_id FROM documents
+        ORDER BY jaro_winkler_similarity(
+            regexp_replace(lower(doc_id), '[-/_.]', '', 'g'), $key) DESC, doc_id
+        LIMIT $n
+        """,
+        {"key": key, "n": SUGGESTION_CANDIDATES},
+    ).fetchall()
+    by_key: dict[str, str] = {}
+    for (candidate,) in rows:
+        by_key.setdefault(_id_key(str(candidate)), str(candidate))
+    return [by_key[k] for k in difflib.get_close_matches(key, list(by_key), n=n, cutoff=0.6)]
+
+
+def unknown_document(warehouse: Warehouse, doc_id: str) -> NotFound:
+    """The error for a doc id the warehouse does not hold, naming the closest ones."""
+    similar = similar_doc_ids(warehouse, doc_id)
+    listed = " or ".join([", ".join(similar[:-1]), similar[-1]] if len(similar) > 1 else similar)
+    closest = f"; did you mean {listed}?" if similar else ""
+    error = NotFound(f"no document {doc_id!r} in {warehouse.location}{closest}")
+    error.hint = "`receipts ls` lists the documents; `receipts search TEXT` finds them by text"
+    return error
+
+
 def history(warehouse: Warehouse, doc_id: str) -> list[dict[str, Any]]:
     """Every revision of a document, oldest first, with provenance and where it was seen."""
     rows = warehouse._con.execute(
@@ -93,7 +134,7 @@ def history(warehouse: Warehouse, doc_id: str) -> list[dict[str, Any]]:
         {"doc": doc_id},
     ).fetchall()
     if not rows:
-        raise NotFound(f"no document {doc_id!r} in {warehouse.location}")
+        raise unknown_document(warehouse, doc_id)
     sightings: dict[str, list[dict[str, Any]]] = {}
     for content_hash, url, commit, run_id, fetched_at in warehouse._con.execute(
         "SELECT content_hash, source_url, source_commit, run_id, fetched_at FROM sightings "

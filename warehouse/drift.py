@@ -476,6 +476,31 @@ def unseen(
     ]
 
 
+def corpora_of(warehouse: Warehouse, doc_ids: list[str], point: Point) -> dict[str, list[str]]:
+    """The corpora each document was a member of at ``point`` (each corpus's latest
+    membership event by then, as :func:`warehouse.asof.members_sql` decides); for a
+    document that was a member of none then, the corpora it had left. Sorted names; a
+    document that never joined any corpus is left out."""
+    if not doc_ids:
+        return {}
+    condition, params = point.condition("m", "point", "run_id", "recorded_at")
+    rows = warehouse._con.execute(
+        f"""
+        SELECT m.doc_id, m.corpus, m.event = 'joined' AS member FROM memberships m
+        WHERE m.doc_id IN (SELECT unnest($doc_ids)) AND {condition}
+        QUALIFY row_number() OVER (
+            PARTITION BY m.doc_id, m.corpus ORDER BY m.run_id DESC, m.event) = 1
+        ORDER BY m.doc_id, m.corpus
+        """,
+        {**params, "doc_ids": sorted(set(doc_ids))},
+    ).fetchall()
+    members: dict[str, list[str]] = {}
+    former: dict[str, list[str]] = {}
+    for doc_id, corpus, member in rows:
+        (members if member else former).setdefault(str(doc_id), []).append(str(corpus))
+    return {doc_id: members.get(doc_id) or former[doc_id] for doc_id in {*members, *former}}
+
+
 def snapshot_bodies(
     warehouse: Warehouse, hashes: list[str], doc_id: str | None = None
 ) -> dict[str, tuple[str, bytes]]:

@@ -164,18 +164,35 @@ def _trim_equal(text: str, keep_start: bool, keep_end: bool) -> str:
 def word_diff(old: str, new: str) -> list[tuple[str, str]]:
     """The changes between two strings word by word, as ``(op, text)`` segments: ``=`` kept
     (long runs shortened to a few words around each change, ``…`` marking the cut), ``-``
-    removed, ``+`` added."""
+    removed, ``+`` added. Consecutive changed words (only whitespace between them) are one
+    removed and one added segment, as ``git diff --word-diff`` shows them."""
     a, b = _TOKEN.findall(old), _TOKEN.findall(new)
     segments: list[tuple[str, str]] = []
     matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            segments.append(("=", "".join(a[i1:i2])))
+    # A run of changes is one ``[-…-]{+…+}``, as in git's word diff: whitespace kept
+    # between two changes joins them instead of splitting them word by word.
+    ops = matcher.get_opcodes()
+    groups: list[list[str]] = []  # ["=", kept] or ["~", removed, added]
+    for index, (tag, i1, i2, j1, j2) in enumerate(ops):
+        removed, added = "".join(a[i1:i2]), "".join(b[j1:j2])
+        # Opcodes alternate, so an "equal" that is neither first nor last lies between
+        # two changes.
+        joins = tag == "equal" and removed.isspace() and 0 < index < len(ops) - 1
+        if tag == "equal" and not joins:
+            groups.append(["=", removed])
+        elif groups and groups[-1][0] == "~":
+            groups[-1][1] += removed
+            groups[-1][2] += added
+        else:
+            groups.append(["~", removed, added])
+    for group in groups:
+        if group[0] == "=":
+            segments.append(("=", group[1]))
             continue
-        if i2 > i1:
-            segments.append(("-", "".join(a[i1:i2])))
-        if j2 > j1:
-            segments.append(("+", "".join(b[j1:j2])))
+        if group[1]:
+            segments.append(("-", group[1]))
+        if group[2]:
+            segments.append(("+", group[2]))
     last = len(segments) - 1
     return [
         (op, _trim_equal(text, keep_start=index > 0, keep_end=index < last) if op == "=" else text)

@@ -12,14 +12,21 @@ from __future__ import annotations
 import html
 import json
 from collections.abc import Callable
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from pipelines.audit.diffing import Diff, diff_snapshots, render_words
 from pipelines.audit.visible import json_visible, visible
 from warehouse.asof import utc_iso
 from warehouse.claims import changes_after_run
-from warehouse.drift import DRIFT_OUTCOMES, OUTCOMES, Drift, DriftRow, snapshot_bodies
+from warehouse.drift import (
+    DRIFT_OUTCOMES,
+    OUTCOMES,
+    Drift,
+    DriftRow,
+    corpora_of,
+    snapshot_bodies,
+)
 from warehouse.store import Warehouse
 
 FORMATS = ("text", "json", "md", "html")
@@ -99,6 +106,7 @@ def build_report(warehouse: Warehouse, drift: Drift, generated_at: datetime) -> 
                     "timeline": [ref.as_json() for ref in row.timeline],
                 }
             )
+    corpora = _corpora(warehouse, drift, documents)
     return (
         {
             "report": "drift",
@@ -113,18 +121,38 @@ def build_report(warehouse: Warehouse, drift: Drift, generated_at: datetime) -> 
             "documents": documents,
             "omitted": drift.omitted,
         }
-        | _unseen_section(drift)
+        | _unseen_section(drift, corpora)
         | _claims_section(warehouse, drift)
     )
 
 
-def _unseen_section(drift: Drift) -> dict[str, Any]:
+def _corpora(
+    warehouse: Warehouse, drift: Drift, documents: list[dict[str, Any]]
+) -> dict[str, list[str]] | None:
+    """In a report of every corpus, each listed document's ``corpora``: the corpora it was
+    a member of at the newer point (or, if none, the ones it had left by then). A report
+    of one corpus has none."""
+    if drift.corpus is not None:
+        return None
+    doc_ids = [doc["doc_id"] for doc in documents] + [row.doc_id for row in drift.unseen]
+    memberships = corpora_of(warehouse, doc_ids, drift.until)
+    for doc in documents:
+        doc["corpora"] = memberships.get(doc["doc_id"], [])
+    return memberships
+
+
+def _unseen_section(drift: Drift, corpora: dict[str, list[str]] | None = None) -> dict[str, Any]:
     """``unseen``: live documents the newer run listed the scope of without finding them
     (not provably gone), with the last run that saw each; no key at all when there are
-    none, so a report without any reads as before."""
+    none, so a report without any reads as before. ``corpora`` (a report of every corpus)
+    adds each one's corpora."""
     if not drift.unseen:
         return {}
-    return {"unseen": [row.as_json() for row in drift.unseen]}
+    rows = [row.as_json() for row in drift.unseen]
+    if corpora is not None:
+        for row in rows:
+            row["corpora"] = corpora.get(row["doc_id"], [])
+    return {"unseen": rows}
 
 
 UNSEEN_NOTE = (
@@ -189,14 +217,24 @@ def short(content_hash: str | None) -> str:
     return "tombstone" if content_hash is None else content_hash[:SHORT_HASH]
 
 
+def to_second(text: str | None) -> str:
+    """An ISO-8601 timestamp as text shows every time: UTC to the second, ``Z``
+    (``2026-11-02T06:00:00Z``); reports as JSON keep full precision."""
+    if text is None:
+        return "-"
+    moment = datetime.fromisoformat(text)
+    moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def _point_phrase(point: dict[str, Any]) -> str:
     run = point["run"]
     if point["run_id"] == 0:
         return "before the first run"
     if point["run_id"] is not None and run is not None:
-        return f"run {run['run_id']} (started {run['started_at']}, {run['status']})"
+        return f"run {run['run_id']} (started {to_second(run['started_at'])}, {run['status']})"
     after = f", after run {run['run_id']}" if run is not None else ", before the first run"
-    return f"{point['at']}{after}"
+    return f"{to_second(point['at'])}{after}"
 
 
 def _title(report: dict[str, Any]) -> str:
@@ -210,10 +248,10 @@ def _verdict(report: dict[str, Any]) -> str:
     unseen = len(report.get("unseen", []))
     also = f" {unseen} unseen: not in the latest listing of their scope." if unseen else ""
     if not drifted:
-        return f"No drift: all {totals['unchanged']} documents unchanged.{also}"
-    parts = ", ".join(f"{totals[k]} {k}" for k in DRIFT_OUTCOMES if totals[k])
+        return f"No drift: all {totals['unchanged']:,} documents unchanged.{also}"
+    parts = ", ".join(f"{totals[k]:,} {k}" for k in DRIFT_OUTCOMES if totals[k])
     noun = "document" if drifted == 1 else "documents"
-    return f"{drifted} {noun} drifted: {parts} ({totals['unchanged']} unchanged).{also}"
+    return f"{drifted:,} {noun} drifted: {parts} ({totals['unchanged']:,} unchanged).{also}"
 
 
 def _revision_phrase(ref: dict[str, Any] | None) -> str:
@@ -232,7 +270,7 @@ def _shows_note(doc: dict[str, Any]) -> bool:
 
 
 def _when(ref: dict[str, Any]) -> str:
-    return f"run {ref['valid_from_run']}, {ref['valid_from']}"
+    return f"run {ref['valid_from_run']}, {to_second(ref['valid_from'])}"
 
 
 def field_phrase(field: dict[str, Any], code: Callable[[str], str] = str) -> str:
@@ -251,7 +289,27 @@ def field_phrase(field: dict[str, Any], code: Callable[[str], str] = str) -> str
 def size_phrase(diff: dict[str, Any]) -> str:
     """The one line shown for content that is compared by size only."""
     what = "content too large to diff here" if diff["kind"] == "large" else "binary content"
-    return f"{what}: {diff['old_size']} → {diff['new_size']} bytes"
+    return f"{what}: {diff['old_size']:,} → {diff['new_size']:,} bytes"
+
+
+def _omitted_documents(report: dict[str, Any]) -> str:
+    """The line under the listed documents when ``--limit`` left some out."""
+    omitted = report["omitted"]
+    if not report["documents"]:
+        noun = "document" if omitted == 1 else "documents"
+        return f"{omitted:,} drifted {noun}, none listed (raise --limit to list them)"
+    return f"… and {omitted:,} more drifted documents (raise --limit)"
+
+
+def _corpora_note(doc: dict[str, Any]) -> str:
+    """`` (corpus a, b)``: the corpora a document belongs to, in a report of every corpus
+    (a report of one corpus has no ``corpora``)."""
+    corpora = doc.get("corpora")
+    if corpora is None:
+        return ""
+    if not corpora:
+        return " (no corpus)"
+    return f" (corpus {', '.join(corpora)})"
 
 
 def _omitted_phrase(diff: dict[str, Any]) -> str | None:
@@ -262,8 +320,8 @@ def _omitted_phrase(diff: dict[str, Any]) -> str | None:
 
 
 def _counts_rows(report: dict[str, Any]) -> list[list[str]]:
-    rows = [[source, *(str(c[k]) for k in OUTCOMES)] for source, c in report["counts"].items()]
-    rows.append(["total", *(str(report["totals"][k]) for k in OUTCOMES)])
+    rows = [[source, *(f"{c[k]:,}" for k in OUTCOMES)] for source, c in report["counts"].items()]
+    rows.append(["total", *(f"{report['totals'][k]:,}" for k in OUTCOMES)])
     return rows
 
 
@@ -295,7 +353,7 @@ def render_text(report: dict[str, Any]) -> str:
         _title(report),
         f"  from {_point_phrase(report['since'])}",
         f"    to {_point_phrase(report['until'])}",
-        f"  generated {report['generated_at']}",
+        f"  generated {to_second(report['generated_at'])}",
         "",
         _verdict(report),
         "",
@@ -321,12 +379,15 @@ def render_text(report: dict[str, Any]) -> str:
     if report.get("unseen"):
         out += ["", _unseen_heading(report)]
         for doc in report["unseen"]:
-            out += [f"{'UNSEEN':<9} {doc['doc_id']}", f"          {unseen_phrase(doc)}"]
+            out += [
+                f"{'UNSEEN':<9} {doc['doc_id']}{_corpora_note(doc)}",
+                f"          {unseen_phrase(doc)}",
+            ]
     documents = report["documents"]
-    if documents or report["omitted"]:
-        out += ["", f"drifted documents ({len(documents) + report['omitted']})"]
+    if documents:
+        out += ["", f"drifted documents ({len(documents) + report['omitted']:,})"]
     for doc in documents:
-        out.append(f"{doc['outcome'].upper():<9} {doc['doc_id']}")
+        out.append(f"{doc['outcome'].upper():<9} {doc['doc_id']}{_corpora_note(doc)}")
         if doc["left_corpus"]:
             out.append(f"          {_revision_phrase(doc['new'])}")
         elif doc["old"] is not None:
@@ -354,7 +415,8 @@ def render_text(report: dict[str, Any]) -> str:
             if more:
                 out.append(f"            {more}")
     if report["omitted"]:
-        out.append(f"… and {report['omitted']} more drifted documents (raise --limit)")
+        out += [] if documents else [""]
+        out.append(_omitted_documents(report))
     return "\n".join(line.rstrip() for line in out) + "\n"
 
 
@@ -382,7 +444,7 @@ def render_md(report: dict[str, Any]) -> str:
         f"# {_title(report)}",
         "",
         f"From {_point_phrase(report['since'])} to {_point_phrase(report['until'])}. "
-        f"Generated {report['generated_at']}.",
+        f"Generated {to_second(report['generated_at'])}.",
         "",
         "## Summary",
         "",
@@ -401,12 +463,15 @@ def render_md(report: dict[str, Any]) -> str:
         out += [f"- {line}" for line in claim_change_lines(report)]
     if report.get("unseen"):
         out += ["", f"## Unseen documents ({len(report['unseen'])})", "", f"_{UNSEEN_NOTE}._", ""]
-        out += [f"- {_md_code(doc['doc_id'])}: {unseen_phrase(doc)}" for doc in report["unseen"]]
+        out += [
+            f"- {_md_code(doc['doc_id'])}{_corpora_note(doc)}: {unseen_phrase(doc)}"
+            for doc in report["unseen"]
+        ]
     documents = report["documents"]
     if documents:
-        out += ["", f"## Drifted documents ({len(documents) + report['omitted']})"]
+        out += ["", f"## Drifted documents ({len(documents) + report['omitted']:,})"]
     for doc in documents:
-        out += ["", f"### {doc['outcome']}: {_md_code(doc['doc_id'])}", ""]
+        out += ["", f"### {doc['outcome']}: {_md_code(doc['doc_id'])}{_corpora_note(doc)}", ""]
         timeline = [
             [
                 str(r["revision"]),
@@ -434,7 +499,7 @@ def render_md(report: dict[str, Any]) -> str:
             if more:
                 out += ["", f"_{more}_"]
     if report["omitted"]:
-        out += ["", f"_… and {report['omitted']} more drifted documents (raise --limit)._"]
+        out += ["", f"_{_omitted_documents(report)}._"]
     return "\n".join(out) + "\n"
 
 
@@ -601,7 +666,7 @@ def render_html(report: dict[str, Any]) -> str:
         f"<header><h1>{_e(title)}</h1>",
         f'<p class="meta">from {_e(_point_phrase(report["since"]))}<br>'
         f"to {_e(_point_phrase(report['until']))}<br>"
-        f"generated {_e(report['generated_at'])}</p></header>",
+        f"generated {_e(to_second(report['generated_at']))}</p></header>",
         '<section id="summary"><h2>Summary</h2>',
         f'<p class="verdict">{_e(_verdict(report))}</p>',
         '<table class="counts"><tr><th>source</th>'
@@ -642,7 +707,8 @@ def render_html(report: dict[str, Any]) -> str:
         )
         out += [
             '<li><span class="badge unseen" style="background: var(--muted)">unseen</span> '
-            f"<code>{_e(doc['doc_id'])}</code>: {_e(unseen_phrase(doc))}</li>"
+            f"<code>{_e(doc['doc_id'])}</code>{_e(_corpora_note(doc))}: "
+            f"{_e(unseen_phrase(doc))}</li>"
             for doc in report["unseen"]
         ]
         out.append("</ul></section>")
@@ -653,7 +719,7 @@ def render_html(report: dict[str, Any]) -> str:
             out.append(f'<article id="doc-{n}" class="{_e(doc["outcome"])}">')
             out.append(
                 f'<h3><span class="badge {_e(doc["outcome"])}">{_e(doc["outcome"])}</span> '
-                f"<code>{_e(doc['doc_id'])}</code></h3>"
+                f"<code>{_e(doc['doc_id'])}</code>{_e(_corpora_note(doc))}</h3>"
             )
             out += _html_source(doc)
             out += _html_timeline(doc)
@@ -663,11 +729,13 @@ def render_html(report: dict[str, Any]) -> str:
                 out += _html_diff(doc["diff"])
             out.append("</article>")
         if report["omitted"]:
-            out.append(
-                f'<p class="note">… and {report["omitted"]} more drifted documents '
-                "(raise --limit)</p>"
-            )
+            out.append(f'<p class="note">{_e(_omitted_documents(report))}</p>')
         out.append("</section>")
+    elif report["omitted"]:
+        out.append(
+            '<section id="documents"><h2>Drifted documents</h2>'
+            f'<p class="note">{_e(_omitted_documents(report))}</p></section>'
+        )
     out += ["<footer>receipts drift report</footer>", "</body>", "</html>"]
     return "\n".join(out) + "\n"
 

@@ -23,12 +23,14 @@ from pipelines.audit.report import (
     render,
     size_phrase,
     target_drift_groups,
+    to_second,
 )
 from pipelines.audit.report import short as short_hash
 from pipelines.audit.target_drift import read_target_drift
 from pipelines.audit.visible import visible
 from pipelines.cli import exits
 from pipelines.cli.common import emit_json, handle_errors, json_option, warehouse_option
+from pipelines.cli.listing import emit, listing_options
 from pipelines.cli.pins import report_pin_drift
 from pipelines.manifest import load_manifest
 from sources.registry import SOURCES
@@ -40,8 +42,8 @@ from warehouse.errors import NotFound, PointError, QuoteError
 from warehouse.store import Warehouse
 
 POINT_HELP = (
-    "a run id (e.g. 3) or an ISO-8601 date or date-time (2026-11-01 means 00:00 UTC; "
-    "no offset means UTC)"
+    "a run id (e.g. 3), an ISO-8601 date or date-time (2026-11-01 means 00:00 UTC; "
+    "no offset means UTC), or now"
 )
 
 
@@ -192,7 +194,7 @@ def drift(
     else:
         out.write_text(text, encoding="utf-8")
         totals = report["totals"]
-        listed = ", ".join(f"{k} {v}" for k, v in totals.items())
+        listed = ", ".join(f"{k} {v:,}" for k, v in totals.items())
         click.echo(f"{fmt} drift report written to {out}: {listed}")
     found = result.found or bool(target_drift_groups(report))
     sys.exit(exits.for_drift(found, fail_on_drift))
@@ -268,7 +270,7 @@ def _revision_json(rev: dict[str, Any], media_type: str) -> dict[str, Any]:
 def _revision_line(rev: dict[str, Any]) -> str:
     return (
         f"revision {rev['revision']}  {rev['content_hash']}  "
-        f"(run {rev['valid_from_run']}, {rev['valid_from']})"
+        f"(run {rev['valid_from_run']}, {to_second(rev['valid_from'])})"
     )
 
 
@@ -331,6 +333,10 @@ def diff(doc_id: str, a: str | None, b: str | None, warehouse: str, as_json: boo
 
 
 # -- as-of ---------------------------------------------------------------------------------
+AS_OF_TEXT = ["doc_id", "revision", "content_hash"]
+AS_OF_ALL = ["doc_id", "source", "kind", "revision", "content_hash", "valid_from_run"]
+
+
 @click.command("as-of")
 @click.argument("point_text", metavar="RUN|DATE")
 @click.option("--source", help="Only documents of this source, e.g. nhtsa.")
@@ -340,13 +346,13 @@ def diff(doc_id: str, a: str | None, b: str | None, warehouse: str, as_json: boo
     help="Only documents that were members of this corpus (a manifest's name) then.",
 )
 @warehouse_option
-@json_option
+@listing_options
 @handle_errors
 def as_of_command(
-    point_text: str, source: str | None, corpus: str | None, warehouse: str, as_json: bool
+    point_text: str, source: str | None, corpus: str | None, warehouse: str, fmt: str | None
 ) -> None:
-    """The corpus as it stood at RUN (after that run) or at DATE: every document that had
-    content then, with the revision and content hash it had.
+    """The corpus as it stood at RUN (after that run), at DATE, or now: every document
+    that had content then, with the revision and content hash it had.
 
     DATE is ISO-8601: 2026-11-01 means 00:00 UTC that day; a date-time without an offset
     is UTC. Documents that were tombstoned at that point are left out.
@@ -365,26 +371,21 @@ def as_of_command(
                 param_hint="--corpus",
             )
         rows = as_of(wh, point, source, corpus)
-    if as_json:
+    documents = [row.as_json() for row in rows]
+    if fmt == "json":
         emit_json(
-            {
-                "point": point.as_json(),
-                "source": source,
-                "corpus": corpus,
-                "documents": [row.as_json() for row in rows],
-            }
+            {"point": point.as_json(), "source": source, "corpus": corpus, "documents": documents}
         )
+        return
+    if fmt in ("nl", "csv"):
+        emit(documents, AS_OF_ALL, fmt)
         return
     name = f"corpus {corpus}" if corpus else "corpus"
     of = f" ({source})" if source else ""
     noun = "document" if len(rows) == 1 else "documents"
-    click.echo(f"{name}{of} as of {point.label}: {len(rows)} {noun}")
-    width = max((len(row.doc_id) for row in rows), default=0)
-    lines = [
-        f"{row.doc_id:<{width}}  revision {row.revision:<3} {row.content_hash}" for row in rows
-    ]
-    if lines:
-        click.echo("\n".join(lines))
+    click.echo(f"{name}{of} as of {point.label}: {len(rows):,} {noun}")
+    if documents:
+        emit(documents, AS_OF_TEXT, fmt)
 
 
 # -- verify-quote --------------------------------------------------------------------------

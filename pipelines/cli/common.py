@@ -228,7 +228,7 @@ def print_run(result: RunResult) -> None:
     if result.resumes_run:
         click.echo(f"  completes interrupted run {result.resumes_run}")
     for source, counts in result.counts.items():
-        listed = ", ".join(f"{k} {v}" for k, v in counts.items())
+        listed = ", ".join(f"{k} {v:,}" for k, v in counts.items())
         click.echo(f"  {source}: {listed}")
     for warning in result.warnings:
         click.echo(f"  warning: {warning['source']}: {warning['entry']}: {warning['warning']}")

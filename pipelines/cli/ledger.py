@@ -2,73 +2,152 @@
 
 from __future__ import annotations
 
+import json
 import sys
+from datetime import datetime
+from typing import Any
 
 import click
 
 from pipelines.cli import exits
 from pipelines.cli.common import emit_json, handle_errors, json_option, warehouse_option
+from pipelines.cli.listing import emit, listing_options
 from pipelines.cli.pins import render_upstream, upstream_report
 from warehouse import audit
 from warehouse.store import Warehouse
 
+OUTCOMES = ("new", "changed", "unchanged", "gone", "restored", "failed")
+
+
+def moment(text: str | None) -> datetime | None:
+    """A ledger timestamp (ISO-8601 text) as a datetime, for a listing to format."""
+    return None if text is None else datetime.fromisoformat(text)
+
+
+def seconds_between(start: str | None, end: str | None) -> float | None:
+    if start is None or end is None:
+        return None
+    return (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds()
+
+
+def duration(seconds: float | None) -> str | None:
+    """``42s``, ``1m05s``, ``2h03m``: how long something took, to the second."""
+    if seconds is None:
+        return None
+    whole = max(round(seconds), 0)
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h{minutes:02d}m"
+    if minutes:
+        return f"{minutes}m{secs:02d}s"
+    return f"{secs}s"
+
+
+def json_lines(objects: list[dict[str, Any]]) -> None:
+    """``--nl``: each object of the ``--json`` array on a line of its own."""
+    for obj in objects:
+        click.echo(json.dumps(obj, sort_keys=True, default=str, separators=(",", ":")))
+
 
 # -- the ledger ---------------------------------------------------------------------------------
+RUN_TEXT = ["run_id", "started_at", "duration", "command", "manifest", "status", *OUTCOMES]
+RUN_CSV = ["run_id", "command", "manifest", "status", "resumes_run", "started_at", "finished_at"]
+RUN_CSV += ["duration_seconds", *OUTCOMES, "pid", "host"]
+
+
+def _run_row(run: dict[str, Any], fmt: str | None) -> dict[str, Any]:
+    totals = dict.fromkeys(OUTCOMES, 0)
+    for counts in run["counts"].values():
+        for key in totals:
+            totals[key] += int(counts.get(key, 0))
+    status = run["status"]
+    if fmt is None and run["resumes_run"]:
+        status = f"{status} (completes run {run['resumes_run']})"
+    return {
+        **run,
+        **totals,
+        "status": status,
+        "started_at": moment(run["started_at"]),
+        "finished_at": moment(run["finished_at"]),
+        "duration": duration(run["duration_seconds"]),
+    }
+
+
 @click.command()
 @warehouse_option
 @click.option("--limit", type=int, default=None, help="Show only the newest N runs.")
-@json_option
+@listing_options
 @handle_errors
-def runs(warehouse: str, limit: int | None, as_json: bool) -> None:
-    """The run ledger, newest first: status (ok, failed, unfinished) and counts."""
+def runs(warehouse: str, limit: int | None, fmt: str | None) -> None:
+    """The run ledger, newest first: when each run started and how long it took, its
+    status (ok, failed, interrupted) and counts."""
     with Warehouse.open(warehouse, read_only=True) as wh:
         ledger = audit.runs(wh, limit)
-    if as_json:
-        emit_json(ledger)
-        return
-    if not ledger:
-        click.echo("no runs yet")
     for run in ledger:
-        totals = {k: 0 for k in ("new", "changed", "unchanged", "gone", "restored", "failed")}
-        for counts in run["counts"].values():
-            for key in totals:
-                totals[key] += int(counts.get(key, 0))
-        status = run["status"]
-        resumed = f" (completes run {run['resumes_run']})" if run["resumes_run"] else ""
-        click.echo(
-            f"run {run['run_id']:>4}  {run['started_at']}  {run['command']:<8} "
-            f"{run['manifest'] or '-':<20} {status}{resumed}  "
-            + " ".join(f"{k}={v}" for k, v in totals.items())
-        )
+        run["duration_seconds"] = seconds_between(run["started_at"], run["finished_at"])
+    if fmt == "json":
+        emit_json(ledger)
+    elif fmt == "nl":
+        json_lines(ledger)
+    else:
+        rows = [_run_row(run, fmt) for run in ledger]
+        emit(rows, RUN_CSV if fmt == "csv" else RUN_TEXT, fmt, empty="no runs yet")
+
+
+HISTORY_TEXT = ["revision", "content_hash", "valid_from_run", "valid_from", "valid_until_run"]
+HISTORY_TEXT += ["url", "commit"]
+HISTORY_CSV = ["doc_id", "revision", "content_hash", "tombstone", "tombstone_reason"]
+HISTORY_CSV += ["valid_from_run", "valid_from", "valid_until_run", "valid_until", "current"]
+HISTORY_CSV += ["scope", "url", "commit", "source_format", "fetched_at", "etag", "last_modified"]
+SEEN_TEXT = ["revision", "run_id", "fetched_at", "url", "commit"]
+
+
+def _revision_row(doc_id: str, rev: dict[str, Any], fmt: str | None) -> dict[str, Any]:
+    content = rev["content_hash"]
+    if fmt is None and rev["tombstone"]:
+        content = f"TOMBSTONE ({rev['tombstone_reason']})"
+    return {
+        **rev,
+        **rev["provenance"],
+        "doc_id": doc_id,
+        "content_hash": content,
+        "valid_from": moment(rev["valid_from"]),
+        "valid_until": moment(rev["valid_until"]),
+        "fetched_at": moment(rev["provenance"]["fetched_at"]),
+    }
 
 
 @click.command()
 @click.argument("doc_id")
 @warehouse_option
-@json_option
+@listing_options
 @handle_errors
-def history(doc_id: str, warehouse: str, as_json: bool) -> None:
-    """Every revision of DOC_ID: number, content hash, run and time it became valid,
-    provenance, where its bytes were seen, and tombstones."""
+def history(doc_id: str, warehouse: str, fmt: str | None) -> None:
+    """Every revision of DOC_ID: number, content hash, run and time it became valid, until
+    which run, provenance (URL, commit), tombstones, and where its bytes were seen."""
     with Warehouse.open(warehouse, read_only=True) as wh:
         revisions = audit.history(wh, doc_id)
-    if as_json:
+    if fmt == "json":
         emit_json({"doc_id": doc_id, "revisions": revisions})
         return
+    if fmt == "nl":
+        json_lines([{"doc_id": doc_id, **rev} for rev in revisions])
+        return
+    rows = [_revision_row(doc_id, rev, fmt) for rev in revisions]
+    if fmt == "csv":
+        emit(rows, HISTORY_CSV, fmt)
+        return
     click.echo(doc_id)
-    for rev in revisions:
-        what = f"TOMBSTONE ({rev['tombstone_reason']})" if rev["tombstone"] else rev["content_hash"]
-        until = f"until run {rev['valid_until_run']}" if rev["valid_until_run"] else "current"
-        click.echo(
-            f"  revision {rev['revision']}: {what}\n"
-            f"    valid from run {rev['valid_from_run']} ({rev['valid_from']}), {until}"
-        )
-        prov = {k: v for k, v in rev["provenance"].items() if v}
-        if prov:
-            click.echo("    provenance: " + ", ".join(f"{k}={v}" for k, v in prov.items()))
-        for seen in rev["seen_at"]:
-            at = f" @ {seen['commit']}" if seen["commit"] else ""
-            click.echo(f"    seen in run {seen['run_id']}: {seen['url']}{at}")
+    emit(rows, HISTORY_TEXT, fmt)
+    seen = [
+        {**sighting, "revision": rev["revision"], "fetched_at": moment(sighting["fetched_at"])}
+        for rev in revisions
+        for sighting in rev["seen_at"]
+    ]
+    if seen:
+        click.echo("\nseen")
+        emit(seen, SEEN_TEXT, fmt)
 
 
 @click.command()
@@ -118,11 +197,11 @@ def verify(warehouse: str, upstream: str | None, as_json: bool) -> None:
         }
         emit_json(payload if pinned is None else {**payload, "upstream": pinned.as_json()})
     else:
-        click.echo(f"checked {result.checked} snapshots: {len(result.mismatches)} mismatches")
+        click.echo(f"checked {result.checked:,} snapshots: {len(result.mismatches):,} mismatches")
         for m in result.mismatches:
             click.echo(f"  {m['content_hash']}: stored bytes hash to {m['actual']}")
         if result.problems:
-            click.echo(f"{len(result.problems)} revision problems:")
+            click.echo(f"{len(result.problems):,} revision problems:")
         for problem in result.problems:
             click.echo(f"  {problem['message']}")
         if pinned is not None:

@@ -11,6 +11,8 @@ import click
 
 from pipelines.cli import exits
 from pipelines.cli.common import emit_json, handle_errors, json_option, warehouse_option
+from pipelines.cli.ledger import duration, json_lines, moment, seconds_between
+from pipelines.cli.listing import emit, listing_options
 from pipelines.manifest import load_manifest
 from pipelines.publish.push import PushResult, publish_manifest
 from pipelines.publish.targets import ndjson_target_path
@@ -49,9 +51,10 @@ def print_push(result: PushResult) -> None:
             f"namespace {result.namespace}"
         )
     click.echo(
-        f"  plan: {counts['documents']} documents: {counts['create']} create, "
-        f"{counts['update']} update, {counts['unchanged']} unchanged, {counts['orphan']} orphan"
-        + (f", {counts['blocked']} blocked" if counts["blocked"] else "")
+        f"  plan: {counts['documents']:,} documents: {counts['create']:,} create, "
+        f"{counts['update']:,} update, {counts['unchanged']:,} unchanged, "
+        f"{counts['orphan']:,} orphan"
+        + (f", {counts['blocked']:,} blocked" if counts["blocked"] else "")
     )
     if result.dry_run:
         for name in ("create", "update"):
@@ -63,7 +66,7 @@ def print_push(result: PushResult) -> None:
         click.echo(f"  orphan ({fate}): {_listed(result.plan.orphan)}")
     if not result.dry_run:
         click.echo(
-            f"  applied {result.applied} mutation(s) in {len(result.transaction_ids)} "
+            f"  applied {result.applied:,} mutation(s) in {len(result.transaction_ids):,} "
             "transaction(s)"
             + (f": {_listed(result.transaction_ids)}" if result.transaction_ids else "")
         )
@@ -136,36 +139,55 @@ def publish(
     sys.exit(exits.for_push(result))
 
 
+PUSH_TEXT = ["push_id", "started_at", "duration", "status", "target", "namespace"]
+PUSH_TEXT += [*PLAN_KEYS, "applied", "unrelated_before", "unrelated_after", "touched_by_us"]
+PUSH_CSV = ["push_id", "manifest", "run_id", "target", "namespace", "status", "started_at"]
+PUSH_CSV += ["finished_at", "duration_seconds", *PLAN_KEYS, "applied", "transaction_ids"]
+PUSH_CSV += ["unrelated_before", "unrelated_after", "touched_by_us", "message"]
+
+
+def _push_row(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        **row,
+        **{key: int(row["plan"].get(key, 0)) for key in PLAN_KEYS},
+        "started_at": moment(row["started_at"]),
+        "finished_at": moment(row["finished_at"]),
+        "duration": duration(row["duration_seconds"]),
+        "transaction_ids": " ".join(row["transaction_ids"]),
+    }
+
+
 @click.command()
 @warehouse_option
 @click.option("--limit", type=int, default=None, help="Show only the newest N pushes.")
-@json_option
+@listing_options
 @handle_errors
-def pushes(warehouse: str, limit: int | None, as_json: bool) -> None:
-    """The push ledger, newest first: target, plan, applied mutations, transaction ids and
-    the receipt (unrelated documents before, after, touched by us)."""
+def pushes(warehouse: str, limit: int | None, fmt: str | None) -> None:
+    """The push ledger, newest first: when, how long, target, plan, applied mutations,
+    transaction ids and the receipt (unrelated documents before, after, touched by us)."""
     with Warehouse.open(warehouse, read_only=True) as wh:
         rows = ledger.pushes(wh, limit)
-        if as_json:
+        if fmt in ("json", "nl"):
             for row in rows:
                 row["batches"] = ledger.batches(wh, row["push_id"])
-    if as_json:
+    for row in rows:
+        row["duration_seconds"] = seconds_between(row["started_at"], row["finished_at"])
+    if fmt == "json":
         emit_json(rows)
         return
-    if not rows:
-        click.echo("no pushes yet")
-    for row in rows:
-        plan = " ".join(f"{k}={row['plan'][k]}" for k in PLAN_KEYS if row["plan"].get(k))
-        click.echo(
-            f"push {row['push_id']:>4}  {row['started_at']}  {row['status']:<13} "
-            f"{row['target']}  {row['namespace']}  {plan}  applied={row['applied']}"
-        )
-        click.echo(
-            "           receipt: "
-            + _receipt(row["unrelated_before"], row["unrelated_after"], row["touched_by_us"])
-        )
-        if row["message"]:
-            click.echo(f"           {row['message']}")
+    if fmt == "nl":
+        json_lines(rows)
+        return
+    emit(
+        [_push_row(row) for row in rows],
+        PUSH_CSV if fmt == "csv" else PUSH_TEXT,
+        fmt,
+        empty="no pushes yet",
+    )
+    if fmt is None:
+        for row in rows:
+            if row["message"]:
+                click.echo(f"push {row['push_id']}: {row['message']}")
 
 
 COMMANDS = [publish, pushes]

@@ -73,7 +73,7 @@ def print_refresh(result: RefreshResult) -> None:
         + ("none" if not summary["found"] else "")
     )
     for source, counts in summary["counts"].items():
-        listed = ", ".join(f"{k} {v}" for k, v in counts.items())
+        listed = ", ".join(f"{k} {v:,}" for k, v in counts.items())
         click.echo(f"  {source}: {listed}")
     for doc in summary["documents"]:
         click.echo(
@@ -81,7 +81,7 @@ def print_refresh(result: RefreshResult) -> None:
             + (" (left the corpus)" if doc["left_corpus"] else "")
         )
     if summary["omitted"]:
-        click.echo(f"  … and {summary['omitted']} more (receipts drift MANIFEST for all)")
+        click.echo(f"  … and {summary['omitted']:,} more (receipts drift MANIFEST for all)")
     for doc in summary["unseen"]:
         click.echo(
             f"  {'unseen':<8} {doc['doc_id']}: unseen since run {doc['last_seen_run']} "
