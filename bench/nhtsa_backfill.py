@@ -189,7 +189,8 @@ def _backfill(zip_path: Path, warehouse: Path, workdir: Path, name: str) -> dict
          "--warehouse", str(warehouse), "--json", "--scratch-dir", str(workdir / "scratch")],
         out,
     )  # fmt: skip
-    report = json.loads(out.read_text())
+    text = out.read_text()
+    report = json.loads(text[text.index('{\n  "') :])  # past any progress on the terminal
     return {**measured, "documents": report["documents"]}
 
 

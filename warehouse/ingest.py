@@ -377,6 +377,8 @@ class Ingestor:
         row = con.execute("SELECT current_setting('checkpoint_threshold')").fetchone()
         previous = str(row[0]) if row else None
         con.execute(f"SET checkpoint_threshold = '{BULK_CHECKPOINT_THRESHOLD}'")
+        # DuckDB's own progress bar would print into the caller's stdout (`--json` output)
+        con.execute("SET SESSION enable_progress_bar = false")
         try:
             yield
         finally:

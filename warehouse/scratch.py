@@ -23,6 +23,8 @@ class KeyLines:
                 "preserve_insertion_order": False,
             },
         )
+        # No progress bar on stdout: it would land in the middle of `--json` output.
+        self._con.execute("SET SESSION enable_progress_bar = false")
         self._con.execute("CREATE TABLE key_lines (key VARCHAR, line BIGINT)")
 
     def add(self, keys: list[str], lines: list[int]) -> None:
