@@ -1,7 +1,8 @@
 """Progress on long work, one system for every driver.
 
 A driver reports events through a small interface of its own (:class:`Reporter` for an
-ingest, :class:`BackfillReporter` for a backfill); both render through one :class:`Display`:
+ingest, :class:`BackfillReporter` for a backfill, a :class:`Steps` callback for counted work
+such as ``verify`` or ``publish``); all render through one :class:`Display`:
 a live bar per step on a terminal (:class:`LiveDisplay`), a throttled plain line per step
 otherwise (:class:`LineDisplay`, for logs and cron mail), or nothing (``--json``, tests).
 """
@@ -62,8 +63,9 @@ class LineDisplay(Display):
         self._last = 0.0
 
     def step(self, name: str, total: float | None = None) -> None:
-        self._step_started = time.monotonic()
-        self._last = 0.0
+        # The first line of a step comes ``interval`` seconds into it: a short step says
+        # only how it ended.
+        self._step_started = self._last = time.monotonic()
 
     def elapsed(self) -> float:
         return time.monotonic() - self._step_started
@@ -135,6 +137,50 @@ def display_for(
     if stream.isatty():
         return LiveDisplay(stream)
     return LineDisplay(stream, interval, prefix)
+
+
+# -- steps -----------------------------------------------------------------------------------
+class Steps:
+    """Progress of work made of counted steps (``verify``'s snapshots, ``publish``'s
+    mutations, pinned files re-downloaded), shown on a :class:`Display`.
+
+    A library function takes it as a plain callback, ``progress(step, done, total,
+    detail)``: a new ``step`` name starts a step (the previous one says how it ended),
+    ``done`` of ``total`` moves it on. :meth:`close` ends the last step."""
+
+    def __init__(self, display: Display | None = None, prefix: str = "") -> None:
+        self.display = display or Display()
+        self.prefix = prefix
+        self._step: str | None = None
+        self._line = ""
+        self._started = time.monotonic()
+
+    def __call__(self, step: str, done: int, total: int | None = None, detail: str = "") -> None:
+        if step != self._step:
+            self._end()
+            self._step = step
+            self._started = time.monotonic()
+            self.display.step(f"{self.prefix}{step}", total)
+        of = f"/{total:,}" if total is not None else ""
+        self._line = f"{self.prefix}{step}: {done:,}{of}" + (f" {detail}" if detail else "")
+        self.display.advance(done, total, done, self._line)
+
+    def _end(self) -> None:
+        if self._step is not None:
+            self.display.say(f"{self._line} in {time.monotonic() - self._started:.1f}s")
+        self._step = None
+
+    def close(self) -> None:
+        self._end()
+        self.display.close()
+
+
+def steps_for(
+    prefix: str, *, quiet: bool = False, stream: TextIO | None = None, interval: float = 2.0
+) -> Steps:
+    """Steps for a command: a live bar on a terminal, a plain line every ``interval``
+    seconds (and one as each step ends) otherwise, nothing when ``quiet``."""
+    return Steps(display_for(stream, quiet=quiet, interval=interval), prefix)
 
 
 # -- ingest --------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ import difflib
 import hashlib
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NamedTuple
@@ -281,22 +281,35 @@ def revisions(warehouse: Warehouse, *, current: bool = False) -> list[RevisionRo
     return [RevisionRow._make(row) for row in rows]
 
 
-def verify(warehouse: Warehouse) -> VerifyResult:
-    """Recompute every snapshot's SHA-256 from its stored bytes."""
+Progress = Callable[[str, int, int | None], None]
+
+
+def verify(warehouse: Warehouse, progress: Progress | None = None) -> VerifyResult:
+    """Recompute every snapshot's SHA-256 from its stored bytes; ``progress(step, done,
+    total)`` hears of every 1,000 snapshots checked and of the revision checks."""
     checked = 0
     mismatches = []
+    total = int(warehouse._scalar("SELECT count(*) FROM snapshots") or 0)
     for content_hash, body in iter_snapshots(warehouse):
         checked += 1
         actual = hashlib.sha256(body).hexdigest()
         if actual != content_hash:
             mismatches.append({"content_hash": content_hash, "actual": actual})
+        if progress is not None and (checked % 1000 == 0 or checked == total):
+            progress("snapshots hashed", checked, total)
+    revisions = int(warehouse._scalar("SELECT count(*) FROM revisions") or 0)
+    if progress is not None:
+        progress("revisions checked", 0, revisions)
     dangling = warehouse._con.execute(
         "SELECT DISTINCT r.content_hash FROM revisions r WHERE r.content_hash IS NOT NULL "
         "AND NOT EXISTS (SELECT 1 FROM snapshots s WHERE s.content_hash = r.content_hash)"
     ).fetchall()
     for (content_hash,) in dangling:
         mismatches.append({"content_hash": str(content_hash), "actual": "missing"})
-    return VerifyResult(checked, mismatches, _revision_problems(warehouse))
+    problems = _revision_problems(warehouse)
+    if progress is not None:
+        progress("revisions checked", revisions, revisions)
+    return VerifyResult(checked, mismatches, problems)
 
 
 def _problem(check: str, doc_id: str | None, revision: int | None, message: str) -> dict[str, Any]:

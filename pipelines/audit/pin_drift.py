@@ -24,6 +24,7 @@ from sources.github.source import (
     raw_file_url,
 )
 from sources.http import HttpClient, HttpFactory
+from warehouse.audit import Progress
 from warehouse.canonical import content_hash
 
 UNCHANGED = "unchanged"
@@ -116,13 +117,19 @@ def pin_drift(
     ref: str = "main",
     *,
     rate_limits: RateLimitPolicy | None = None,
+    progress: Progress | None = None,
 ) -> list[FileDrift]:
-    """Every pinned file of the manifest, compared with its bytes at ``ref``."""
+    """Every pinned file of the manifest, compared with its bytes at ``ref``;
+    ``progress(step, done, total)`` hears of each entry's files."""
     clients = GithubClients(http, rate_limits)
     resolve = RefResolver(clients)
     report: list[FileDrift] = []
-    for entry in manifest.entries.get("github", []):
+    entries = manifest.entries.get("github", [])
+    total = sum(len(entry.files) for entry in entries)
+    for entry in entries:
         ref_commit = resolve(entry.repo, ref, entry.api_url)
         raw, raw_base = clients.get(RAW, entry.raw_url, entry.max_bytes)
         report.extend(entry_drift(entry, ref, ref_commit, raw, raw_base))
+        if progress is not None:
+            progress(f"pinned files compared with {ref}", len(report), total)
     return report

@@ -22,6 +22,7 @@ from sources.github.source import (
     raw_file_url,
 )
 from sources.http import HttpClient, HttpFactory
+from warehouse.audit import Progress
 from warehouse.canonical import content_hash
 from warehouse.errors import RateLimited, SourceError, TerminalHttpError
 from warehouse.sightings import digest_at_commit, last_commits
@@ -140,12 +141,16 @@ def verify_upstream(
     http: HttpFactory,
     *,
     rate_limits: RateLimitPolicy | None = None,
+    progress: Progress | None = None,
 ) -> UpstreamReport:
-    """Re-download every file at its commit and compare with the stored digest."""
+    """Re-download every file at its commit and compare with the stored digest;
+    ``progress(step, done, total)`` hears of each file."""
     clients = GithubClients(http, rate_limits)
     checks = []
     for file in files:
         client, raw_base = clients.get(RAW, file.raw_url, file.max_bytes)
         stored = stored_digest(warehouse, file.doc_id, file.commit)
         checks.append(check_file(file, stored, client, raw_base))
+        if progress is not None:
+            progress("pinned files re-downloaded", len(checks), len(files))
     return UpstreamReport(checks)

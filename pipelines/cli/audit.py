@@ -29,7 +29,14 @@ from pipelines.audit.report import short as short_hash
 from pipelines.audit.target_drift import read_target_drift
 from pipelines.audit.visible import visible
 from pipelines.cli import exits
-from pipelines.cli.common import emit_json, handle_errors, json_option, warehouse_option
+from pipelines.cli.common import (
+    emit_json,
+    handle_errors,
+    http_factory,
+    http_options,
+    json_option,
+    warehouse_option,
+)
 from pipelines.cli.listing import emit, listing_options
 from pipelines.cli.pins import report_pin_drift
 from pipelines.manifest import load_manifest
@@ -116,6 +123,7 @@ def _optional_point(warehouse: Warehouse, text: str | None, option: str) -> Poin
     type=click.Path(path_type=Path, dir_okay=False),
     help="With --target: the NDJSON file the corpus is published to (default out/<corpus>.ndjson).",
 )
+@http_options
 @json_option
 @handle_errors
 def drift(
@@ -131,6 +139,8 @@ def drift(
     ref: str | None,
     target: bool,
     target_out: Path | None,
+    record_dir: Path | None,
+    replay_dir: Path | None,
     as_json: bool,
 ) -> None:
     """What drifted between two runs: per source, how many documents are new, changed,
@@ -163,7 +173,9 @@ def drift(
             raise click.UsageError(
                 f"--pins compares pinned files with GitHub; drop {', '.join(given)}"
             )
-        report_pin_drift(pins_manifest, ref or "main", fail_on_drift, as_json)
+        report_pin_drift(
+            pins_manifest, ref or "main", fail_on_drift, as_json, record_dir, replay_dir
+        )
         return
     if ref is not None:
         raise click.UsageError("--ref goes with --pins")
@@ -174,6 +186,8 @@ def drift(
     corpus = loaded.name if loaded is not None else None
     if target and loaded is None:
         raise click.UsageError("--target needs a MANIFEST (its namespace is what is read)")
+    if not target and (record_dir or replay_dir):
+        raise click.UsageError("--record and --replay go with --pins or --target")
     with Warehouse.open(warehouse, read_only=True) as wh:
         start, end = default_points(
             wh,
@@ -187,7 +201,12 @@ def drift(
             raise click.BadParameter(str(exc), param_hint="--since/--until") from None
         report = build_report(wh, result, now())
         if loaded is not None and target:
-            report["target_drift"] = read_target_drift(loaded, wh, out=target_out).as_json()
+            http = http_factory(record_dir, replay_dir)
+            try:
+                target_report = read_target_drift(loaded, wh, http=http, out=target_out)
+            finally:
+                http.close()
+            report["target_drift"] = target_report.as_json()
     text = render(report, fmt)
     if out is None:
         click.echo(text, nl=False)

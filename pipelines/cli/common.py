@@ -178,6 +178,28 @@ def warehouse_option(func: F) -> F:
 json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 
 
+def http_options(func: F) -> F:
+    """``--record DIR`` and ``--replay DIR``, for every command that fetches over HTTP;
+    sets ``record_dir`` and ``replay_dir`` (see :func:`http_factory`)."""
+    func = click.option(
+        "--replay",
+        "replay_dir",
+        type=click.Path(path_type=Path, file_okay=False),
+        help="Serve HTTP from a recorded session in DIR, offline; unrecorded requests fail.",
+    )(func)
+    return click.option(
+        "--record",
+        "record_dir",
+        type=click.Path(path_type=Path, file_okay=False),
+        help="Save every HTTP exchange under DIR as evidence of the fetch.",
+    )(func)
+
+
+def http_factory(record_dir: Path | None = None, replay_dir: Path | None = None) -> HttpFactory:
+    """The HTTP factory of one command, recording or replaying as its options ask."""
+    return HttpFactory(user_agent=USER_AGENT, record_dir=record_dir, replay_dir=replay_dir)
+
+
 def ingest_options(func: F) -> F:
     """The options of every command that runs an ingest (``ingest``, ``refresh``)."""
     decorators = [

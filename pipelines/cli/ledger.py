@@ -5,14 +5,23 @@ from __future__ import annotations
 import json
 import sys
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import click
 
 from pipelines.cli import exits
-from pipelines.cli.common import emit_json, handle_errors, json_option, warehouse_option
+from pipelines.cli.common import (
+    emit_json,
+    handle_errors,
+    http_options,
+    json_option,
+    quiet,
+    warehouse_option,
+)
 from pipelines.cli.listing import emit, listing_options
 from pipelines.cli.pins import render_upstream, upstream_report
+from pipelines.progress import steps_for
 from warehouse import audit
 from warehouse.store import Warehouse
 
@@ -178,17 +187,40 @@ def show(doc_id: str, warehouse: str, revision: int | None, content_hash: str | 
     help="Also re-download each pinned GitHub file (of MANIFEST, or every one stored) and "
     "compare it with the stored digest.",
 )
+@http_options
 @json_option
 @handle_errors
-def verify(warehouse: str, upstream: str | None, as_json: bool) -> None:
+def verify(
+    warehouse: str,
+    upstream: str | None,
+    record_dir: Path | None,
+    replay_dir: Path | None,
+    as_json: bool,
+) -> None:
     """Recompute every stored snapshot's SHA-256 from its bytes, check each revision's
     snapshot, size and document against its provenance and that no revision is recorded
     twice (and, with --upstream, re-download pinned GitHub files); exit 1 naming each
     problem."""
 
-    with Warehouse.open(warehouse, read_only=True) as wh:
-        result = audit.verify(wh)
-        pinned = None if upstream is None else upstream_report(wh, upstream or None)
+    if upstream is None and (record_dir or replay_dir):
+        raise click.UsageError("--record and --replay go with --upstream")
+    progress = steps_for("verify: ", quiet=as_json or quiet())
+    try:
+        with Warehouse.open(warehouse, read_only=True) as wh:
+            result = audit.verify(wh, progress)
+            pinned = (
+                None
+                if upstream is None
+                else upstream_report(
+                    wh,
+                    upstream or None,
+                    record_dir=record_dir,
+                    replay_dir=replay_dir,
+                    progress=progress,
+                )
+            )
+    finally:
+        progress.close()
     if as_json:
         payload = {
             "checked": result.checked,

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import click
 
-from pipelines import USER_AGENT
 from pipelines.audit.pin_drift import pin_drift
 from pipelines.audit.upstream_verify import (
     UpstreamReport,
@@ -20,11 +19,20 @@ from pipelines.audit.upstream_verify import (
     verify_upstream,
 )
 from pipelines.cli import exits
-from pipelines.cli.common import emit_json, handle_errors, json_option
+from pipelines.cli.common import (
+    emit_json,
+    handle_errors,
+    http_factory,
+    http_options,
+    json_option,
+    quiet,
+)
 from pipelines.manifest import load_manifest
+from pipelines.progress import steps_for
 from sources.github.pins import RefResolver, pin_manifest
 from sources.github.source import GithubClients
 from sources.http import HttpFactory
+from warehouse.audit import Progress
 from warehouse.errors import ManifestError, ManifestNotPinnable, ReceiptsError, SourceError
 from warehouse.store import Warehouse
 
@@ -44,10 +52,13 @@ def _short(sha: str | None) -> str:
 
 
 @contextmanager
-def github_http() -> Iterator[HttpFactory]:
-    """An HTTP factory for one command, closed after it; source errors become CLI errors
-    (a manifest that cannot be pinned exits 2, anything else 1)."""
-    http = HttpFactory(user_agent=USER_AGENT)
+def github_http(
+    record_dir: Path | None = None, replay_dir: Path | None = None
+) -> Iterator[HttpFactory]:
+    """An HTTP factory for one command (recording or replaying as ``--record`` and
+    ``--replay`` ask), closed after it; source errors become CLI errors (a manifest that
+    cannot be pinned exits 2, anything else 1)."""
+    http = http_factory(record_dir, replay_dir)
     try:
         yield http
     except ManifestNotPinnable as exc:
@@ -75,17 +86,24 @@ def github_http() -> Iterator[HttpFactory]:
     help="Pin only the entries of this repository (repeatable).",
 )
 @click.option("--dry-run", is_flag=True, help="Print what would change; leave MANIFEST alone.")
+@http_options
 @json_option
 @handle_errors
 def pin(
-    manifest_file: Path, ref: str, repos: tuple[str, ...], dry_run: bool, as_json: bool
+    manifest_file: Path,
+    ref: str,
+    repos: tuple[str, ...],
+    dry_run: bool,
+    record_dir: Path | None,
+    replay_dir: Path | None,
+    as_json: bool,
 ) -> None:
     """Resolve --ref to a commit SHA and write it as the `commit` of each [[github]] entry of
     MANIFEST, keeping comments and layout; print what changed.
 
     Exit 0 when done, 1 when a ref cannot be resolved, 2 when MANIFEST cannot be pinned
     (nothing is written in either case)."""
-    with github_http() as http:
+    with github_http(record_dir, replay_dir) as http:
         changes = pin_manifest(
             manifest_file, ref, RefResolver(GithubClients(http)), repos=repos, dry_run=dry_run
         )
@@ -111,12 +129,23 @@ def pin(
 
 
 # -- drift --pins --------------------------------------------------------------------------
-def report_pin_drift(pins_manifest: Path, ref: str, fail_on_drift: bool, as_json: bool) -> None:
+def report_pin_drift(
+    pins_manifest: Path,
+    ref: str,
+    fail_on_drift: bool,
+    as_json: bool,
+    record_dir: Path | None = None,
+    replay_dir: Path | None = None,
+) -> None:
     """``receipts drift --pins``: for every pinned file of a manifest, whether it is changed,
     unchanged or deleted at the tracking ref, with the commit the ref points to now."""
     loaded = load_manifest(pins_manifest)
-    with github_http() as http:
-        report = pin_drift(loaded, http, ref)
+    progress = steps_for("drift --pins: ", quiet=as_json or quiet())
+    try:
+        with github_http(record_dir, replay_dir) as http:
+            report = pin_drift(loaded, http, ref, progress=progress)
+    finally:
+        progress.close()
     stale = [d for d in report if d.stale]
     if as_json:
         emit_json(
@@ -146,7 +175,14 @@ def report_pin_drift(pins_manifest: Path, ref: str, fail_on_drift: bool, as_json
 
 
 # -- verify --upstream ---------------------------------------------------------------------
-def upstream_report(warehouse: Warehouse, manifest_file: str | None) -> UpstreamReport:
+def upstream_report(
+    warehouse: Warehouse,
+    manifest_file: str | None,
+    *,
+    record_dir: Path | None = None,
+    replay_dir: Path | None = None,
+    progress: Progress | None = None,
+) -> UpstreamReport:
     """``verify --upstream [MANIFEST]``: the pinned files of MANIFEST, or every GitHub file
     the warehouse holds, re-downloaded and compared with their stored digests."""
     files = (
@@ -154,8 +190,8 @@ def upstream_report(warehouse: Warehouse, manifest_file: str | None) -> Upstream
         if manifest_file
         else files_in_warehouse(warehouse)
     )
-    with github_http() as http:
-        return verify_upstream(warehouse, files, http)
+    with github_http(record_dir, replay_dir) as http:
+        return verify_upstream(warehouse, files, http, progress=progress)
 
 
 def render_upstream(report: UpstreamReport) -> str:

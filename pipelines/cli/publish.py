@@ -10,10 +10,19 @@ from typing import Any
 import click
 
 from pipelines.cli import exits
-from pipelines.cli.common import emit_json, handle_errors, json_option, warehouse_option
+from pipelines.cli.common import (
+    emit_json,
+    handle_errors,
+    http_factory,
+    http_options,
+    json_option,
+    quiet,
+    warehouse_option,
+)
 from pipelines.cli.ledger import duration, json_lines, moment, seconds_between
 from pipelines.cli.listing import emit, listing_options
 from pipelines.manifest import load_manifest
+from pipelines.progress import steps_for
 from pipelines.publish.push import PushResult, publish_manifest
 from pipelines.publish.targets import ndjson_target_path
 from warehouse import pushes as ledger
@@ -107,6 +116,7 @@ def print_push(result: PushResult) -> None:
     "not all, publish refuses (exit 2).",
 )
 @target_option
+@http_options
 @json_option
 @handle_errors
 def publish(
@@ -117,6 +127,8 @@ def publish(
     allow_mass_prune: bool,
     out: Path | None,
     target: str | None,
+    record_dir: Path | None,
+    replay_dir: Path | None,
     as_json: bool,
 ) -> None:
     """Publish the curated documents of MANIFEST to Sanity (or an NDJSON file).
@@ -128,10 +140,23 @@ def publish(
     """
     out = ndjson_target_path(target, out)
     loaded = load_manifest(manifest_file)
-    with Warehouse.open(warehouse, read_only=dry_run) as wh:
-        result = publish_manifest(
-            loaded, wh, dry_run=dry_run, prune=prune, allow_mass_prune=allow_mass_prune, out=out
-        )
+    http = http_factory(record_dir, replay_dir)
+    progress = steps_for("publish: ", quiet=as_json or quiet())
+    try:
+        with Warehouse.open(warehouse, read_only=dry_run) as wh:
+            result = publish_manifest(
+                loaded,
+                wh,
+                dry_run=dry_run,
+                prune=prune,
+                allow_mass_prune=allow_mass_prune,
+                out=out,
+                http=http,
+                progress=progress,
+            )
+    finally:
+        progress.close()
+        http.close()
     if as_json:
         emit_json(result.as_json())
     else:

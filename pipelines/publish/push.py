@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -83,6 +83,10 @@ from warehouse.pushes import (
 )
 from warehouse.runs import latest_run
 from warehouse.store import Warehouse
+
+# ``progress(step, done, total, detail)``: told of the mutations applied after each
+# committed transaction (e.g. a :class:`pipelines.progress.Steps`).
+PushProgress = Callable[[str, int, int | None, str], None]
 
 # A document may be in at most this many refused transactions before it is reported.
 MAX_CONFLICT_ROUNDS = 2
@@ -191,8 +195,11 @@ class _Sender:
         wanted: dict[str, CuratedDocument],
         ledger: Warehouse | None,
         push_id: int | None,
+        progress: PushProgress | None = None,
     ) -> None:
         self.target = target
+        self.progress = progress
+        self.total = 0
         self.namespace = namespace
         self.settings = settings
         self.wanted = wanted
@@ -215,6 +222,7 @@ class _Sender:
         return [str(b["transaction_id"]) for b in rows if b["status"] == "committed"]
 
     def send(self, actions: Sequence[Action]) -> None:
+        self.total = len(actions)
         for level in sorted({a.level for a in actions}):
             queue = [a for a in actions if a.level == level]
             while queue and self.failure is None:
@@ -270,7 +278,17 @@ class _Sender:
             self._record(batch, "failed", str(exc))
             self.failure = f"transaction {batch.transaction.id} failed: {exc}"
             return []
-        return self._after_commit(batch, committed)
+        again = self._after_commit(batch, committed)
+        if self.progress is not None:
+            committed_count = len(self.transaction_ids)
+            noun = "transaction" if committed_count == 1 else "transactions"
+            self.progress(
+                "mutations applied",
+                self.applied,
+                self.total,
+                f"({committed_count:,} {noun} committed)",
+            )
+        return again
 
     def _after_commit(
         self, batch: _Batch, committed: Committed, message: str | None = None
@@ -507,6 +525,7 @@ def push(
     prune: bool = False,
     allow_mass_prune: bool = False,
     notices: Sequence[str] = (),
+    progress: PushProgress | None = None,
 ) -> PushResult:
     """Plan ``documents`` against ``target`` and, unless ``dry_run``, push the plan.
     ``ledger`` (the warehouse) tells which other corpora publish to the target and records
@@ -541,7 +560,9 @@ def push(
         )
         _reconcile(ledger, result, target, state)
     wanted = {d.id: d for d in documents}
-    sender = _Sender(target, namespace, settings or Publish(), wanted, ledger, result.push_id)
+    sender = _Sender(
+        target, namespace, settings or Publish(), wanted, ledger, result.push_id, progress
+    )
     try:
         try:
             sender.send(plan.actions)
@@ -580,6 +601,7 @@ def publish_manifest(
     http: HttpFactory | None = None,
     out: Path | None = None,
     run_id: int | None = None,
+    progress: PushProgress | None = None,
 ) -> PushResult:
     """Publish the corpus of ``manifest`` from ``warehouse``: the library entry point of
     ``receipts publish`` (and of ``refresh``). The target is the one the environment
@@ -604,6 +626,7 @@ def publish_manifest(
             prune=prune,
             allow_mass_prune=allow_mass_prune,
             notices=notices,
+            progress=progress,
         )
     finally:
         if opened:
