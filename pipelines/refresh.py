@@ -19,7 +19,7 @@ from pipelines.ingest import IngestOptions, RunResult, run_ingest
 from pipelines.manifest import Manifest
 from pipelines.progress import Reporter
 from pipelines.publish.curate import curate_manifest
-from pipelines.publish.push import PushResult, push
+from pipelines.publish.push import PushProgress, PushResult, push
 from pipelines.publish.targets import Target, check_sanity_configuration, open_target
 from sources.http import HttpFactory
 from warehouse.asof import Point
@@ -111,6 +111,7 @@ def refresh_manifest(
     prune: bool = False,
     allow_mass_prune: bool = False,
     drift_limit: int | None = 50,
+    progress: PushProgress | None = None,
 ) -> RefreshResult:
     own_http = http is None
     http = http or HttpFactory(user_agent=USER_AGENT)
@@ -121,7 +122,15 @@ def refresh_manifest(
     try:
         ingested = run_ingest(manifest, warehouse, http=http, options=options, reporter=reporter)
         published = _publish(
-            manifest, warehouse, ingested.run_id, http, target, out, prune, allow_mass_prune
+            manifest,
+            warehouse,
+            ingested.run_id,
+            http,
+            target,
+            out,
+            prune,
+            allow_mass_prune,
+            progress,
         )
         result = RefreshResult(
             ingested, _run_drift(warehouse, manifest, ingested, drift_limit), *published
@@ -165,6 +174,7 @@ def _publish(
     out: Path | None,
     prune: bool,
     allow_mass_prune: bool,
+    progress: PushProgress | None = None,
 ) -> tuple[TargetDrift | None, PushResult | None, str | None]:
     """Target drift, then the push; a failure is returned as its message."""
     opened = target is None
@@ -186,6 +196,7 @@ def _publish(
             prune=prune,
             allow_mass_prune=allow_mass_prune,
             notices=notices,
+            progress=progress,
         )
         return drift, pushed, None
     except (ReceiptsError, HttpError) as exc:

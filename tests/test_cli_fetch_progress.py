@@ -137,6 +137,20 @@ def test_publish_shows_mutations_and_transactions(
     assert again.exit_code == 0 and again.stderr == ""
 
 
+def test_refresh_shows_its_publish_progress(
+    tmp_path: Path, warehouse_path: Path, node_lake: NodeLake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    register(monkeypatch)
+    path = tmp_path / "atlas.toml"
+    path.write_text(manifest_text(synthetic=20))
+    result = cli("refresh", path, "--warehouse", warehouse_path)
+    assert result.exit_code == 0, result.output
+    (line,) = [x for x in result.stderr.splitlines() if x.startswith("publish: ")]
+    assert line.startswith("publish: mutations applied: 24/24 (")
+    quiet = cli("-q", "refresh", path, "--warehouse", warehouse_path)
+    assert quiet.exit_code == 0 and quiet.stderr == ""
+
+
 def test_publish_and_target_drift_record_and_replay(
     atlas: Path, warehouse_path: Path, node_lake: NodeLake, tmp_path: Path
 ) -> None:

@@ -22,7 +22,7 @@ from pipelines.cli.common import (
     warehouse_option,
 )
 from pipelines.cli.publish import print_push, target_option
-from pipelines.progress import reporter_for
+from pipelines.progress import reporter_for, steps_for
 from pipelines.publish.targets import ndjson_target_path
 from pipelines.refresh import RefreshResult, drift_summary, refresh_manifest
 from warehouse.store import Warehouse
@@ -160,6 +160,7 @@ def refresh(
     loaded, http, options = prepare_ingest(
         manifest_file, only, allow_mass_retire, record_dir, replay_dir, batch_size
     )
+    progress = steps_for("publish: ", quiet=as_json or quiet())
     with Warehouse.open(warehouse) as wh:
         try:
             result = refresh_manifest(
@@ -171,8 +172,10 @@ def refresh(
                 out=out,
                 prune=prune,
                 allow_mass_prune=allow_mass_prune,
+                progress=progress,
             )
         finally:
+            progress.close()
             http.close()
     if as_json:
         emit_json(result.as_json())
