@@ -77,6 +77,15 @@ def host_of(url: str) -> str:
     return urlsplit(url).netloc.lower()
 
 
+def checked_base_url(value: str | None) -> str | None:
+    """``value`` itself when it can be a base URL (or is None); a manifest validator's
+    ``ValueError`` naming what is wrong otherwise."""
+    problem = None if value is None else base_url_problem(value)
+    if problem:
+        raise ValueError(problem)
+    return value
+
+
 def base_url_problem(value: str) -> str | None:
     """Why ``value`` cannot be a base URL (an http(s) origin, optionally with a path), or
     None. User info is refused: in ``https://dev.to@evil.example/`` the host is

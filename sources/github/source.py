@@ -40,7 +40,7 @@ import httpx
 from pydantic import Field, StrictInt, field_validator, model_validator
 
 from sources.base import Curated, CurationInput, FetchContext, Source, StrictModel
-from sources.http import Endpoint, HttpClient, HttpFactory, base_url_problem, parse_retry_after
+from sources.http import Endpoint, HttpClient, HttpFactory, checked_base_url, parse_retry_after
 from warehouse.canonical import content_hash, git_blob_sha1
 from warehouse.clock import now
 from warehouse.errors import (
@@ -173,13 +173,7 @@ class GithubEntry(StrictModel):
     api_url: str | None = None
     max_bytes: StrictInt = Field(default=DEFAULT_MAX_BYTES, ge=1, le=100 * 1024 * 1024)
 
-    @field_validator("raw_url", "api_url")
-    @classmethod
-    def _base_url(cls, value: str | None) -> str | None:
-        problem = None if value is None else base_url_problem(value)
-        if problem:
-            raise ValueError(problem)
-        return value
+    _base_url = field_validator("raw_url", "api_url")(checked_base_url)
 
     @field_validator("repo")
     @classmethod

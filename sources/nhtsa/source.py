@@ -39,7 +39,7 @@ from sources.http import (
     Endpoint,
     HttpClient,
     HttpPolicy,
-    base_url_problem,
+    checked_base_url,
     parse_json,
 )
 from sources.nhtsa.parse import (
@@ -118,13 +118,7 @@ class NhtsaEntry(StrictModel):
             raise ValueError("lists a kind twice")
         return value
 
-    @field_validator("base_url")
-    @classmethod
-    def _base_url(cls, value: str | None) -> str | None:
-        problem = None if value is None else base_url_problem(value)
-        if problem:
-            raise ValueError(problem)
-        return value
+    _base_url = field_validator("base_url")(checked_base_url)
 
     @field_validator("text")
     @classmethod
