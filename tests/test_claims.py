@@ -21,8 +21,10 @@ from pipelines.audit.claims import (
     check_claims,
     claim_query,
     marked,
+    quote_needles,
     rules_version,
     snapshot_reader_text,
+    store_needles,
 )
 from pipelines.audit.quote import RevisionText, check_quote, find_words, is_word_char, reader_text
 from tests import corpus_fixture as fixture
@@ -357,6 +359,44 @@ def test_the_bulk_match_agrees_on_arbitrary_text(quote: str, body: str, media_ty
         return  # refused by both: an empty quote is a bad claim row
     encoded = body.encode()
     assert bool(bulk_found(quote, encoded, media_type)) == quote_found(quote, encoded, media_type)
+
+
+def test_stored_search_strings_agree_with_verify_quote(warehouse: str) -> None:
+    # a repeat check searches the strings stored at the first one: stored and read back,
+    # they must match exactly where check_quote matches
+    claims = [Claim(f"q{n}", "d", quote, revision=1) for n, quote in enumerate(QUOTES)]
+    hashes = [c.quote_hash for c in claims]
+    with Warehouse.open(warehouse) as wh:
+        assert store_needles(wh, claims, hashes, "rules-a") == len(set(QUOTES))
+        assert store_needles(wh, claims, hashes, "rules-a") == 0  # computed once
+        assert store_needles(wh, claims[:1], hashes[:1], "rules-b") == 1  # per rules
+        stored = ledger.stored_needles(wh, "rules-a")
+    for claim in claims:
+        needles = stored[claim.quote_hash]
+        assert needles == quote_needles(claim)
+        for media_type, body in BODIES:
+            row = snapshot_reader_text("h", body, media_type)
+            found = None
+            if row.text is not None:
+                pair = [needles.needle_md, needles.literal_md] if row.markdown else needles[1:3]
+                found = any(n is not None and n in row.text for n in pair)
+            assert bool(found) == quote_found(claim.quote, body, media_type)
+
+
+def test_a_repeat_check_gives_the_first_checks_verdicts(warehouse: str) -> None:
+    claims = [
+        Claim(cid, row["doc_id"], row["quote"], revision=row["revision"])
+        for cid, row in ((r["claim_id"], r) for r in all_claims())
+    ]
+    with Warehouse.open(warehouse) as wh:
+        first = check_claims(wh, ClaimSet("s", claims))
+        hashes = [c.quote_hash for c in claims]
+        assert ledger.quotes_without_needles(wh, hashes, rules_version()) == set()
+        again = check_claims(wh, ClaimSet("s", claims))
+    assert [v.as_json() for v in again.verdicts] == [v.as_json() for v in first.verdicts]
+    assert {v.claim.claim_id: v.status for v in first.verdicts} == {
+        cid: status for cid, (_, status, *_) in CLAIMS.items()
+    }
 
 
 def test_reader_text_is_stored_once_per_rules(warehouse: str) -> None:

@@ -8,7 +8,7 @@ DuckDB's ``contains``. Each check's verdicts are appended to ``claim_checks``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import NamedTuple
@@ -38,7 +38,6 @@ class ClaimMatch(NamedTuple):
     """What the bulk check found for one claim whose document is in the warehouse: its
     document's current revision, the cited one, and which revisions contain the quote."""
 
-    claim_id: str
     current: int  # the document's latest revision
     current_tombstone: bool
     cited: int | None  # the latest revision the claim cites (None: no such revision or hash)
@@ -93,45 +92,106 @@ class ClaimHistoryRow(NamedTuple):
     found_in: list[int]
 
 
-def _claims_table(claims: Sequence[ClaimQuery]) -> pa.Table:
-    """The claims as the match query reads them: ``n`` is the claim's position; the
-    Markdown needles are sent only where they differ from the plain ones (``md_same``)."""
-    same = [q.needle_md == q.needle and q.literal_md == q.literal for q in claims]
+class ClaimKey(NamedTuple):
+    """One claim as the bulk check reads it: its document, the cited revision or hash
+    prefix, and the hash of its quote (whose search strings are in ``quote_needles``)."""
+
+    doc_id: str
+    cited_revision: int | None
+    cited_hash: str | None
+    quote_hash: str
+
+
+class QuoteNeedles(NamedTuple):
+    """A quote's search strings under one version of the quote rules (see ClaimQuery)."""
+
+    quote_hash: str
+    needle: str
+    literal: str | None
+    needle_md: str | None
+    literal_md: str | None
+
+
+def _claims_table(claims: Sequence[ClaimKey]) -> pa.Table:
+    """The claims as the match query reads them: ``n`` is the claim's position."""
     return pa.table(
         {
             "n": pa.array(range(len(claims)), pa.int32()),
             "doc_id": pa.array([q.doc_id for q in claims], pa.string()),
             "cited_revision": pa.array([q.cited_revision for q in claims], pa.int32()),
             "cited_hash": pa.array([q.cited_hash for q in claims], pa.string()),
-            "needle": pa.array([q.needle for q in claims], pa.string()),
-            "literal": pa.array([q.literal for q in claims], pa.string()),
-            "md_same": pa.array(same, pa.bool_()),
-            "needle_md": pa.array(
-                [None if m else q.needle_md for q, m in zip(claims, same, strict=True)],
-                pa.string(),
-            ),
-            "literal_md": pa.array(
-                [None if m else q.literal_md for q, m in zip(claims, same, strict=True)],
-                pa.string(),
-            ),
+            "quote_hash": pa.array([q.quote_hash for q in claims], pa.string()),
         }
     )
 
 
+# -- search strings of quotes --------------------------------------------------------------
+def quotes_without_needles(
+    warehouse: Warehouse, quote_hashes: Iterable[str], rules: str
+) -> set[str]:
+    """Which of these quote hashes have no search strings under ``rules`` yet."""
+    con = warehouse._con
+    wanted = pa.table({"quote_hash": pa.array(list(set(quote_hashes)), pa.string())})
+    con.register("_quotes", wanted)
+    try:
+        rows = con.execute(
+            "SELECT q.quote_hash FROM _quotes q ANTI JOIN (SELECT quote_hash FROM quote_needles "
+            "WHERE rules = $rules) n ON n.quote_hash = q.quote_hash",
+            {"rules": rules},
+        ).fetchall()
+    finally:
+        con.unregister("_quotes")
+    return {str(h) for (h,) in rows}
+
+
+def store_needles(warehouse: Warehouse, rules: str, rows: Sequence[QuoteNeedles]) -> None:
+    """Add quotes' search strings computed under ``rules``; those already stored are left
+    alone."""
+    if not rows:
+        return
+    table = pa.table(
+        {
+            name: pa.array([r[i] for r in rows], pa.string())
+            for i, name in enumerate(QuoteNeedles._fields)
+        }
+    )
+    con = warehouse._con
+    con.register("_needles", table)
+    try:
+        with warehouse._transaction():
+            con.execute(
+                "INSERT INTO quote_needles "
+                "SELECT DISTINCT ON (n.quote_hash) n.quote_hash, $rules, n.needle, n.literal, "
+                "n.needle_md, n.literal_md FROM _needles n "
+                "ANTI JOIN (SELECT quote_hash FROM quote_needles WHERE rules = $rules) t "
+                "ON t.quote_hash = n.quote_hash",
+                {"rules": rules},
+            )
+    finally:
+        con.unregister("_needles")
+
+
+def stored_needles(warehouse: Warehouse, rules: str) -> dict[str, QuoteNeedles]:
+    """Every quote's search strings stored under ``rules``, by quote hash."""
+    rows = warehouse._con.execute(
+        "SELECT quote_hash, needle, literal, needle_md, literal_md FROM quote_needles "
+        "WHERE rules = $rules",
+        {"rules": rules},
+    ).fetchall()
+    return {str(r[0]): QuoteNeedles._make(r) for r in rows}
+
+
 # -- reader text ---------------------------------------------------------------------------
 _UNREAD = """
-WITH wanted AS (
-    SELECT DISTINCT r.content_hash FROM revisions r
-    JOIN _claim_docs d ON d.doc_id = r.doc_id
-    WHERE r.content_hash IS NOT NULL
-),
-missing AS (
-    SELECT content_hash FROM wanted
-    EXCEPT
-    SELECT content_hash FROM reader_texts WHERE rules = $rules
-)
+SELECT DISTINCT r.content_hash FROM revisions r
+JOIN _claim_docs d ON d.doc_id = r.doc_id
+ANTI JOIN (SELECT content_hash FROM reader_texts WHERE rules = $rules) t
+    ON t.content_hash = r.content_hash
+WHERE r.content_hash IS NOT NULL
+"""
+_BODIES = """
 SELECT s.content_hash, s.media_type, s.body
-FROM snapshots s JOIN missing m ON m.content_hash = s.content_hash
+FROM snapshots s JOIN _unread u ON u.content_hash = s.content_hash
 """
 
 
@@ -144,7 +204,13 @@ def unread_snapshots(
     cursor = con.cursor()
     cursor.register("_claim_docs", pa.table({"doc_id": pa.array(list(doc_ids), pa.string())}))
     try:
-        rows = cursor.execute(_UNREAD, {"rules": rules}).fetchall()
+        # the hashes first (no snapshot read when every text is there), then their bytes
+        hashes = [h for (h,) in cursor.execute(_UNREAD, {"rules": rules}).fetchall()]
+        rows = []
+        if hashes:
+            cursor.register("_unread", pa.table({"content_hash": pa.array(hashes, pa.string())}))
+            rows = cursor.execute(_BODIES).fetchall()
+            cursor.unregister("_unread")
     finally:
         cursor.unregister("_claim_docs")
         cursor.close()
@@ -198,13 +264,24 @@ def store_reader_texts(warehouse: Warehouse, rules: str, rows: Sequence[ReaderTe
 # join order (``_PROBE_TEXTS``), which scans them.
 _MATCH = """
 WITH claimed AS (SELECT DISTINCT doc_id FROM _claims),
+needles AS (
+    SELECT
+        quote_hash, needle, literal,
+        needle_md IS NOT DISTINCT FROM needle AND literal_md IS NOT DISTINCT FROM literal
+            AS md_same,
+        needle_md, literal_md
+    FROM quote_needles
+    WHERE rules = $rules AND quote_hash IN (SELECT quote_hash FROM _claims)
+),
 pairs AS (
     SELECT
         c.n, r.revision, r.content_hash, r.tombstone, r.scope,
         (c.cited_revision IS NULL OR r.revision = c.cited_revision)
             AND (c.cited_hash IS NULL OR coalesce(starts_with(r.content_hash, c.cited_hash), false))
-            AS cited
+            AS cited,
+        q.needle, q.literal, q.md_same, q.needle_md, q.literal_md
     FROM _claims c
+    JOIN needles q ON q.quote_hash = c.quote_hash
     JOIN revisions r ON r.doc_id = c.doc_id
 ),
 scored AS (
@@ -212,13 +289,13 @@ scored AS (
         p.n, p.revision, p.content_hash, p.tombstone, p.scope, p.cited,
         CASE
             WHEN p.tombstone OR t.text IS NULL THEN NULL
-            WHEN t.markdown AND NOT c.md_same THEN coalesce(contains(t.text, c.needle_md), false)
-                OR coalesce(contains(t.text, c.literal_md), false)
-            ELSE contains(t.text, c.needle) OR coalesce(contains(t.text, c.literal), false)
-        END AS found
+            WHEN t.markdown AND NOT p.md_same THEN coalesce(contains(t.text, p.needle_md), false)
+                OR coalesce(contains(t.text, p.literal_md), false)
+            ELSE contains(t.text, p.needle) OR coalesce(contains(t.text, p.literal), false)
+        END AS found,
+        p.content_hash IS NOT NULL AND t.content_hash IS NULL AS unread
     FROM reader_texts t
     RIGHT JOIN pairs p ON t.content_hash = p.content_hash AND t.rules = $rules
-    JOIN _claims c ON c.n = p.n
 ),
 summary AS (
     SELECT
@@ -234,7 +311,8 @@ summary AS (
             FILTER (WHERE cited) AS cited_found,
         arg_max(tombstone, revision) FILTER (WHERE cited) AS cited_tombstone,
         list_sort(list(revision) FILTER (WHERE found)) AS found_in,
-        list(revision) FILTER (WHERE found IS NOT TRUE) AS not_found
+        list(revision) FILTER (WHERE found IS NOT TRUE) AS not_found,
+        bool_or(unread) AS unread
     FROM scored
     GROUP BY n
 ),
@@ -262,7 +340,8 @@ SELECT
     s.cited_found, s.cited_tombstone, s.found_in,
     list_min(list_filter(s.not_found, lambda r: r > list_max(s.found_in))),
     d.doc_id IS NOT NULL,
-    u.doc_id IS NOT NULL AND NOT s.current_tombstone
+    u.doc_id IS NOT NULL AND NOT s.current_tombstone,
+    s.unread
 FROM summary s
 JOIN _claims c ON c.n = s.n
 LEFT JOIN departed d ON d.doc_id = c.doc_id
@@ -286,11 +365,21 @@ def _optimizers_disabled(warehouse: Warehouse, names: str) -> Iterator[None]:
         con.execute("SET disabled_optimizers = $names", {"names": previous})
 
 
+class ClaimMatches(NamedTuple):
+    """What the bulk check found, by the claims' positions (None: no such document); and
+    whether any of their revisions has no reader text under the rules searched yet."""
+
+    matches: list[ClaimMatch | None]
+    unread: bool
+
+
 def claim_matches(
-    warehouse: Warehouse, claims: Sequence[ClaimQuery], rules: str, corpus: str | None = None
-) -> dict[str, ClaimMatch]:
+    warehouse: Warehouse, claims: Sequence[ClaimKey], rules: str, corpus: str | None = None
+) -> ClaimMatches:
     """For every claim whose document is in the warehouse: what each revision holds of its
-    quote, in one query. ``claim_id`` must be unique among ``claims``. A document has left
+    quote, in one query. Every claim's quote must have its search strings stored under
+    ``rules`` (:func:`store_needles`); a revision without reader text under ``rules`` counts
+    as unreadable and sets ``unread``: store its text and ask again. A document has left
     the corpus when it was a member of ``corpus`` (of any corpus, without one) and no longer
     is."""
     con = warehouse._con
@@ -302,9 +391,10 @@ def claim_matches(
     finally:
         con.unregister("_claims")
     columns = [table.column(n).to_pylist() for n in table.column_names]
-    return {
-        claims[row[0]].claim_id: ClaimMatch(
-            claims[row[0]].claim_id,
+    out: list[ClaimMatch | None] = [None] * len(claims)
+    unread = False
+    for row in zip(*columns, strict=True):
+        out[row[0]] = ClaimMatch(
             row[1],
             row[2],
             row[3],
@@ -316,17 +406,19 @@ def claim_matches(
             row[9],
             row[10],
         )
-        for row in zip(*columns, strict=True)
-    }
+        unread = unread or bool(row[11])
+    return ClaimMatches(out, unread)
 
 
 # -- the ledger ----------------------------------------------------------------------------
 def latest_statuses(warehouse: Warehouse, claim_set: str) -> dict[str, str]:
     """The status of every claim of ``claim_set`` at its latest check."""
-    rows = warehouse._con.execute(
-        "SELECT claim_id, status FROM claim_status WHERE claim_set = $s", {"s": claim_set}
-    ).fetchall()
-    return {str(c): str(s) for c, s in rows}
+    table = warehouse._con.sql(
+        "SELECT claim_id, arg_max(status, check_id) AS status FROM claim_checks "
+        "WHERE claim_set = $s GROUP BY claim_id",
+        params={"s": claim_set},
+    ).to_arrow_table()
+    return dict(zip(table.column(0).to_pylist(), table.column(1).to_pylist(), strict=True))
 
 
 def record_checks(

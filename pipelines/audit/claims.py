@@ -30,7 +30,7 @@ import hashlib
 import io
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,7 +39,14 @@ from pipelines.audit import quote as quote_rules
 from pipelines.audit.diffing import is_json_media
 from pipelines.audit.quote import WORD_EDGE, is_markdown_media, is_searchable, reader_text
 from warehouse import claims as ledger
-from warehouse.claims import ClaimMatch, ClaimQuery, ReaderTextRow, StatusChange
+from warehouse.claims import (
+    ClaimKey,
+    ClaimMatch,
+    ClaimQuery,
+    QuoteNeedles,
+    ReaderTextRow,
+    StatusChange,
+)
 from warehouse.errors import UsageError
 from warehouse.store import Warehouse
 
@@ -346,6 +353,30 @@ def claim_query(claim: Claim) -> ClaimQuery:
     )
 
 
+def quote_needles(claim: Claim, quote_hash: str | None = None) -> QuoteNeedles:
+    """The search strings of a claim's quote (:func:`claim_query`), as the warehouse keeps
+    them for every later check."""
+    q = claim_query(claim)
+    return QuoteNeedles(
+        quote_hash or claim.quote_hash, q.needle, q.literal, q.needle_md, q.literal_md
+    )
+
+
+def store_needles(
+    warehouse: Warehouse, claims: Sequence[Claim], hashes: Sequence[str], rules: str
+) -> int:
+    """Compute and store the search strings of every quote among ``claims`` (``hashes``:
+    their quote hashes) that has none under ``rules``; how many were added. A quote already
+    checked under these rules is not read again."""
+    missing = ledger.quotes_without_needles(warehouse, hashes, rules)
+    rows: dict[str, QuoteNeedles] = {}
+    for claim, quote_hash in zip(claims, hashes, strict=True):
+        if quote_hash in missing and quote_hash not in rows:
+            rows[quote_hash] = quote_needles(claim, quote_hash)
+    ledger.store_needles(warehouse, rules, list(rows.values()))
+    return len(rows)
+
+
 # -- classification ------------------------------------------------------------------------
 @dataclass(frozen=True)
 class ClaimVerdict:
@@ -376,12 +407,12 @@ class ClaimVerdict:
             "message": self.message,
         }
 
-    def as_check(self) -> ledger.ClaimCheck:
+    def as_check(self, quote_hash: str | None = None) -> ledger.ClaimCheck:
         c = self.claim
         return ledger.ClaimCheck(
             c.claim_id,
             c.doc_id,
-            c.quote_hash,
+            quote_hash or c.quote_hash,
             c.revision,
             c.content_hash,
             self.status,
@@ -575,16 +606,22 @@ def check_claims(
     was in); ``run_id`` is the refresh run the check follows.
     """
     rules = rules_version()
-    fill_reader_texts(warehouse, (c.doc_id for c in claims.claims), rules)
-    matches = ledger.claim_matches(
-        warehouse, [claim_query(c) for c in claims.claims], rules, corpus
-    )
-    verdicts = [classify(c, matches.get(c.claim_id)) for c in claims.claims]
+    items = claims.claims
+    hashes = [c.quote_hash for c in items]
+    store_needles(warehouse, items, hashes, rules)
+    keys = [
+        ClaimKey(c.doc_id, c.revision, c.content_hash, h)
+        for c, h in zip(items, hashes, strict=True)
+    ]
+    found = ledger.claim_matches(warehouse, keys, rules, corpus)
+    if found.unread:  # new revisions, or new rules: their reader text first
+        fill_reader_texts(warehouse, (c.doc_id for c in items), rules)
+        found = ledger.claim_matches(warehouse, keys, rules, corpus)
+    verdicts = [classify(c, m) for c, m in zip(items, found.matches, strict=True)]
     previous = ledger.latest_statuses(warehouse, claims.name)
     result = ClaimsCheck(claims.name, verdicts, list(claims.bad), _changes(previous, verdicts))
     result.run_id = run_id
     if record and verdicts:
-        result.check_id = ledger.record_checks(
-            warehouse, claims.name, run_id, [v.as_check() for v in verdicts]
-        )
+        checks = [v.as_check(h) for v, h in zip(verdicts, hashes, strict=True)]
+        result.check_id = ledger.record_checks(warehouse, claims.name, run_id, checks)
     return result
