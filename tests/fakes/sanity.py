@@ -1,7 +1,7 @@
 """A stateful fake of the Sanity Content Lake HTTP API, served through respx, for the faults
 the Node fake (``tests.fakes.node_lake``, which most tests use) cannot play: a Python
 exception raised in the client (``kill_after_commit``: the process killed while a
-transaction's answer is on its way) or a Python callback run before a mutation.
+transaction's answer is on its way).
 
 Built from the shapes in ``shared/reference/upstream-apis.md`` §1:
 
@@ -18,11 +18,10 @@ Built from the shapes in ``shared/reference/upstream-apis.md`` §1:
 - ``GET /v{version}/data/doc/{dataset}/{ids}``: ``{"documents", "omitted"}``.
 - ``Authorization: Bearer <token>`` required, else a Boom-style 401.
 
-Tests steer it: ``fail_requests`` (e.g. 429 with ``Retry-After``, 500: answered before
-anything is applied), ``fail_after_commit`` (the transaction commits, then the connection
-drops or a 503 comes back, as real services do under load), ``before_mutation``
-(an editor acts between plan and push), ``write_alongside`` (a transaction also writes some
-other document), and editor operations (``edit``, ``put``, ``remove``).
+Tests steer it with ``kill_after_commit`` and editor operations (``edit``, ``put``,
+``remove``); every other fault (429/5xx before anything is applied, commit then a dropped
+connection or a 503, an editor acting between plan and push, a write alongside a
+transaction) is played by the Node fake.
 """
 
 from __future__ import annotations
@@ -30,7 +29,7 @@ from __future__ import annotations
 import copy
 import json
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -57,16 +56,6 @@ class MutationFailed(Exception):
 
 
 @dataclass
-class Injected:
-    endpoint: str
-    status: int
-    times: int
-    retry_after: str | None = None
-    after: int = 0
-    body: dict[str, Any] | None = None
-
-
-@dataclass
 class Request:
     method: str
     path: str
@@ -82,10 +71,7 @@ class FakeContentLake:
     documents: dict[str, dict[str, Any]] = field(default_factory=dict)
     transactions: list[dict[str, Any]] = field(default_factory=list)
     requests: list[Request] = field(default_factory=list)
-    _failures: list[Injected] = field(default_factory=list)
-    _after_commit: list[int | BaseException | None] = field(default_factory=list)
-    _before: list[Callable[[FakeContentLake], None]] = field(default_factory=list)
-    _alongside: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    _after_commit: list[BaseException | None] = field(default_factory=list)
     _lock: threading.RLock = field(default_factory=threading.RLock)
     _tx_counter: int = 0
 
@@ -98,47 +84,13 @@ class FakeContentLake:
             "SANITY_API_HOST": self.host,
         }
 
-    def fail_requests(
-        self,
-        status: int,
-        *,
-        times: int = 1,
-        retry_after: str | None = None,
-        after: int = 0,
-        body: dict[str, Any] | None = None,
-        endpoint: str = "mutate",
-    ) -> None:
-        """Answer ``status`` to the next ``times`` requests to ``endpoint`` (``mutate``,
-        ``query`` or ``doc``), once ``after`` more have been served normally."""
-        self._failures.append(Injected(endpoint, status, times, retry_after, after, body))
-
-    def clear_failures(self) -> None:
-        """Forget every failure still to be injected."""
-        self._failures.clear()
-        self._after_commit.clear()
-
-    def fail_after_commit(self, status: int | None = None, *, times: int = 1) -> None:
-        """Commit each of the next ``times`` mutate requests, then answer ``status`` (e.g.
-        503) or, when None, drop the connection without an answer."""
-        self._after_commit.extend([status] * times)
-
     def kill_after_commit(self, *, after: int = 0) -> None:
         """Once ``after`` mutate requests have been answered normally, commit the next one
         and raise ``KeyboardInterrupt`` in the client (the process killed while the answer
         was on its way)."""
-        self._after_commit.extend([0] * after)
+        self._after_commit.extend([None] * after)
         self._after_commit.append(KeyboardInterrupt())
 
-    def before_mutation(self, action: Callable[[FakeContentLake], None]) -> None:
-        """Run ``action`` (once) just before the next mutate request is applied."""
-        self._before.append(action)
-
-    def write_alongside(self, doc_id: str, fields: dict[str, Any]) -> None:
-        """Make the next committed transaction also patch ``doc_id`` (a server-side side
-        effect the pipeline never asked for)."""
-        self._alongside.append((doc_id, fields))
-
-    # -- editor operations (each its own transaction, like the Studio) -----------------------
     def put(self, document: dict[str, Any]) -> str:
         return self.apply([{"createOrReplace": document}])
 
@@ -177,11 +129,6 @@ class FakeContentLake:
                 self._tx_counter += 1
             working = {k: copy.deepcopy(v) for k, v in self.documents.items()}
             results, written = self._apply_all(working, mutations)
-            if self._alongside:
-                doc_id, fields = self._alongside.pop(0)
-                if doc_id in working:
-                    working[doc_id].update(copy.deepcopy(fields))
-                    written.add(doc_id)
             self._check_references(working, written, {r["id"] for r in results})
             stamp = self._timestamp()
             for doc_id in written:
@@ -328,9 +275,6 @@ class FakeContentLake:
         if len(parts) < 4 or parts[1] != "data" or parts[3] != self.dataset:
             return httpx.Response(404, json={"error": "Not Found", "statusCode": 404})
         endpoint = parts[2]
-        injected = self._injected(endpoint)
-        if injected is not None:
-            return injected
         if endpoint == "mutate" and request.method == "POST":
             return self._mutate(request, body)
         if endpoint == "query":
@@ -339,29 +283,8 @@ class FakeContentLake:
             return self._doc(parts[4])
         return httpx.Response(404, json={"error": "Not Found", "statusCode": 404})
 
-    def _injected(self, endpoint: str) -> httpx.Response | None:
-        with self._lock:
-            injected = next(
-                (f for f in self._failures if f.times > 0 and f.endpoint == endpoint), None
-            )
-            if injected is None:
-                return None
-            if injected.after > 0:
-                injected.after -= 1
-                return None
-            injected.times -= 1
-        headers = {"Retry-After": injected.retry_after} if injected.retry_after else {}
-        payload = injected.body or {
-            "statusCode": injected.status,
-            "error": "Injected",
-            "message": f"injected HTTP {injected.status}",
-        }
-        return httpx.Response(injected.status, json=payload, headers=headers)
-
     def _mutate(self, request: httpx.Request, body: Any) -> httpx.Response:
         with self._lock:
-            while self._before:
-                self._before.pop(0)(self)
             try:
                 tx = self.apply(body["mutations"], body.get("transactionId"))
             except MutationFailed as exc:
@@ -376,17 +299,9 @@ class FakeContentLake:
                     },
                 )
             results = self.transactions[-1]["results"]
-            lost = self._after_commit.pop(0) if self._after_commit else 0
-        if isinstance(lost, BaseException):
+            lost = self._after_commit.pop(0) if self._after_commit else None
+        if lost is not None:
             raise lost
-        if lost is None:
-            raise httpx.RemoteProtocolError(
-                "Server disconnected without sending a response.", request=request
-            )
-        if lost:
-            return httpx.Response(
-                lost, json={"statusCode": lost, "error": "Service Unavailable", "message": "busy"}
-            )
         answer: dict[str, Any] = {"transactionId": tx}
         if request.url.params.get("returnIds") == "true":
             answer["results"] = results
