@@ -441,7 +441,8 @@ def record_checks(
     con = warehouse._con
     con.register("_checks", table)
     try:
-        with warehouse._transaction():
+        # the id lock: two writers of a lake never take the same check id
+        with warehouse.serial("ids:claim_checks"), warehouse._transaction():
             check_id = int(
                 warehouse._scalar("SELECT coalesce(max(check_id), 0) + 1 FROM claim_checks")
             )

@@ -51,8 +51,9 @@ def start_push(
     plan_counts: dict[str, int],
     unrelated_before: int | None,
 ) -> int:
-    """Append a push's 'started' row and return its id (the next integer)."""
-    with warehouse._transaction() as con:
+    """Append a push's 'started' row and return its id (the next integer, allocated under the
+    warehouse's id lock so that two writers of a lake never take the same one)."""
+    with warehouse.serial("ids:pushes"), warehouse._transaction() as con:
         push_id = int(warehouse._scalar("SELECT coalesce(max(push_id), 0) + 1 FROM pushes"))
         con.execute(
             "INSERT INTO pushes (push_id, event, recorded_at, target, namespace, manifest_name, "
