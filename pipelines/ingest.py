@@ -168,6 +168,8 @@ def run_ingest(
     status = "internal error" if internal is not None else ("failed" if failures else "ok")
     if retired:
         counts["corpus"] = {"left": len(retired)}
+    if ingestor.conflicts_retried:  # batches a lake's other writers made us write again
+        counts["warehouse"] = {"conflicts_retried": ingestor.conflicts_retried}
     finish_run(warehouse, info.run_id, status, counts, failures, warnings)
     if internal is not None:
         raise internal

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import hashlib
 import queue
+import random
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -24,7 +26,7 @@ import orjson
 import pyarrow as pa
 
 from warehouse.clock import now
-from warehouse.errors import IntegrityError, MassRetireRefused
+from warehouse.errors import IntegrityError, MassRetireRefused, WarehouseError
 from warehouse.records import Listing, Provenance, Record
 from warehouse.sightings import record_misses
 from warehouse.store import Warehouse
@@ -321,6 +323,10 @@ SELECT doc_id FROM current_revisions WHERE scope = $scope AND NOT tombstone
 _LIVE_IN_SCOPE = "SELECT count(*) FROM current_revisions WHERE scope = $scope AND NOT tombstone"
 
 
+# How many times one batch is written again after its commit conflicted with another writer.
+CONFLICT_RETRIES = 10
+
+
 @dataclass
 class Ingestor:
     """Writes the listings of one run into the warehouse."""
@@ -333,6 +339,8 @@ class Ingestor:
     corpus: str | None = None
     _batch_no: int = field(default=0, init=False)
     _run_seen_ready: bool = field(default=False, init=False)
+    # Batches whose commit conflicted with another writer of a lake and were written again.
+    conflicts_retried: int = field(default=0, init=False)
 
     def _ensure_run_seen(self) -> None:
         if not self._run_seen_ready:
@@ -455,7 +463,41 @@ class Ingestor:
         checkpoint: str | None,
     ) -> Counts:
         """Classify a batch's key table and write what is new, changed or restored; ``rows``
-        holds (at least) the records of those, with their bytes."""
+        holds (at least) the records of those, with their bytes.
+
+        A commit that conflicts with another writer of a lake is retried, the whole batch
+        (classified again against what the other writer committed), at most
+        :data:`CONFLICT_RETRIES` times, and counted in :attr:`conflicts_retried`."""
+        for attempt in range(CONFLICT_RETRIES + 1):
+            try:
+                with self.warehouse.conflicts_surface():
+                    counts = self._commit_once(source, scope, keys, rows, records, checkpoint)
+            except Exception as exc:
+                if not self.warehouse.is_commit_conflict(exc):
+                    raise
+                if attempt == CONFLICT_RETRIES:
+                    raise WarehouseError(
+                        f"a batch of {scope} conflicted with other writers "
+                        f"{CONFLICT_RETRIES + 1} times and was not written; re-run to finish "
+                        f"({str(exc).splitlines()[0]})"
+                    ) from exc
+                self.conflicts_retried += 1
+                time.sleep(min(2.0, 0.05 * 2**attempt) * (0.5 + random.random() / 2))
+                continue
+            if self.on_batch is not None:
+                self.on_batch(counts)
+            return counts
+        raise AssertionError("unreachable")  # the loop returns or raises
+
+    def _commit_once(
+        self,
+        source: str,
+        scope: str,
+        keys: pa.Table,
+        rows: list[Record],
+        records: int,
+        checkpoint: str | None,
+    ) -> Counts:
         con = self.warehouse._con
         counts = Counts(records=records)
         params = {"run": self.run_id, "at": now(), "scope": scope}
@@ -491,8 +533,6 @@ class Ingestor:
                 self._record_progress(source, scope, counts, checkpoint)
         finally:
             con.unregister("_batch")
-        if self.on_batch is not None:
-            self.on_batch(counts)
         return counts
 
     def _retire_missing(self, source: str, scope: str) -> Counts:

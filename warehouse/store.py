@@ -6,6 +6,7 @@ A warehouse is a DuckDB file or a DuckLake catalog (``warehouse/backends.py``); 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import time
@@ -469,6 +470,20 @@ class Warehouse:
             return
         yield from self._transaction_body()
 
+    @contextmanager
+    def conflicts_surface(self) -> Iterator[None]:
+        """On a lake, let a commit that conflicts with another writer's fail at once (DuckLake
+        otherwise retries it internally, unseen) so the caller can retry the whole batch
+        and count it; a DuckDB file has one writer and never conflicts."""
+        if not self.is_lake:
+            yield
+            return
+        self._con.execute("SET ducklake_max_retry_count = 0")
+        try:
+            yield
+        finally:
+            self._con.execute("RESET ducklake_max_retry_count")
+
     def _transaction_body(self) -> Iterator[duckdb.DuckDBPyConnection]:
         self._con.execute("BEGIN TRANSACTION")
         try:
@@ -476,7 +491,20 @@ class Warehouse:
         except BaseException:
             self._con.execute("ROLLBACK")
             raise
-        self._con.execute("COMMIT")
+        try:
+            self._con.execute("COMMIT")
+        except duckdb.TransactionException:
+            with contextlib.suppress(duckdb.Error):  # a failed commit may have ended it already
+                self._con.execute("ROLLBACK")
+            raise
+
+    @staticmethod
+    def is_commit_conflict(exc: BaseException) -> bool:
+        """Whether ``exc`` is a commit refused because another writer committed first
+        (DuckLake's optimistic concurrency): worth retrying the whole transaction."""
+        return isinstance(exc, duckdb.TransactionException) and (
+            "Failed to commit DuckLake transaction" in str(exc) or "conflict" in str(exc).lower()
+        )
 
     def _first_row(self, sql: str, params: Any = None) -> tuple[Any, ...] | None:
         """The first row of a query, reading the whole result (DuckDB 2 refuses new work
