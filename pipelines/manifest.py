@@ -18,7 +18,7 @@ import tomllib
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any, TypeVar, get_args
 
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 from pydantic_core import ErrorDetails
@@ -200,6 +200,21 @@ def _explain(error: ErrorDetails, model: type[StrictModel]) -> str:
     return f"field '{loc}': {message}"
 
 
+M = TypeVar("M", bound=StrictModel)
+
+
+def _optional_table(path: Path | str, data: dict[str, Any], name: str, model: type[M]) -> M | None:
+    """The ``[name]`` table of a manifest validated as ``model``, or None when absent."""
+    if name not in data:
+        return None
+    if not isinstance(data[name], dict):
+        raise ManifestError(f"{path}: [{name}] must be a table")
+    try:
+        return model.model_validate(data[name])
+    except ValidationError as exc:
+        raise ManifestError(f"{path}: [{name}], {_explain(exc.errors()[0], model)}") from None
+
+
 def parse_manifest(text: str, path: Path) -> Manifest:
     """Validate manifest text; raise :class:`ManifestError` naming file, entry and field."""
     try:
@@ -226,27 +241,8 @@ def parse_manifest(text: str, path: Path) -> Manifest:
     except ValidationError as exc:
         raise ManifestError(f"{path}: [corpus], {_explain(exc.errors()[0], Corpus)}") from None
 
-    publish = Publish()
-    if "publish" in data:
-        if not isinstance(data["publish"], dict):
-            raise ManifestError(f"{path}: [publish] must be a table")
-        try:
-            publish = Publish.model_validate(data["publish"])
-        except ValidationError as exc:
-            raise ManifestError(
-                f"{path}: [publish], {_explain(exc.errors()[0], Publish)}"
-            ) from None
-
-    claims = None
-    if "claims" in data:
-        if not isinstance(data["claims"], dict):
-            raise ManifestError(f"{path}: [claims] must be a table")
-        try:
-            claims = ClaimsTable.model_validate(data["claims"])
-        except ValidationError as exc:
-            raise ManifestError(
-                f"{path}: [claims], {_explain(exc.errors()[0], ClaimsTable)}"
-            ) from None
+    publish = _optional_table(path, data, "publish", Publish) or Publish()
+    claims = _optional_table(path, data, "claims", ClaimsTable)
 
     entries: dict[str, list[Any]] = {}
     for source, spec in sources.items():

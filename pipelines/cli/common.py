@@ -214,18 +214,7 @@ def ingest_options(func: F) -> F:
             is_flag=True,
             help="Allow a run to retire more than half of a scope or of the corpus at once.",
         ),
-        click.option(
-            "--record",
-            "record_dir",
-            type=click.Path(path_type=Path, file_okay=False),
-            help="Save every HTTP exchange under DIR as evidence of the fetch.",
-        ),
-        click.option(
-            "--replay",
-            "replay_dir",
-            type=click.Path(path_type=Path, file_okay=False),
-            help="Serve HTTP from a recorded session in DIR, offline; unrecorded requests fail.",
-        ),
+        http_options,
         click.option(
             "--batch-size", default=5_000, show_default=True, help="Records per transaction."
         ),
@@ -271,7 +260,7 @@ def prepare_ingest(
     """What ``ingest`` and ``refresh`` build from the options of :func:`ingest_options`."""
     loaded = load_manifest(manifest_file)
     check_only(only, loaded)
-    http = HttpFactory(user_agent=USER_AGENT, record_dir=record_dir, replay_dir=replay_dir)
+    http = http_factory(record_dir, replay_dir)
     options = IngestOptions(
         only=list(only) or None, allow_mass_retire=allow_mass_retire, batch_size=batch_size
     )
