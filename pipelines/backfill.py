@@ -1,18 +1,22 @@
-"""A one-off backfill of an NHTSA flat file: one run on the ingest engine, resumable.
+"""A one-off backfill of an NHTSA flat file: one run, resumable, in bulk.
 
 The rows of one identity are one document (a complaint appears once per vehicle and
 component, a recall once per make/model/year), and they need not be adjacent in the file.
-The file is streamed twice, so memory does not grow with it:
+The file is streamed twice, a few MB at a time, so memory does not grow with it; the work
+per line runs inside DuckDB (:mod:`warehouse.flatbulk`), on every core:
 
-1. **Scan.** Every line is validated against the layout of the kind; malformed rows (wrong
-   field count, bad date, no identity) are counted and reported with their line numbers.
-   For the rows of the wanted vehicle, ``(key, line)`` goes to a scratch DuckDB database
-   (memory-limited, spilling to disk), which then names the line that ends each document:
-   a bitmap over line numbers.
-2. **Write.** The file is read again; rows wait in a buffer until their document's last
-   line, where the document is handed to the ingest engine (one listing). Documents thus
-   go in the order of their last line, and every committed batch carries the checkpoint
-   ``<file digest>:<last line>`` in its transaction.
+1. **Check.** Every line is validated against the layout of the kind; malformed rows (wrong
+   field count, bad date, no identity) are counted and reported with their line numbers
+   (lines the bulk check cannot vouch for are judged by :class:`RowChecker`, one at a
+   time). For the rows of the wanted vehicle, the line number, identity and a SHA-256 of
+   the raw line go to a scratch database beside the warehouse.
+2. **Plan.** Rows are grouped into documents; each one's *fingerprint* (a digest of its
+   lines' digests and of the rules that build its bytes) is compared with the one recorded
+   when it was last built. Documents whose input did not change are not built again.
+3. **Build and commit.** The file is read again up to the last line a document to build
+   needs; each such document's canonical JSON is assembled at its last line and hashed.
+   Documents are committed in the order of their last line, ``--batch-size`` per
+   transaction, each carrying the checkpoint ``<file digest>:<last line>``.
 
 An interrupted backfill of the same file resumes after the last committed line and never
 counts a document twice; a checkpoint of a different file is ignored (start over).
@@ -28,11 +32,14 @@ import shutil
 import tempfile
 import time
 from collections import deque
-from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+
+from pipelines.ahead import ahead
 from pipelines.progress import BackfillReporter
 from sources.nhtsa.flatfile import (
     LAYOUTS,
@@ -41,24 +48,29 @@ from sources.nhtsa.flatfile import (
     Malformed,
     RowChecker,
     VehicleFilter,
+    checked_table,
     file_sha256,
+    flat_spec,
     is_header,
-    read_chunks,
+    read_blocks,
+    text_table,
 )
-from warehouse.canonical import CANONICAL_FORM_VERSION, canonical_json
+from warehouse.canonical import canonical_json
 from warehouse.clock import now
 from warehouse.errors import BackfillError, FlatFileError, ReceiptsError, UsageError
+from warehouse.flatbulk import CommitContext, FlatBulk, Plan
 from warehouse.ids import doc_id
-from warehouse.ingest import FINGERPRINT, Counts, Drafts, Ingestor
-from warehouse.records import Provenance, Record
+from warehouse.ingest import Counts
 from warehouse.runs import finish_run, latest_checkpoint, start_run
-from warehouse.scratch import KeyLines
 from warehouse.store import Warehouse
 
 SOURCE = "nhtsa"
 COMMAND = "backfill"
 DEFAULT_MEMORY_LIMIT = "256MB"
 DEFAULT_BATCH_SIZE = 20_000  # documents per transaction
+# The file is handed to DuckDB this many bytes at a time: enough lines per statement for
+# its threads to share, few enough to keep memory flat.
+BLOCK_BYTES = 8 << 20
 MALFORMED_KEPT = 1_000  # line details kept in memory (all are counted)
 LEDGER_WARNINGS = 100  # line details written to the run ledger
 _MEMORY_LIMIT_RE = re.compile(r"^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$", re.IGNORECASE)
@@ -99,6 +111,7 @@ class BackfillResult:
     malformed: int = 0
     malformed_lines: list[dict[str, Any]] = field(default_factory=list)
     documents: Counts = field(default_factory=Counts)
+    built: int = 0  # documents whose bytes were assembled (the others' lines had not changed)
     seconds: float = 0.0
 
     def as_json(self) -> dict[str, Any]:
@@ -115,28 +128,9 @@ class BackfillResult:
             "malformed": self.malformed,
             "malformed_lines": self.malformed_lines,
             "documents": {"records": self.documents.records, **self.documents.as_dict()},
+            "built": self.built,
             "seconds": round(self.seconds, 3),
         }
-
-
-# -- scanning ------------------------------------------------------------------------------
-class LineSet:
-    """A set of line numbers of the file: one bit per line."""
-
-    def __init__(self) -> None:
-        self._bits = bytearray()
-
-    def add(self, line: int) -> None:
-        index = line >> 3
-        if index >= len(self._bits):
-            self._bits.extend(bytes(index + 1 - len(self._bits) + (1 << 16)))
-        self._bits[index] |= 1 << (line & 7)
-
-    def __contains__(self, line: object) -> bool:
-        if not isinstance(line, int):
-            return False
-        index = line >> 3
-        return index < len(self._bits) and bool(self._bits[index] & (1 << (line & 7)))
 
 
 def _pid_alive(pid: int) -> bool:
@@ -167,14 +161,13 @@ def scratch_directory(parent: Path | None) -> Iterator[Path]:
         shutil.rmtree(directory, ignore_errors=True)
 
 
+# -- pass 1: checking ----------------------------------------------------------------------
 @dataclass
 class ScanResult:
     rows: int = 0
     matched: int = 0
     malformed: int = 0
     malformed_lines: list[dict[str, Any]] = field(default_factory=list)
-    wanted: LineSet = field(default_factory=LineSet)
-    ends: LineSet = field(default_factory=LineSet)
 
     def add_malformed(self, bad: Malformed) -> None:
         self.malformed += 1
@@ -185,157 +178,107 @@ class ScanResult:
 def scan(
     source: LineSource,
     request: BackfillRequest,
-    scratch: Path,
+    bulk: FlatBulk,
+    checker: RowChecker,
     reporter: BackfillReporter,
 ) -> ScanResult:
-    """Pass 1: validate every line, count what is malformed, find each document's end."""
+    """Pass 1: check every line (in bulk; the lines the bulk check cannot vouch for, one at
+    a time), keep the wanted rows, count and report what is malformed."""
     result = ScanResult()
-    checker = RowChecker(request.layout, request.vehicle)
-    layout = request.layout
-    wanted = result.wanted
-    index = KeyLines(scratch, request.memory_limit)
-    try:
-        for start, lines in read_chunks(source):
-            keys: list[str] = []
-            numbers: list[int] = []
-            for number, text in enumerate(lines, start):
-                if not text or (number == 1 and is_header(layout, text)):
-                    continue
-                verdict = checker.check(text.split("\t"))
-                if isinstance(verdict, str):
-                    result.add_malformed(Malformed(number, verdict))
-                elif verdict[1]:
-                    wanted.add(number)
-                    keys.append(verdict[0])
-                    numbers.append(number)
-                result.rows += 1
-            result.matched += len(keys)
-            if keys:
-                index.add(keys, numbers)
-            reporter.reading(result.rows, source.bytes_read, source.total_bytes)
-        for line in index.last_lines():  # the line that ends each document
-            result.ends.add(line)
-    finally:
-        index.close()
+    blocks = (
+        (start, checked_table(start, data)) for start, data in read_blocks(source, BLOCK_BYTES)
+    )
+    for start, table in ahead(blocks):
+        skip = 1 if start == 1 and is_header(request.layout, table["text"][0].as_py()) else 0
+        checked = bulk.check(table, skip)
+        result.rows += checked.rows
+        result.matched += checked.matched
+        if checked.suspects:
+            _judge(table, start, checked.suspects, checker, bulk, result)
+        reporter.reading(result.rows, source.bytes_read, source.total_bytes)
     reporter.read_finished(result.rows, result.matched, result.malformed)
     return result
 
 
-# -- writing -------------------------------------------------------------------------------
-@dataclass
-class _Document:
-    key: str
-    end: int
-    numbers: list[int]
-    lines: list[str]
+def _judge(
+    table: pa.Table,
+    start: int,
+    suspects: list[int],
+    checker: RowChecker,
+    bulk: FlatBulk,
+    result: ScanResult,
+) -> None:
+    """The line-at-a-time checker's verdict on the lines the bulk check left to it."""
+    texts, hashes, plain = table["text"], table["h"], table["plain"]
+    kept: dict[str, list[Any]] = {k: [] for k in ("number", "key", "h", "n", "year", "plain")}
+    for number in suspects:
+        at = number - start
+        parts = texts[at].as_py().split("\t")
+        verdict = checker.check(parts)
+        if isinstance(verdict, str):
+            result.add_malformed(Malformed(number, verdict))
+            continue
+        key, wanted = verdict
+        if not wanted:
+            continue
+        doc_id(SOURCE, checker.layout.doc_kind, key)  # refuses a key no id can hold
+        shape = checker.shapes[len(parts)]
+        year_text = parts[shape.year_index] if shape.year_index is not None else ""
+        result.matched += 1
+        for name, value in (
+            ("number", number),
+            ("key", key),
+            ("h", hashes[at].as_py()),
+            ("n", len(parts)),
+            ("year", checker.year(year_text)[0]),
+            ("plain", plain[at].as_py()),
+        ):
+            kept[name].append(value)
+    if kept["number"]:
+        bulk.add_checked(
+            pa.table(
+                {
+                    "number": pa.array(kept["number"], pa.int64()),
+                    "key": pa.array(kept["key"], pa.string()),
+                    "h": pa.array(kept["h"], pa.string()),
+                    "n": pa.array(kept["n"], pa.int32()),
+                    "year": pa.array(kept["year"], pa.int32()),
+                    "plain": pa.array(kept["plain"], pa.bool_()),
+                }
+            )
+        )
 
 
-def _ended_documents(
+# -- pass 2: building and committing -------------------------------------------------------
+def _build(
     source: LineSource,
-    request: BackfillRequest,
+    bulk: FlatBulk,
     checker: RowChecker,
-    scanned: ScanResult,
-    after_line: int,
-) -> Iterator[_Document]:
-    """Pass 2: each document at its last line, its lines in file order; documents ending at
-    or before ``after_line`` were committed by an interrupted run and are skipped. Lines are
-    not split again: only the identity is read."""
-    waiting: dict[str, _Document] = {}
-    shapes = checker.shapes
-    wanted, ends = scanned.wanted, scanned.ends
-    for start, lines in read_chunks(source):
-        for number, text in enumerate(lines, start):
-            if number not in wanted:
-                continue
-            shape = shapes.get(text.count("\t") + 1)
-            if shape is None:
-                raise BackfillError(f"{source.name} changed while it was read (line {number})")
-            key = checker.key(shape, text.split("\t", max(shape.key_indexes) + 1))
-            doc = waiting.get(key)
-            if doc is None:
-                doc = waiting[key] = _Document(key, number, [], [])
-            doc.numbers.append(number)
-            doc.lines.append(text)
-            if number not in ends:
-                continue
-            del waiting[key]
-            if number > after_line:
-                doc.end = number
-                yield doc
-    if waiting:
-        raise BackfillError(
-            f"{source.name} changed while it was read: {len(waiting)} records have no end"
-        )
-
-
-def _fingerprint(salt: bytes, lines: list[str]) -> str:
-    """A digest of a document's raw lines and of the rules that build its bytes."""
-    return hashlib.blake2b(salt + "\n".join(lines).encode("utf-8"), digest_size=16).hexdigest()
-
-
-def draft_batches(
-    documents: Iterator[_Document],
-    request: BackfillRequest,
-    checker: RowChecker,
-    provenance: Provenance,
-    digest: str,
-    emitted_rows: deque[int],
-) -> Iterator[Drafts]:
-    """Batches of ``batch_size`` documents; each one's bytes are built only if the engine
-    asks (its raw lines differ from the ones its current revision was built from)."""
-    layout = request.layout
-    labels = "+".join(names.label for names in layout.layouts)
-    salt = f"canonical-v{CANONICAL_FORM_VERSION}|{layout.name}|{labels}|".encode()
-    kind = layout.doc_kind
-    batch: list[_Document] = []
-    provenances: dict[str, Provenance] = {}
-
-    def by_format(source_format: str) -> Provenance:
-        found = provenances.get(source_format)
-        if found is None:
-            found = provenances[source_format] = replace(provenance, source_format=source_format)
-        return found
-
-    def drafts_of(docs: list[_Document]) -> Drafts:
-        doc_ids = [doc_id(SOURCE, kind, d.key) for d in docs]
-        fingerprints = [_fingerprint(salt, d.lines) for d in docs]
-
-        def build(positions: list[int]) -> list[Record]:
-            records = []
-            for i in positions:
-                doc = docs[i]
-                body, source_format = checker.body(doc.lines)
-                records.append(
-                    Record(
-                        doc_id=doc_ids[i],
-                        kind=kind,
-                        body=body,
-                        provenance=by_format(source_format),
-                        attributes={
-                            "file_sha256": digest,
-                            "lines": doc.numbers,
-                            FINGERPRINT: fingerprints[i],
-                        },
-                    )
-                )
-            return records
-
-        emitted_rows.append(sum(len(d.numbers) for d in docs))
-        return Drafts(
-            doc_ids=doc_ids,
-            fingerprints=fingerprints,
-            provenance=provenance,
-            build=build,
-            checkpoint=f"{digest[:16]}:{docs[-1].end}",
-        )
-
-    for document in documents:
-        batch.append(document)
-        if len(batch) >= request.batch_size:
-            yield drafts_of(batch)
-            batch = []
-    if batch:
-        yield drafts_of(batch)
+    plan: Plan,
+    commit_through: Callable[[int], None],
+) -> None:
+    """Read the file again up to the last line of a document to build; build each document
+    at its last line and commit each range of documents as soon as all of it is built."""
+    if not plan.to_build:
+        return
+    kind = checker.layout.doc_kind
+    last = 0
+    blocks = ((start, text_table(start, data)) for start, data in read_blocks(source, BLOCK_BYTES))
+    for start, table in ahead(blocks):
+        last = start + len(table) - 1
+        leftover = bulk.build(table, start, last)
+        if leftover:
+            built = []
+            for key, lines in leftover:
+                body, source_format = checker.body([text for _, text in lines])
+                numbers = [number for number, _ in lines]
+                built.append((doc_id(SOURCE, kind, key), numbers[-1], body, source_format, numbers))
+            bulk.add_built(built)
+        commit_through(last)
+        if last >= plan.last_needed_line:
+            break
+    if last < plan.last_needed_line or bulk.leftover_lines():
+        raise BackfillError(f"{source.name} changed while it was read (near line {last})")
 
 
 def _resume_point(warehouse: Warehouse, scope: str, digest: str) -> int | None:
@@ -394,14 +337,21 @@ def run_backfill(
         with (
             scratch_directory(request.scratch_dir) as scratch,
             warehouse.memory_limit(request.memory_limit),
+            warehouse.bulk_writes(),
         ):
-            scanned = scan(source, request, scratch, reporter)
-            result.rows, result.matched = scanned.rows, scanned.matched
-            result.malformed = scanned.malformed
-            result.malformed_lines = scanned.malformed_lines
-            result.documents = _write(
-                warehouse, request, source, scanned, info.run_id, after_line or 0, digest, reporter
-            )
+            checker = RowChecker(request.layout, request.vehicle)
+            bulk = FlatBulk(warehouse, flat_spec(request.layout, request.vehicle), scratch)
+            try:
+                scanned = scan(source, request, bulk, checker, reporter)
+                result.rows, result.matched = scanned.rows, scanned.matched
+                result.malformed = scanned.malformed
+                result.malformed_lines = scanned.malformed_lines
+                result.documents, result.built = _write(
+                    warehouse, request, source, bulk, checker, info.run_id, after_line or 0,
+                    digest, reporter,
+                )  # fmt: skip
+            finally:
+                bulk.close()
     except Exception as exc:
         reason = str(exc) or type(exc).__name__
         failure = {"source": SOURCE, "entry": label, "reason": reason}
@@ -430,31 +380,39 @@ def _write(
     warehouse: Warehouse,
     request: BackfillRequest,
     source: LineSource,
-    scanned: ScanResult,
+    bulk: FlatBulk,
+    checker: RowChecker,
     run_id: int,
     after_line: int,
     digest: str,
     reporter: BackfillReporter,
-) -> Counts:
-    emitted_rows: deque[int] = deque()
-    done = {"rows": 0, "documents": 0}
-
-    def on_batch(counts: Counts) -> None:
-        if counts.records and emitted_rows:
-            done["rows"] += emitted_rows.popleft()
-        done["documents"] += counts.records
-        reporter.writing(done["rows"], scanned.matched, done["documents"])
-
-    provenance = Provenance(
+) -> tuple[Counts, int]:
+    """Plan, build and commit: the counts, and how many documents were built."""
+    context = CommitContext(
+        run_id=run_id,
+        source=SOURCE,
+        scope=request.scope(),
         url=request.url or f"file:{request.path.name}",
-        source_format=request.layout.source_format,
         fetched_at=now(),
+        file_sha256=digest,
     )
-    checker = RowChecker(request.layout, request.vehicle)
-    ingestor = Ingestor(warehouse, run_id, batch_size=request.batch_size, on_batch=on_batch)
-    documents = _ended_documents(source, request, checker, scanned, after_line)
-    batches = draft_batches(documents, request, checker, provenance, digest, emitted_rows)
-    return ingestor.ingest_drafts(SOURCE, request.scope(), batches)
+    plan = bulk.plan(after_line, request.batch_size, context.url)
+    boundaries = deque(plan.boundaries)
+    total = Counts()
+    done = {"lo": after_line, "rows": 0}
+
+    def commit_through(line: int) -> None:
+        while boundaries and boundaries[0] <= line:
+            hi = boundaries.popleft()
+            counts, rows = bulk.commit(context, done["lo"], hi)
+            done["lo"] = hi
+            done["rows"] += rows
+            total.add(counts)
+            reporter.writing(done["rows"], plan.rows, total.records)
+
+    _build(source, bulk, checker, plan, commit_through)
+    commit_through(plan.boundaries[-1] if plan.boundaries else 0)
+    return total, plan.to_build
 
 
 def _ledger_counts(result: BackfillResult) -> dict[str, Any]:

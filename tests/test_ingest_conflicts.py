@@ -11,8 +11,9 @@ import duckdb
 import pytest
 
 from tests.conftest import cli, write_manifest
-from warehouse import ingest
-from warehouse.ingest import CONFLICT_RETRIES, Ingestor
+from warehouse import conflicts
+from warehouse.conflicts import CONFLICT_RETRIES
+from warehouse.ingest import Ingestor
 from warehouse.store import Warehouse
 
 MANIFEST = """
@@ -47,7 +48,7 @@ def _conflicting(monkeypatch: pytest.MonkeyPatch, times: int) -> list[int]:
         return real(self, *args)
 
     monkeypatch.setattr(Ingestor, "_commit_once", commit_once)
-    monkeypatch.setattr(ingest.time, "sleep", lambda _seconds: None)
+    monkeypatch.setattr(conflicts.time, "sleep", lambda _seconds: None)
     return failed
 
 

@@ -34,6 +34,7 @@ ALLOWED = frozenset(
     {
         ("bench/floor.py", "backfill_floor"),
         ("bench/floor.py", "_insert"),
+        ("bench/floor.py", "_documents_sql"),
         ("bench/floor.py", "floor_hashes"),
         ("bench/floor.py", "ingest_floor"),
     }

@@ -4,42 +4,25 @@ Each batch moves through Arrow and is compared with the current revisions in one
 its new snapshots, revisions, sightings and the run's progress row commit in one
 transaction. Nothing is updated or deleted; de-duplication is by anti-join inside the
 writing transaction, never by a key constraint.
-
-A source that can name a cheap *fingerprint* of a document's upstream input (a digest of
-the raw lines it is made of) hands the engine :class:`Drafts` instead of records: a
-document whose fingerprint is the one stored with its current revision is unchanged, and
-its bytes are never built; only the others are built, hashed and classified as usual.
 """
 
 from __future__ import annotations
 
 import hashlib
-import queue
-import random
-import threading
-import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import orjson
 import pyarrow as pa
 
 from warehouse.clock import now
-from warehouse.errors import IntegrityError, MassRetireRefused, WarehouseError
-from warehouse.records import Listing, Provenance, Record
+from warehouse.conflicts import retrying_conflicts
+from warehouse.errors import IntegrityError, MassRetireRefused
+from warehouse.records import Listing, Record
 from warehouse.sightings import record_misses
 from warehouse.store import Warehouse
 
 DEFAULT_BATCH_SIZE = 5_000
-# The attribute of a revision that holds the fingerprint of the input it was built from.
-FINGERPRINT = "input_fingerprint"
-# While a listing is ingested, the WAL is checkpointed into the database less often than the
-# warehouse's default: a checkpoint costs an fsync and a rewrite of the table's open row
-# group, and batches commit every few thousand documents. (Measured: 150,000 ~1.3 KB bodies
-# in batches of 20,000 took 6.0 s at 64 MB, 2.0 s at 1 GB, the same CPU time.) A crash
-# replays at most this much WAL.
-BULK_CHECKPOINT_THRESHOLD = "512MB"
 COUNT_KEYS = ("new", "changed", "unchanged", "gone", "restored")
 
 
@@ -86,68 +69,6 @@ _PAYLOAD_SCHEMA = pa.schema(
 )
 
 
-@dataclass(frozen=True)
-class Drafts:
-    """One batch of documents before their bytes are built.
-
-    ``fingerprints[i]`` is a digest of everything ``doc_ids[i]``'s bytes are built from (and
-    of the version of the building rules): equal fingerprints mean equal bytes. ``build``
-    returns the records at the positions asked for, in that order, each carrying its
-    fingerprint in ``attributes[FINGERPRINT]``. Unchanged documents are sighted under
-    ``provenance``. The doc_ids of one listing are distinct."""
-
-    doc_ids: Sequence[str]
-    fingerprints: Sequence[str]
-    provenance: Provenance
-    build: Callable[[list[int]], list[Record]]
-    checkpoint: str | None = None
-
-
-_DONE = object()
-
-
-def _ahead(batches: Iterable[Drafts]) -> Iterator[Drafts]:
-    """``batches``, produced one ahead by a thread: the source reads and parses the next
-    batch while this one is classified and committed (DuckDB releases the GIL)."""
-    ready: queue.Queue[object] = queue.Queue(1)
-    stop = threading.Event()
-    iterator = iter(batches)
-
-    def produce() -> None:
-        try:
-            for item in iterator:
-                while not stop.is_set():
-                    try:
-                        ready.put(item, timeout=0.1)
-                        break
-                    except queue.Full:
-                        continue
-                if stop.is_set():
-                    return
-            ready.put(_DONE)
-        except BaseException as exc:  # raised again in the consumer
-            ready.put(exc)
-
-    thread = threading.Thread(target=produce, name="ingest-drafts", daemon=True)
-    thread.start()
-    try:
-        while (item := ready.get()) is not _DONE:
-            if isinstance(item, BaseException):
-                raise item
-            yield item  # type: ignore[misc]
-    finally:
-        stop.set()
-        while thread.is_alive():
-            try:
-                ready.get(timeout=0.1)
-            except queue.Empty:
-                continue
-        thread.join()
-        close = getattr(iterator, "close", None)
-        if close is not None:
-            close()
-
-
 def _first_per_doc(records: list[Record]) -> list[Record]:
     """A listing carries each document once: the first record for a doc_id wins (here within
     the batch; across batches the classification skips doc_ids the listing already had)."""
@@ -165,26 +86,6 @@ def _key_table(rows: list[Record], hashes: list[str]) -> pa.Table:
             "source_url": [r.provenance.url for r in rows],
             "source_commit": [r.provenance.commit for r in rows],
             "fetched_at": [r.provenance.fetched_at for r in rows],
-        },
-        schema=_KEY_SCHEMA,
-    )
-
-
-def _draft_key_table(
-    drafts: Drafts, known: dict[str, str], built: list[Record], hashes: list[str]
-) -> pa.Table:
-    """The key table of a batch of drafts: the unchanged under the batch's provenance with
-    their current hash, then the built ones."""
-    unchanged = [d for d in drafts.doc_ids if d in known]
-    n = len(unchanged)
-    prov = drafts.provenance
-    return pa.table(
-        {
-            "doc_id": unchanged + [r.doc_id for r in built],
-            "content_hash": [known[d] for d in unchanged] + hashes,
-            "source_url": [prov.url] * n + [r.provenance.url for r in built],
-            "source_commit": [prov.commit] * n + [r.provenance.commit for r in built],
-            "fetched_at": [prov.fetched_at] * n + [r.provenance.fetched_at for r in built],
         },
         schema=_KEY_SCHEMA,
     )
@@ -234,21 +135,6 @@ SELECT
     END AS outcome
 FROM _batch b LEFT JOIN cur ON cur.doc_id = b.doc_id
 WHERE b.doc_id NOT IN (SELECT doc_id FROM _seen)
-"""
-
-# Documents of a batch of drafts whose current revision was built from the same input.
-_SAME_INPUT = f"""
-SELECT d.doc_id, cur.content_hash
-FROM _drafts d JOIN (
-    SELECT doc_id, arg_max(content_hash, revision) AS content_hash,
-           arg_max(tombstone, revision) AS tombstone,
-           arg_max(attributes, revision) AS attributes
-    FROM revisions
-    WHERE doc_id IN (SELECT doc_id FROM _drafts)
-    GROUP BY doc_id
-) cur ON cur.doc_id = d.doc_id
-WHERE NOT cur.tombstone
-  AND json_extract_string(cur.attributes, '$.{FINGERPRINT}') = d.fingerprint
 """
 
 _TO_WRITE = "SELECT doc_id FROM _classified WHERE outcome <> 'unchanged'"
@@ -323,10 +209,6 @@ SELECT doc_id FROM current_revisions WHERE scope = $scope AND NOT tombstone
 _LIVE_IN_SCOPE = "SELECT count(*) FROM current_revisions WHERE scope = $scope AND NOT tombstone"
 
 
-# How many times one batch is written again after its commit conflicted with another writer.
-CONFLICT_RETRIES = 10
-
-
 @dataclass
 class Ingestor:
     """Writes the listings of one run into the warehouse."""
@@ -379,20 +261,6 @@ class Ingestor:
                 con.unregister("_departed")
         return departed
 
-    @contextmanager
-    def _bulk(self) -> Iterator[None]:
-        con = self.warehouse._con
-        row = con.execute("SELECT current_setting('checkpoint_threshold')").fetchone()
-        previous = str(row[0]) if row else None
-        con.execute(f"SET checkpoint_threshold = '{BULK_CHECKPOINT_THRESHOLD}'")
-        # DuckDB's own progress bar would print into the caller's stdout (`--json` output)
-        con.execute("SET SESSION enable_progress_bar = false")
-        try:
-            yield
-        finally:
-            if previous is not None:
-                con.execute(f"SET checkpoint_threshold = '{previous}'")
-
     def ingest(self, source: str, listing: Listing) -> Counts:
         """Ingest one listing; tombstone what a complete listing no longer contains."""
         con = self.warehouse._con
@@ -400,7 +268,7 @@ class Ingestor:
         self._ensure_run_seen()
         con.execute("CREATE OR REPLACE TEMP TABLE _seen (doc_id VARCHAR)")
         batch: list[Record] = []
-        with self._bulk():
+        with self.warehouse.bulk_writes():
             for record in listing.records:
                 batch.append(record)
                 if len(batch) >= self.batch_size:
@@ -416,36 +284,6 @@ class Ingestor:
             # What the listing missed stays in the corpus: it was not seen to go.
             con.execute(_KEEP_SCOPE, {"scope": listing.scope})
         return total
-
-    def ingest_drafts(self, source: str, scope: str, batches: Iterable[Drafts]) -> Counts:
-        """Ingest one (incomplete) listing given as batches of drafts."""
-        self._ensure_run_seen()
-        self.warehouse._con.execute("CREATE OR REPLACE TEMP TABLE _seen (doc_id VARCHAR)")
-        total = Counts()
-        with self._bulk():
-            for drafts in _ahead(batches):
-                total.add(self._commit_drafts(source, scope, drafts))
-            if total.records == 0:
-                total.add(self._commit_batch(source, scope, []))
-        return total
-
-    def _commit_drafts(self, source: str, scope: str, drafts: Drafts) -> Counts:
-        con = self.warehouse._con
-        con.register(
-            "_drafts",
-            pa.table(
-                {"doc_id": list(drafts.doc_ids), "fingerprint": list(drafts.fingerprints)},
-                schema=pa.schema([("doc_id", pa.string()), ("fingerprint", pa.string())]),
-            ),
-        )
-        try:
-            known = dict(con.execute(_SAME_INPUT).fetchall())
-        finally:
-            con.unregister("_drafts")
-        built = drafts.build([i for i, d in enumerate(drafts.doc_ids) if d not in known])
-        hashes = [hashlib.sha256(r.body).hexdigest() for r in built]
-        keys = _draft_key_table(drafts, known, built, hashes)
-        return self._commit(source, scope, keys, built, len(drafts.doc_ids), drafts.checkpoint)
 
     def _commit_batch(self, source: str, scope: str, records: list[Record]) -> Counts:
         rows = _first_per_doc(records)
@@ -467,27 +305,19 @@ class Ingestor:
 
         A commit that conflicts with another writer of a lake is retried, the whole batch
         (classified again against what the other writer committed), at most
-        :data:`CONFLICT_RETRIES` times, and counted in :attr:`conflicts_retried`."""
-        for attempt in range(CONFLICT_RETRIES + 1):
-            try:
-                with self.warehouse.conflicts_surface():
-                    counts = self._commit_once(source, scope, keys, rows, records, checkpoint)
-            except Exception as exc:
-                if not self.warehouse.is_commit_conflict(exc):
-                    raise
-                if attempt == CONFLICT_RETRIES:
-                    raise WarehouseError(
-                        f"a batch of {scope} conflicted with other writers "
-                        f"{CONFLICT_RETRIES + 1} times and was not written; re-run to finish "
-                        f"({str(exc).splitlines()[0]})"
-                    ) from exc
-                self.conflicts_retried += 1
-                time.sleep(min(2.0, 0.05 * 2**attempt) * (0.5 + random.random() / 2))
-                continue
-            if self.on_batch is not None:
-                self.on_batch(counts)
-            return counts
-        raise AssertionError("unreachable")  # the loop returns or raises
+        :data:`warehouse.conflicts.CONFLICT_RETRIES` times, and counted in
+        :attr:`conflicts_retried`."""
+
+        def attempt() -> Counts:
+            return self._commit_once(source, scope, keys, rows, records, checkpoint)
+
+        def retried() -> None:
+            self.conflicts_retried += 1
+
+        counts = retrying_conflicts(self.warehouse, scope, attempt, retried)
+        if self.on_batch is not None:
+            self.on_batch(counts)
+        return counts
 
     def _commit_once(
         self,

@@ -12,6 +12,7 @@ import click
 
 from pipelines import USER_AGENT
 from pipelines.backfill import (
+    DEFAULT_BATCH_SIZE,
     DEFAULT_MEMORY_LIMIT,
     BackfillRequest,
     BackfillResult,
@@ -23,7 +24,6 @@ from pipelines.progress import backfill_reporter_for
 from sources.http import HttpFactory, host_of
 from sources.nhtsa.flatfile import LAYOUTS, VehicleFilter
 from sources.nhtsa.source import STATIC
-from warehouse.ingest import DEFAULT_BATCH_SIZE
 from warehouse.store import Warehouse
 
 DEFAULT_MAX_DOWNLOAD = 4 * 1024**3

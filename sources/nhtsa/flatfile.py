@@ -23,11 +23,13 @@ from pathlib import Path
 from typing import IO
 
 import orjson
+import pyarrow as pa
 
 from sources.nhtsa.parse import _KEY_FIELDS as KEY_FIELDS
-from sources.nhtsa.parse import DOC_KIND, flat_date, model_year, record_key
-from warehouse.canonical import canonical_json
+from sources.nhtsa.parse import DOC_KIND, PLAIN_KEYS, flat_date, model_year, record_key
+from warehouse.canonical import CANONICAL_FORM_VERSION, canonical_json
 from warehouse.errors import FlatFileError, NhtsaParseError
+from warehouse.flatbulk import FlatSpec, ShapeSpec
 from warehouse.ids import doc_id
 from warehouse.records import Provenance, Record
 
@@ -382,11 +384,11 @@ CHUNK_BYTES = 1 << 22
 _PREFETCH = 4
 
 
-def read_chunks(source: LineSource, size: int = CHUNK_BYTES) -> Iterator[tuple[int, list[str]]]:
-    """``(number of the first line, lines)`` for the whole file, a few MB at a time, decoded
-    from ISO-8859-1 with line ends stripped; every line is numbered as :class:`LineSource`
-    numbers it (empty lines included, as ``""``). A thread reads and inflates ahead of
-    the caller (zlib releases the GIL), so unzipping overlaps the parsing."""
+def read_blocks(source: LineSource, size: int = CHUNK_BYTES) -> Iterator[tuple[int, bytes]]:
+    """``(number of the first line, bytes)`` for the whole file, a few MB of whole lines at a
+    time (ISO-8859-1, line ends between them, none after the last); lines are numbered as
+    :class:`LineSource` numbers them (empty lines included). A thread reads and inflates
+    ahead of the caller (zlib releases the GIL), so unzipping overlaps the parsing."""
     chunks: queue.Queue[bytes | BaseException | None] = queue.Queue(_PREFETCH)
     stop = threading.Event()
 
@@ -428,14 +430,20 @@ def read_chunks(source: LineSource, size: int = CHUNK_BYTES) -> Iterator[tuple[i
                 tail = data
                 continue
             tail = data[cut + 1 :]
-            lines = _split(data[:cut])
-            yield number, lines
-            number += len(lines)
+            yield number, data[:cut]
+            number += data.count(b"\n", 0, cut) + 1
         if tail:
-            yield number, _split(tail)
+            yield number, tail
     finally:
         stop.set()
         thread.join()
+
+
+def read_chunks(source: LineSource, size: int = CHUNK_BYTES) -> Iterator[tuple[int, list[str]]]:
+    """``(number of the first line, lines)``: :func:`read_blocks` decoded, line ends
+    stripped (empty lines kept, as ``""``)."""
+    for number, data in read_blocks(source, size):
+        yield number, _split(data)
 
 
 def _split(data: bytes) -> list[str]:
@@ -444,6 +452,42 @@ def _split(data: bytes) -> list[str]:
     if "\r" in text:
         lines = [line.rstrip("\r") for line in lines]
     return lines
+
+
+# Bytes a JSON string holds as they are: no control character but the tab (the separator).
+_JSON_PLAIN = bytes(range(0x20, 0x100)) + b"\t"
+
+
+def text_table(number: int, data: bytes) -> pa.Table:
+    """The lines of a block as Arrow: ``number``, ``text``."""
+    lines = _split(data)
+    return pa.table(
+        {
+            "number": pa.array(range(number, number + len(lines)), pa.int64()),
+            "text": pa.array(lines, pa.string()),
+        }
+    )
+
+
+def checked_table(number: int, data: bytes) -> pa.Table:
+    """The lines of a block as Arrow for checking: ``number``, ``text``, ``h`` (SHA-256 of
+    the raw line, line end stripped) and ``plain`` (no control character: its fields go
+    into JSON as they are, but for ``\\`` and ``"``)."""
+    raw = data.split(b"\n")
+    if b"\r" in data:
+        raw = [line.rstrip(b"\r") for line in raw]
+    if data.translate(None, _JSON_PLAIN.replace(b"\t", b"\t\n")):
+        plain = [not line.translate(None, _JSON_PLAIN) for line in raw]
+    else:
+        plain = [True] * len(raw)
+    return pa.table(
+        {
+            "number": pa.array(range(number, number + len(raw)), pa.int64()),
+            "text": pa.array(_split(data), pa.string()),
+            "h": pa.array([hashlib.sha256(line).hexdigest() for line in raw], pa.string()),
+            "plain": pa.array(plain, pa.bool_()),
+        }
+    )
 
 
 @dataclass(frozen=True)
@@ -591,3 +635,38 @@ class RowChecker:
 
 def _at(parts: Sequence[str], index: int | None) -> str:
     return parts[index] if index is not None else ""
+
+
+def flat_spec(layout: Layout, wanted: VehicleFilter) -> FlatSpec:
+    """What the warehouse's bulk path needs of ``layout``: each field list compiled to
+    indexes, the identities it may take as they stand, the vehicle filter."""
+    pattern, numeric = PLAIN_KEYS[layout.kind]
+    shapes = []
+    for names in layout.layouts:
+        shape = RowShape.of(layout, names)
+        shapes.append(
+            ShapeSpec(
+                count=len(names.fields),
+                label=names.label,
+                sorted_names=shape.sorted_names,
+                order=shape.order,
+                key_index=shape.key_indexes[0] if shape.key_indexes else None,
+                key_pattern=pattern,
+                key_numeric=numeric,
+                date_indexes=shape.date_indexes,
+                year_index=shape.year_index,
+                make_index=shape.make_index,
+                model_index=shape.model_index,
+            )
+        )
+    labels = "+".join(names.label for names in layout.layouts)
+    return FlatSpec(
+        shapes=tuple(shapes),
+        doc_prefix=f"nhtsa/{layout.doc_kind}/",
+        kind=layout.doc_kind,
+        source_format=layout.source_format,
+        salt=f"canonical-v{CANONICAL_FORM_VERSION}|{layout.name}|{labels}|",
+        make=wanted.make,
+        model=wanted.model,
+        years=wanted.years,
+    )

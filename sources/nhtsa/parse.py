@@ -188,6 +188,17 @@ _ACTION = re.compile(r"^([A-Z]{2})-?([0-9]{2})-?([0-9]{3})$")
 _SAFE_KEY = re.compile(r"^[A-Za-z0-9-]{1,40}$")
 
 
+# Identities a bulk reader may take as they stand: a value that fully matches the pattern
+# is its own key (through an integer when numeric, as str(int(...)) drops leading zeros);
+# any other value is judged by :func:`record_key`. A property test holds the two equal.
+PLAIN_KEYS: dict[str, tuple[str, bool]] = {
+    "complaints": ("[0-9]{1,18}", True),
+    "communications": ("[0-9]{1,18}", True),
+    "recalls": ("[A-Z0-9-]{1,40}", False),
+    "investigations": ("[A-Z]{2}[0-9]{5}", False),
+}
+
+
 def action_number(value: str) -> str:
     """An investigation action number in the flat-file form: ``EA24-002`` → ``EA24002``."""
     text = value.strip().upper()

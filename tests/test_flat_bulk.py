@@ -1,0 +1,194 @@
+"""The bulk flat-file path agrees with the line-at-a-time rules it stands in for: which lines
+it accepts (and with what identity, model year and vehicle verdict), the bytes it builds,
+and which documents it decides need not be built again."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sources.nhtsa.flatfile import (
+    LAYOUTS,
+    RowChecker,
+    VehicleFilter,
+    checked_table,
+    flat_spec,
+)
+from sources.nhtsa.parse import PLAIN_KEYS, record_key
+from tests.conftest import cli
+from tests.fakes.nhtsa import cmpl_row, write_zip
+from warehouse.errors import NhtsaParseError
+from warehouse.flatbulk import FlatBulk
+from warehouse.ingest import ingest_records
+from warehouse.records import Provenance, Record
+from warehouse.runs import start_run
+from warehouse.store import Warehouse
+
+CMPL = LAYOUTS["complaints"]
+
+# Values of the fields that decide a line's verdict, near the edges of every rule.
+_KEYS = st.sampled_from(["123", "0042", "", " 7", "12a", "9" * 18, "9" * 19, "-1", "١٢"])
+_DATES = st.sampled_from(
+    ["", "00000000", "20210512", "20210230", "2021051", "0021051x", " 20210512", "00010101",
+     "19690101", "99991231", "20211301", "２０２１０５１２"]
+)  # fmt: skip
+_YEARS = st.sampled_from(["", "2019", "9999", "0000", "19", "2019 ", "20x9", " ", "２０１９"])
+_MAKES = st.sampled_from(["HONDA", "honda", " HONDA ", "ACURA", "HONDÁ", "ŠKODA", "", "ß"])
+_COUNTS = st.sampled_from([49, 49, 49, 51, 48, 50])
+
+
+@st.composite
+def flat_lines(draw: st.DrawFn) -> str:
+    row = cmpl_row(11999000, 1)
+    row[1] = draw(_KEYS)
+    row[3] = draw(_MAKES)
+    row[5] = draw(_YEARS)
+    for index in (7, 15, 16, 22, 37):  # FAILDATE, DATEA, LDATE, PURCH_DT, MANUF_DT
+        row[index] = draw(_DATES)
+    count = draw(_COUNTS)
+    row = [*row, "GA", "DRIVER"][:count] if count > 49 else row[:count]
+    return "\t".join(row)
+
+
+def _bulk_verdicts(
+    tmp_path: Path, lines: list[str], wanted: VehicleFilter
+) -> dict[int, tuple[str, int | None]]:
+    """``line number → (key, year)`` of the wanted rows the bulk check accepts itself."""
+    data = "\n".join(lines).encode("iso-8859-1", errors="replace")
+    table = checked_table(1, data)
+    with Warehouse.open(str(tmp_path / "w.duckdb")) as wh:
+        bulk = FlatBulk(wh, flat_spec(CMPL, wanted), tmp_path)
+        try:
+            checked = bulk.check(table)
+            rows = wh._connection_for_tests().execute(
+                "SELECT number, key, year FROM backfill_scratch.rows"
+            )
+            kept = {int(n): (str(k), y) for n, k, y in rows.fetchall()}
+        finally:
+            bulk.close()
+    assert not set(kept) & set(checked.suspects)
+    return kept
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(lines=st.lists(flat_lines(), min_size=1, max_size=25), make=st.sampled_from([None, "HONDA"]))
+def test_the_bulk_check_accepts_only_what_the_row_checker_accepts(
+    tmp_path_factory: pytest.TempPathFactory, lines: list[str], make: str | None
+) -> None:
+    """Every line the bulk check keeps, the line-at-a-time checker keeps too, with the same
+    identity and model year; every other line is left to that checker."""
+    wanted = VehicleFilter(make=make, years=(2000, 2030) if make else None)
+    lines = [line for line in lines if line.encode("iso-8859-1", errors="ignore").decode(
+        "iso-8859-1") == line]  # fmt: skip
+    if not lines:
+        return
+    kept = _bulk_verdicts(tmp_path_factory.mktemp("bulk"), lines, wanted)
+    checker = RowChecker(CMPL, wanted)
+    for number, (key, year) in kept.items():
+        parts = lines[number - 1].split("\t")
+        verdict = checker.check(parts)
+        assert verdict == (key, True), lines[number - 1]
+        assert checker.year(parts[5])[0] == year
+
+
+@pytest.mark.parametrize("kind", sorted(PLAIN_KEYS))
+@given(value=st.text(alphabet="0123456789ABCDEFXYZ-", min_size=1, max_size=42))
+def test_an_identity_of_the_plain_shape_is_its_own_key(kind: str, value: str) -> None:
+    import re
+
+    pattern, numeric = PLAIN_KEYS[kind]
+    if not re.fullmatch(pattern, value):
+        return
+    field = {
+        "complaints": "ODINO",
+        "communications": "ID",
+        "recalls": "CAMPNO",
+        "investigations": "NHTSA ACTION NUMBER",
+    }[kind]
+    try:
+        key = record_key(kind, {field: value})
+    except NhtsaParseError:  # pragma: no cover - the property fails below
+        key = None
+    assert key == (str(int(value)) if numeric else value)
+
+
+def _backfill(warehouse: Path, path: Path) -> dict[str, object]:
+    result = cli("backfill", "nhtsa", "--warehouse", warehouse, "--json", "--file", path,
+                 "--kind", "complaints")  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    return dict(json.loads(result.stdout))
+
+
+def test_documents_are_built_only_when_their_lines_or_their_stored_bytes_changed(
+    tmp_path: Path, warehouse_path: Path
+) -> None:
+    rows = [cmpl_row(11999300 + i, i + 1) for i in range(5)]
+    path = write_zip(tmp_path / "A.zip", "FLAT_CMPL.txt", rows)
+    warehouse = warehouse_path
+    first = _backfill(warehouse, path)
+    assert (first["built"], first["documents"]["new"]) == (5, 5)  # type: ignore[index]
+    again = _backfill(warehouse, path)
+    assert again["built"] == 0 and again["documents"]["unchanged"] == 5  # type: ignore[index]
+
+    # Another writer gives one document other bytes: the file's wording is built again.
+    with Warehouse.open(str(warehouse)) as wh:
+        run = start_run(wh, "ingest", "other", "x").run_id
+        other = Record(
+            doc_id="nhtsa/complaint/11999302",
+            kind="complaint",
+            body=b'{"other":true}',
+            provenance=Provenance(url="https://api.nhtsa.gov/x"),
+        )
+        ingest_records(wh, run, "nhtsa", "api:complaints", [other])
+    third = _backfill(warehouse, path)
+    assert third["built"] == 1 and third["documents"]["changed"] == 1  # type: ignore[index]
+
+
+def test_a_warehouse_without_fingerprints_builds_once_and_writes_no_revision(
+    tmp_path: Path, warehouse_path: Path
+) -> None:
+    """Revisions written before fingerprints were recorded: the first run builds every
+    document (finding each unchanged), records the fingerprints, and the next builds none."""
+    path = write_zip(tmp_path / "A.zip", "FLAT_CMPL.txt", [cmpl_row(11999400, 1)])
+    warehouse = warehouse_path
+    _backfill(warehouse, path)
+    with Warehouse.open(str(warehouse)) as wh:
+        wh._connection_for_tests().execute("DELETE FROM input_fingerprints")
+    second = _backfill(warehouse, path)
+    assert second["built"] == 1 and second["documents"]["unchanged"] == 1  # type: ignore[index]
+    assert _backfill(warehouse, path)["built"] == 0
+
+
+def test_arrow_lines_keep_iso_8859_1_text_and_flag_control_characters() -> None:
+    data = "ÉTÉ\tx\nplain\ta\x01b\r\n\n".encode("iso-8859-1")
+    table = checked_table(5, data)
+    assert table["number"].to_pylist() == [5, 6, 7, 8]
+    assert table["text"].to_pylist() == ["ÉTÉ\tx", "plain\ta\x01b", "", ""]
+    assert table["plain"].to_pylist() == [True, False, True, True]
+    assert pa.types.is_string(table["h"].type)
+
+
+def test_documents_grouped_in_shares_are_the_documents_grouped_at_once(
+    tmp_path: Path, warehouse_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bench.nhtsa_backfill import generate
+    from pipelines.backfill import BackfillRequest, run_backfill
+    from warehouse import audit, flatbulk
+
+    path = generate(tmp_path / "GEN.zip", 2_000)
+    stored = []
+    for rows_per_share in (1_000_000, 150):
+        monkeypatch.setattr(flatbulk, "ROWS_PER_SHARE", rows_per_share)
+        with Warehouse.open(str(warehouse_path)) as wh:
+            wh._connection_for_tests().execute("DELETE FROM input_fingerprints")
+            result = run_backfill(wh, BackfillRequest(path=path, kind="complaints"))
+            assert result.built == result.documents.records  # no fingerprint to skip by
+            stored.append(sorted((r.doc_id, r.content_hash) for r in audit.revisions(wh)))
+    assert stored[0] == stored[1] and len(stored[0]) > 1_000  # no second revision either

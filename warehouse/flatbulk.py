@@ -1,0 +1,727 @@
+"""A flat file's rows into documents, in bulk inside DuckDB.
+
+A backfill hands over its file a few MB at a time as Arrow tables of ``(number, text, h)``
+(``h``: the SHA-256 of the raw line). Work per line runs vectorised here, on every core:
+
+1. **Check** (:meth:`FlatBulk.check`). Each line is split on tabs and accepted when its
+   field count, identity, dates and model year are of the plain shapes the rules of
+   :class:`FlatSpec` allow; the vehicle filter is applied to accepted rows. Lines this
+   cannot vouch for come back to the caller, whose line-at-a-time checker has the last word
+   (:meth:`FlatBulk.add_checked`). Wanted rows are kept in a scratch database as
+   ``(number, key, h, field count, model year, plain)``: no text.
+2. **Plan** (:meth:`FlatBulk.plan`). Rows are grouped into documents: each one's last line
+   and the fingerprint of its lines. A document whose fingerprint is the latest recorded
+   for it (``input_fingerprints``), and whose current revision still has the content hash
+   that fingerprint produced, is unchanged: its bytes are never built.
+3. **Build** (:meth:`FlatBulk.build`). The file is read again for the lines of the other
+   documents; when a document's last line has been read, its canonical JSON v1 is assembled
+   from its rows' fields (keys in code-point order, ``\\`` and ``"`` escaped) and hashed.
+   A document with a control character in a row is left to the caller (JSON escapes those
+   as ``\\u00XX``; :meth:`FlatBulk.add_built` takes its bytes).
+4. **Commit** (:meth:`FlatBulk.commit`). Documents are committed in the order of their last
+   line, a range of lines per transaction, classified against the current revisions as the
+   ingest engine does; the range's end is the checkpoint a resumed run starts after.
+
+The scratch database is a DuckDB file attached to the warehouse's connection, so it is
+bounded by the warehouse's memory limit and spills to disk.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from warehouse.clock import now
+from warehouse.conflicts import retrying_conflicts
+from warehouse.errors import WarehouseError
+from warehouse.ingest import Counts
+from warehouse.store import Warehouse
+
+SCRATCH = "backfill_scratch"
+
+
+@dataclass(frozen=True)
+class ShapeSpec:
+    """One layout of a flat file (its rows have ``count`` fields), for SQL.
+
+    Indexes are 0-based positions in a line's fields. A row is accepted in bulk when its
+    identity field fully matches ``key_pattern`` (the identity is then the field itself,
+    through an integer when ``key_numeric``), each date field is blank, ``00000000`` or a
+    calendar date ``YYYYMMDD``, and the model year is blank or four digits."""
+
+    count: int
+    label: str
+    sorted_names: tuple[str, ...]
+    order: tuple[int, ...]
+    key_index: int | None
+    key_pattern: str
+    key_numeric: bool
+    date_indexes: tuple[int, ...]
+    year_index: int | None
+    make_index: int | None
+    model_index: int | None
+
+
+@dataclass(frozen=True)
+class FlatSpec:
+    """A flat file's layouts and what a backfill of it keeps."""
+
+    shapes: tuple[ShapeSpec, ...]
+    doc_prefix: str  # "nhtsa/complaint/": a document's id is the prefix and its key
+    kind: str  # the documents' kind
+    source_format: str  # "flat:FLAT_CMPL"; a document's is this, "/" and its rows' labels
+    salt: str  # what else the bytes depend on: canonical form version, layout names
+    make: str | None = None
+    model: str | None = None
+    years: tuple[int, int] | None = None
+
+
+@dataclass(frozen=True)
+class Checked:
+    rows: int  # lines checked (not empty, not the header)
+    matched: int  # rows accepted here that the vehicle filter keeps
+    suspects: list[int]  # lines the caller must check itself
+
+
+@dataclass(frozen=True)
+class Plan:
+    documents: int
+    to_build: int
+    rows: int  # rows of the planned documents
+    last_needed_line: int  # 0 when nothing is to be built
+    boundaries: list[int]  # the last line of each commit's range
+
+
+# -- SQL text built from the spec --------------------------------------------------------
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _json_name(name: str) -> str:
+    """A field name as a JSON string (names are plain ASCII words)."""
+    if any(c in name for c in '"\\') or not name.isprintable():
+        raise ValueError(f"field name {name!r} needs escaping")
+    return '"' + name + '"'
+
+
+def _field(index: int) -> str:
+    return f"p[{index + 1}]"
+
+
+def _date_ok(expr: str) -> str:
+    return (
+        f"({expr} = '' OR {expr} = '00000000' OR (regexp_full_match({expr}, '[1-9][0-9]{{7}}') "
+        f"AND try_strptime({expr}, '%Y%m%d') IS NOT NULL))"
+    )
+
+
+def _accepted(shape: ShapeSpec) -> str:
+    if shape.key_index is None:
+        return "false"
+    conditions = [f"regexp_full_match({_field(shape.key_index)}, {_literal(shape.key_pattern)})"]
+    conditions += [_date_ok(_field(i)) for i in shape.date_indexes]
+    if shape.year_index is not None:
+        conditions.append(f"regexp_full_match({_field(shape.year_index)}, '([0-9]{{4}})?')")
+    return "(" + " AND ".join(conditions) + ")"
+
+
+def _key(shape: ShapeSpec) -> str:
+    if shape.key_index is None:
+        return "NULL"
+    field = _field(shape.key_index)
+    return f"CAST(TRY_CAST({field} AS BIGINT) AS VARCHAR)" if shape.key_numeric else field
+
+
+def _year(shape: ShapeSpec) -> str:
+    if shape.year_index is None:
+        return "NULL"
+    field = _field(shape.year_index)
+    return f"CASE WHEN {field} IN ('', '9999') THEN NULL ELSE TRY_CAST({field} AS INTEGER) END"
+
+
+def _vehicle(spec: FlatSpec, shape: ShapeSpec) -> str:
+    """Whether an accepted row is wanted; NULL when only the caller can tell (a make or
+    model outside printable ASCII, whose upper case SQL and Python may disagree on)."""
+    conditions = []
+    for wanted, index in ((spec.make, shape.make_index), (spec.model, shape.model_index)):
+        if wanted is None:
+            continue
+        if index is None:
+            conditions.append("false")
+            continue
+        field = _field(index)
+        conditions.append(
+            f"CASE WHEN regexp_full_match({field}, '[ -~]*') "
+            f"THEN upper(trim({field})) = {_literal(wanted)} END"
+        )
+    if spec.years is not None:
+        lo, hi = spec.years
+        conditions.append(f"coalesce({_year(shape)} BETWEEN {lo} AND {hi}, false)")
+    return "(" + " AND ".join(conditions) + ")" if conditions else "true"
+
+
+def _by_count(spec: FlatSpec, expr: object, otherwise: str = "NULL") -> str:
+    cases = " ".join(f"WHEN {s.count} THEN {expr(s)}" for s in spec.shapes)  # type: ignore[operator]
+    return f"CASE n {cases} ELSE {otherwise} END"
+
+
+def _row_json(shape: ShapeSpec) -> str:
+    """One row as canonical JSON: its fields in key order, each value escaped (the line was
+    escaped whole before it was split: tabs are not escaped)."""
+    parts = []
+    for position, (name, index) in enumerate(zip(shape.sorted_names, shape.order, strict=True)):
+        opening = "{" if position == 0 else ","
+        parts.append(_literal(f'{opening}{_json_name(name)}:"'))
+        parts.append(_field(index))
+        parts.append("'\"'")
+    parts.append("'}'")
+    return "concat(" + ", ".join(parts) + ")"
+
+
+def _label(shape: ShapeSpec) -> str:
+    return _literal(shape.label)
+
+
+def check_sql(spec: FlatSpec) -> str:
+    accepted = _by_count(spec, _accepted, "false")
+    return f"""
+    CREATE OR REPLACE TEMP TABLE _flat_checked AS
+    SELECT number, h, plain, n, ok,
+           CASE WHEN ok THEN {_by_count(spec, _key)} END AS key,
+           CASE WHEN ok THEN {_by_count(spec, _year)} END AS year,
+           CASE WHEN ok THEN {_by_count(spec, lambda s: _vehicle(spec, s))} END AS wanted
+    FROM (
+        SELECT number, h, plain, n, p, {accepted} AS ok
+        FROM (SELECT number, h, plain, string_split(text, chr(9)) AS p, len(p) AS n
+              FROM _flat_chunk WHERE text <> '' AND number <> $skip)
+    )
+    """
+
+
+def build_sql(spec: FlatSpec) -> str:
+    """The documents of the block's lines that end by line ``$last`` (so they are whole) and
+    are plain, with their bytes: rows in line order
+    (a sorted list of ``(line, row)``: cheaper than an ordered aggregate)."""
+    row_json = _by_count(spec, _row_json)
+    label = _by_count(spec, _label)
+    return f"""
+    SELECT doc_id, end_line,
+           encode(concat('{{"modelYears":[', coalesce(array_to_string(years, ','), ''),
+                         '],"rows":[', array_to_string(list_transform(rs, lambda e: e.j), ','),
+                         ']}}')) AS body,
+           {_literal(spec.source_format + "/")} || array_to_string(labels, '+') AS source_format,
+           array_to_string(list_transform(rs, lambda e: e.n), ',') AS lines
+    FROM (
+        SELECT {_literal(spec.doc_prefix)} || key AS doc_id, max(end_line) AS end_line,
+               list_sort(list({{'n': number, 'j': row_json}})) AS rs,
+               list_sort(list_distinct(list(year) FILTER (WHERE year IS NOT NULL))) AS years,
+               list_sort(list_distinct(list(label))) AS labels
+        FROM (
+            SELECT key, end_line, number, year, {row_json} AS row_json, {label} AS label
+            FROM (
+                SELECT key, end_line, number, year, n,
+                       string_split(replace(replace(text, '\\', '\\\\'), '"', '\\"'), chr(9))
+                           AS p
+                FROM {_LINES} WHERE end_line <= $last AND plain_doc
+            )
+        )
+        GROUP BY key
+    )
+    """
+
+
+def hashed(table: pa.Table) -> pa.Table:
+    """``table`` (``doc_id, end_line, body, source_format, lines``) with each body's
+    ``content_hash`` and ``size`` (the columns of a batch's built documents). Hashed here, not in
+    SQL: OpenSSL's SHA-256 runs several times faster than DuckDB's."""
+    bodies = table["body"].combine_chunks()
+    raw_offsets = memoryview(bodies.buffers()[1])
+    wide = pa.types.is_large_binary(bodies.type)
+    offsets = (raw_offsets.cast("q") if wide else raw_offsets.cast("i"))[bodies.offset :]
+    data = memoryview(bodies.buffers()[2] or b"")
+    count = len(bodies)
+    hashes = [hashlib.sha256(data[offsets[i] : offsets[i + 1]]).hexdigest() for i in range(count)]
+    sizes = pa.array([offsets[i + 1] - offsets[i] for i in range(count)], pa.int64())
+    return pa.table(
+        [table["doc_id"], table["end_line"], bodies, pa.array(hashes, pa.string()), sizes,
+         table["source_format"], table["lines"]],
+        schema=_PY_BUILT_SCHEMA,
+    )  # fmt: skip
+
+
+# -- fixed SQL ----------------------------------------------------------------------------
+_CREATE_SCRATCH = f"""
+CREATE TABLE {SCRATCH}.rows (
+    number BIGINT, key VARCHAR, h VARCHAR, n INTEGER, year INTEGER, plain BOOLEAN
+)
+"""
+
+_KEEP_CHECKED = f"""
+INSERT INTO {SCRATCH}.rows
+SELECT number, key, h, n, year, plain FROM _flat_checked WHERE ok AND wanted
+"""
+
+_COUNT_CHECKED = """
+SELECT count(*), count(*) FILTER (WHERE ok AND wanted) FROM _flat_checked
+"""
+
+_SUSPECTS = "SELECT number FROM _flat_checked WHERE NOT ok OR wanted IS NULL ORDER BY number"
+
+# Documents and their fingerprints; then what the warehouse knows of them. Two statements:
+# each holds less in memory at a time.
+_CREATE_GROUPS = f"""
+CREATE TABLE {SCRATCH}.groups (
+    key VARCHAR, end_line BIGINT, rows BIGINT, fingerprint VARCHAR, plain BOOLEAN
+)
+"""
+
+# One share of the documents (by a hash of their key) at a time: an ordered aggregate holds
+# its whole input in memory.
+_GROUP = f"""
+INSERT INTO {SCRATCH}.groups
+SELECT key, max(number) AS end_line, count(*) AS rows,
+       sha256($salt || string_agg(h, '' ORDER BY number)) AS fingerprint,
+       bool_and(plain) AS plain
+FROM {SCRATCH}.rows
+WHERE hash(key) % $shares = $share
+GROUP BY key
+HAVING max(number) > $after
+"""
+
+# Rows grouped at a time, at most.
+ROWS_PER_SHARE = 400_000
+
+_PLAN = f"""
+CREATE TABLE {SCRATCH}.docs AS
+WITH f AS (
+    SELECT doc_id, arg_max(fingerprint, run_id) AS fingerprint,
+           arg_max(content_hash, run_id) AS content_hash
+    FROM input_fingerprints
+    WHERE starts_with(doc_id, $prefix)
+    GROUP BY doc_id
+),
+cur AS (
+    SELECT doc_id, max(revision) AS revision, arg_max(content_hash, revision) AS content_hash,
+           arg_max(tombstone, revision) AS tombstone
+    FROM revisions
+    WHERE starts_with(doc_id, $prefix)
+    GROUP BY doc_id
+),
+known AS (SELECT DISTINCT doc_id FROM documents WHERE starts_with(doc_id, $prefix)),
+sighted AS (
+    SELECT DISTINCT doc_id, content_hash FROM sightings
+    WHERE starts_with(doc_id, $prefix) AND source_url = $url AND source_commit = ''
+)
+SELECT d.doc_id, d.key, d.end_line, d.rows, d.fingerprint, d.plain,
+       f.content_hash AS fingerprint_hash,
+       NOT coalesce(f.fingerprint = d.fingerprint AND NOT cur.tombstone
+                    AND cur.content_hash = f.content_hash, false) AS build,
+       cur.revision AS current_revision, cur.content_hash AS current_hash,
+       cur.tombstone AS current_tombstone,
+       known.doc_id IS NOT NULL AS known, sighted.doc_id IS NOT NULL AS sighted
+FROM (SELECT $prefix || key AS doc_id, * FROM {SCRATCH}.groups) d
+LEFT JOIN f USING (doc_id) LEFT JOIN cur USING (doc_id) LEFT JOIN known USING (doc_id)
+LEFT JOIN sighted ON sighted.doc_id = d.doc_id AND sighted.content_hash = cur.content_hash
+"""
+
+_PLAN_LINES = f"""
+CREATE TABLE {SCRATCH}.lines AS
+SELECT r.number, r.key, d.end_line, r.n, r.year, d.plain AS plain_doc
+FROM {SCRATCH}.rows r JOIN {SCRATCH}.docs d USING (key)
+WHERE d.build
+ORDER BY r.number
+"""
+
+_PLAN_SUMMARY = f"""
+SELECT count(*), count(*) FILTER (WHERE build), coalesce(sum(rows), 0),
+       coalesce(max(end_line) FILTER (WHERE build), 0)
+FROM {SCRATCH}.docs
+"""
+
+_BOUNDARIES = f"""
+SELECT end_line FROM (
+    SELECT end_line, row_number() OVER (ORDER BY end_line) AS position, count(*) OVER () AS total
+    FROM {SCRATCH}.docs
+)
+WHERE position % $size = 0 OR position = total
+ORDER BY end_line
+"""
+
+# The lines of documents to build that this block holds, and those still open from earlier
+# blocks; read three times (documents built in SQL, those left to the caller, those still
+# open), never copied: most blocks have no line of the latter two.
+_LINES = f"""(
+    SELECT l.number, c.text, l.key, l.end_line, l.n, l.year, l.plain_doc
+    FROM (SELECT * FROM {SCRATCH}.lines WHERE number BETWEEN $first AND $last) l
+    JOIN _flat_chunk c USING (number)
+    UNION ALL
+    SELECT * FROM _flat_carry
+)"""
+
+_CARRY = f"SELECT * FROM {_LINES} WHERE end_line > $last"
+_PYTHON_BUILT = f"""
+SELECT key, number, text FROM {_LINES} WHERE end_line <= $last AND NOT plain_doc
+ORDER BY key, number
+"""
+
+_BATCH = f"""
+CREATE OR REPLACE TEMP TABLE _flat_batch AS
+SELECT d.doc_id, d.fingerprint, d.fingerprint_hash, d.build, d.rows, d.current_revision,
+       d.current_hash, d.current_tombstone, d.known, d.sighted,
+       b.content_hash, b.size, b.source_format, b.lines
+FROM {SCRATCH}.docs d
+LEFT JOIN (SELECT doc_id, content_hash, size, source_format, lines FROM _flat_built) b
+    USING (doc_id)
+WHERE d.end_line > $lo AND d.end_line <= $hi
+"""
+
+_MISSING_BYTES = "SELECT count(*) FROM _flat_batch WHERE build AND content_hash IS NULL"
+
+# Classification, as the ingest engine's. On a DuckDB file this backfill is the only writer
+# from start to end, so the warehouse's state read when the run was planned still holds:
+# no batch scans the warehouse's growing tables.
+_CLASSIFY_PLANNED = """
+CREATE OR REPLACE TEMP TABLE _flat_classified AS
+SELECT b.* EXCLUDE (current_revision, current_hash, current_tombstone),
+       coalesce(b.content_hash, b.current_hash) AS hash, b.current_revision,
+       CASE
+           WHEN b.current_revision IS NULL THEN 'new'
+           WHEN b.current_tombstone THEN 'restored'
+           WHEN NOT b.build OR b.current_hash = b.content_hash THEN 'unchanged'
+           ELSE 'changed'
+       END AS outcome,
+       false AS stale,
+       -- the document whose bytes are stored when several of the batch share a hash
+       row_number() OVER (PARTITION BY coalesce(b.content_hash, b.current_hash)
+                          ORDER BY b.doc_id) = 1 AS first_of_hash
+FROM _flat_batch b
+"""
+
+# On a lake other writers may commit between two batches: each batch is classified against
+# the revisions as they are, inside its transaction; what the plan read is only checked.
+_CLASSIFY_LIVE = """
+CREATE OR REPLACE TEMP TABLE _flat_classified AS
+WITH cur AS (
+    SELECT doc_id, max(revision) AS revision, arg_max(content_hash, revision) AS content_hash,
+           arg_max(tombstone, revision) AS tombstone
+    FROM revisions
+    WHERE doc_id IN (SELECT doc_id FROM _flat_batch)
+    GROUP BY doc_id
+)
+SELECT b.* EXCLUDE (current_revision, current_hash, current_tombstone, known, sighted),
+       coalesce(b.content_hash, cur.content_hash) AS hash, cur.revision AS current_revision,
+       CASE
+           WHEN cur.doc_id IS NULL THEN 'new'
+           WHEN cur.tombstone THEN 'restored'
+           WHEN NOT b.build OR cur.content_hash = b.content_hash THEN 'unchanged'
+           ELSE 'changed'
+       END AS outcome,
+       NOT b.build AND (cur.doc_id IS NULL OR cur.tombstone
+                        OR cur.content_hash IS DISTINCT FROM b.fingerprint_hash) AS stale,
+       row_number() OVER (PARTITION BY coalesce(b.content_hash, cur.content_hash)
+                          ORDER BY b.doc_id) = 1 AS first_of_hash,
+       EXISTS (SELECT 1 FROM documents d WHERE d.doc_id = b.doc_id) AS known,
+       false AS sighted
+FROM _flat_batch b LEFT JOIN cur USING (doc_id)
+"""
+
+_COUNT_OUTCOMES = """
+SELECT outcome, count(*), sum(rows), count(*) FILTER (WHERE stale) FROM _flat_classified
+GROUP BY outcome
+"""
+
+_INSERT_DOCUMENTS = """
+INSERT INTO documents
+SELECT c.doc_id, split_part(c.doc_id, '/', 1), $kind, $run
+FROM _flat_classified c
+WHERE c.outcome = 'new' AND NOT c.known
+"""
+
+_INSERT_SNAPSHOTS = """
+INSERT INTO snapshots
+SELECT c.hash, c.size, 'application/json', b.body, $run
+FROM _flat_classified c JOIN _flat_built b USING (doc_id)
+WHERE c.outcome <> 'unchanged' AND c.first_of_hash
+  AND NOT EXISTS (SELECT 1 FROM snapshots s WHERE s.content_hash = c.hash)
+"""
+
+_INSERT_REVISIONS = """
+INSERT INTO revisions
+SELECT c.doc_id, coalesce(c.current_revision, 0) + 1, c.hash, false, NULL,
+       $run, $at, $scope, $url, NULL, c.source_format, $fetched_at, NULL, NULL,
+       concat('{"file_sha256":"', $file_sha256, '","input_fingerprint":"', c.fingerprint,
+              '","lines":[', c.lines, ']}')
+FROM _flat_classified c
+WHERE c.outcome <> 'unchanged'
+"""
+
+# A sighting of each document at this file, unless there is one: a new document has none,
+# an unchanged one was looked up when the run was planned (``sighted``); only a new hash of
+# a known document (or every document, on a lake) is looked up here.
+_INSERT_SIGHTINGS = """
+INSERT INTO sightings
+SELECT c.doc_id, c.hash, $url, '', $run, $fetched_at
+FROM _flat_classified c
+WHERE c.outcome = 'new' OR (c.outcome = 'unchanged' AND NOT c.sighted AND NOT $live)
+"""
+
+_SIGHTINGS_TO_LOOK_UP = """
+SELECT count(*) FROM _flat_classified
+WHERE outcome IN ('changed', 'restored') OR (outcome = 'unchanged' AND $live)
+"""
+
+_INSERT_LOOKED_UP_SIGHTINGS = """
+INSERT INTO sightings
+SELECT c.doc_id, c.hash, $url, '', $run, $fetched_at
+FROM _flat_classified c
+WHERE (c.outcome IN ('changed', 'restored') OR (c.outcome = 'unchanged' AND $live))
+  AND NOT EXISTS (
+      SELECT 1 FROM sightings s
+      WHERE s.doc_id = c.doc_id AND s.content_hash = c.hash
+        AND s.source_url = $url AND s.source_commit = ''
+  )
+"""
+
+_INSERT_FINGERPRINTS = """
+INSERT INTO input_fingerprints
+SELECT doc_id, fingerprint, hash, $run FROM _flat_classified WHERE build
+"""
+
+_INSERT_PROGRESS = """
+INSERT INTO run_progress VALUES
+($run, $batch, $source, $scope, $at, $records, $new, $changed, $unchanged, 0, $restored,
+ $checkpoint)
+"""
+
+_CARRY_SCHEMA = pa.schema(
+    [
+        ("number", pa.int64()),
+        ("text", pa.string()),
+        ("key", pa.string()),
+        ("end_line", pa.int64()),
+        ("n", pa.int32()),
+        ("year", pa.int32()),
+        ("plain_doc", pa.bool_()),
+    ]
+)
+
+_PY_BUILT_SCHEMA = pa.schema(
+    [
+        ("doc_id", pa.string()),
+        ("end_line", pa.int64()),
+        ("body", pa.binary()),
+        ("content_hash", pa.string()),
+        ("size", pa.int64()),
+        ("source_format", pa.string()),
+        ("lines", pa.string()),
+    ]
+)
+
+
+@dataclass(frozen=True)
+class CommitContext:
+    """What every revision of a backfill run carries."""
+
+    run_id: int
+    source: str
+    scope: str
+    url: str
+    fetched_at: datetime
+    file_sha256: str
+
+
+class FlatBulk:
+    """One backfill's scratch database and its bulk work; see the module docstring."""
+
+    def __init__(self, warehouse: Warehouse, spec: FlatSpec, scratch: Path) -> None:
+        self.warehouse = warehouse
+        self.spec = spec
+        self._con = warehouse._con
+        self._path = scratch / "backfill.duckdb"
+        self._check_sql = check_sql(spec)
+        self._build_sql = build_sql(spec)
+        self._batch_no = 0
+        self._live = warehouse.is_lake
+        self._con.execute(f"ATTACH {_literal(str(self._path))} AS {SCRATCH}")
+        self._con.execute(_CREATE_SCRATCH)
+        self._built: list[pa.Table] = []  # built documents not yet committed
+        self._carry = _CARRY_SCHEMA.empty_table()  # lines of documents still open
+        self._con.register("_flat_carry", self._carry)
+
+    def close(self) -> None:
+        self._con.unregister("_flat_carry")
+        for table in ("_flat_checked",
+                      "_flat_batch", "_flat_classified"):  # fmt: skip
+            self._con.execute(f"DROP TABLE IF EXISTS {table}")
+        self._con.execute(f"DETACH {SCRATCH}")
+
+    @contextmanager
+    def _registered(self, table: pa.Table) -> Iterator[None]:
+        self._con.register("_flat_chunk", table)
+        try:
+            yield
+        finally:
+            self._con.unregister("_flat_chunk")
+
+    # -- pass 1 --------------------------------------------------------------------------
+    def check(self, chunk: pa.Table, skip_line: int = 0) -> Checked:
+        """Check the lines of ``chunk`` (``number``, ``text``, ``h``, ``plain``); keep the
+        wanted rows; name the lines only the caller's checker can judge."""
+        with self._registered(chunk):
+            self._con.execute(self._check_sql, {"skip": skip_line})
+        self._con.execute(_KEEP_CHECKED)
+        rows, matched = self._con.execute(_COUNT_CHECKED).fetchall()[0]
+        suspects = [int(n) for (n,) in self._con.execute(_SUSPECTS).fetchall()]
+        return Checked(int(rows), int(matched), suspects)
+
+    def add_checked(self, rows: pa.Table) -> None:
+        """Rows the caller accepted and wants: ``number, key, h, n, year, plain``."""
+        with self._registered(rows):
+            self._con.execute(
+                f"INSERT INTO {SCRATCH}.rows SELECT number, key, h, n, year, plain FROM _flat_chunk"
+            )
+
+    # -- planning ------------------------------------------------------------------------
+    def plan(self, after_line: int, batch_size: int, url: str) -> Plan:
+        """Group the kept rows into documents (those ending after ``after_line``) and decide
+        which must be built; the last line of each commit of ``batch_size`` documents."""
+        self._con.execute(_CREATE_GROUPS)
+        rows = int(self.warehouse._scalar(f"SELECT count(*) FROM {SCRATCH}.rows"))
+        shares = max(1, -(-rows // ROWS_PER_SHARE))
+        for share in range(shares):
+            self._con.execute(
+                _GROUP,
+                {"salt": self.spec.salt, "after": after_line, "shares": shares, "share": share},
+            )
+        self._con.execute(_PLAN, {"prefix": self.spec.doc_prefix, "url": url})
+        self._con.execute(_PLAN_LINES)
+        documents, to_build, rows, last_needed = self._con.execute(_PLAN_SUMMARY).fetchall()[0]
+        boundaries = [
+            int(b) for (b,) in self._con.execute(_BOUNDARIES, {"size": batch_size}).fetchall()
+        ]
+        return Plan(int(documents), int(to_build), int(rows), int(last_needed), boundaries)
+
+    # -- pass 2 --------------------------------------------------------------------------
+    def build(
+        self, chunk: pa.Table, first: int, last: int
+    ) -> list[tuple[str, list[tuple[int, str]]]]:
+        """Build the documents whose last line is in ``chunk`` (lines ``first``..``last``,
+        ``number`` and ``text``); return the ones with a control character in a row, as
+        ``(key, [(number, text), ...])``, for the caller to build."""
+        params = {"first": first, "last": last}
+        leftover: dict[str, list[tuple[int, str]]] = {}
+        with self._registered(chunk):
+            built = self._con.sql(self._build_sql, params=params).to_arrow_table()
+            if built is not None and len(built):
+                self._built.append(hashed(built))
+            for key, number, text in self._con.execute(_PYTHON_BUILT, params).fetchall():
+                leftover.setdefault(str(key), []).append((int(number), str(text)))
+            carry = self._con.sql(_CARRY, params=params).to_arrow_table()
+        self._carry = carry if carry is not None else self._carry.schema.empty_table()
+        self._con.register("_flat_carry", self._carry)
+        return list(leftover.items())
+
+    def add_built(self, built: Sequence[tuple[str, int, bytes, str, Sequence[int]]]) -> None:
+        """Documents the caller built: ``(doc_id, last line, body, source format, lines)``."""
+        if not built:
+            return
+        table = pa.table(
+            {
+                "doc_id": [b[0] for b in built],
+                "end_line": [b[1] for b in built],
+                "body": [b[2] for b in built],
+                "content_hash": [hashlib.sha256(b[2]).hexdigest() for b in built],
+                "size": [len(b[2]) for b in built],
+                "source_format": [b[3] for b in built],
+                "lines": [",".join(map(str, b[4])) for b in built],
+            },
+            schema=_PY_BUILT_SCHEMA,
+        )
+        self._built.append(table)
+
+    def leftover_lines(self) -> int:
+        """Lines of documents still open (their last line not yet read)."""
+        return len(self._carry)
+
+    # -- commits -------------------------------------------------------------------------
+    def commit(self, context: CommitContext, lo: int, hi: int) -> tuple[Counts, int]:
+        """Commit the documents whose last line is in ``(lo, hi]`` in one transaction, with
+        the checkpoint ``<file digest>:<hi>``: their counts and rows."""
+        built = pa.concat_tables(self._built) if self._built else _PY_BUILT_SCHEMA.empty_table()
+        now_due = pc.less_equal(built["end_line"], hi)
+        self._built = [built.filter(pc.invert(now_due))]
+        self._con.register("_flat_built", built.filter(now_due))
+        try:
+            self._con.execute(_BATCH, {"lo": lo, "hi": hi})
+            missing = int(self.warehouse._scalar(_MISSING_BYTES))
+            if missing:
+                raise WarehouseError(f"{missing} documents ending by line {hi} were not built")
+
+            def attempt() -> tuple[Counts, int]:
+                return self._commit_once(context, hi)
+
+            return retrying_conflicts(self.warehouse, context.scope, attempt)
+        finally:
+            self._con.unregister("_flat_built")
+
+    def _commit_once(self, context: CommitContext, hi: int) -> tuple[Counts, int]:
+        con = self._con
+        at = now()
+        counts = Counts()
+        rows = 0
+        base = {"run": context.run_id}
+        with self.warehouse._transaction():
+            con.execute(_CLASSIFY_LIVE if self._live else _CLASSIFY_PLANNED)
+            for outcome, n, outcome_rows, stale in con.execute(_COUNT_OUTCOMES).fetchall():
+                if stale:
+                    raise WarehouseError(
+                        f"{stale} documents of {context.scope} changed in the warehouse while "
+                        "this backfill ran (another writer); run the backfill again"
+                    )
+                setattr(counts, str(outcome), int(n))
+                counts.records += int(n)
+                rows += int(outcome_rows)
+            if counts.new or counts.changed or counts.restored:
+                con.execute(_INSERT_DOCUMENTS, {**base, "kind": self.spec.kind})
+                con.execute(_INSERT_SNAPSHOTS, base)
+                con.execute(
+                    _INSERT_REVISIONS,
+                    {
+                        **base,
+                        "at": at,
+                        "scope": context.scope,
+                        "url": context.url,
+                        "fetched_at": context.fetched_at,
+                        "file_sha256": context.file_sha256,
+                    },
+                )
+            sighting = {**base, "url": context.url, "fetched_at": context.fetched_at}
+            con.execute(_INSERT_SIGHTINGS, {**sighting, "live": self._live})
+            if self.warehouse._scalar(_SIGHTINGS_TO_LOOK_UP, {"live": self._live}):
+                con.execute(_INSERT_LOOKED_UP_SIGHTINGS, {**sighting, "live": self._live})
+            con.execute(_INSERT_FINGERPRINTS, base)
+            self._batch_no += 1
+            con.execute(
+                _INSERT_PROGRESS,
+                {
+                    **base,
+                    "batch": self._batch_no,
+                    "source": context.source,
+                    "scope": context.scope,
+                    "at": at,
+                    "records": counts.records,
+                    "new": counts.new,
+                    "changed": counts.changed,
+                    "unchanged": counts.unchanged,
+                    "restored": counts.restored,
+                    "checkpoint": f"{context.file_sha256[:16]}:{hi}",
+                },
+            )
+        return counts, rows
