@@ -39,7 +39,6 @@ from typing import Any
 
 import pyarrow as pa
 
-from pipelines.ahead import ahead
 from pipelines.progress import BackfillReporter
 from sources.nhtsa.flatfile import (
     LAYOUTS,
@@ -185,10 +184,8 @@ def scan(
     """Pass 1: check every line (in bulk; the lines the bulk check cannot vouch for, one at
     a time), keep the wanted rows, count and report what is malformed."""
     result = ScanResult()
-    blocks = (
-        (start, checked_table(start, data)) for start, data in read_blocks(source, BLOCK_BYTES)
-    )
-    for start, table in ahead(blocks):
+    for start, data in read_blocks(source, BLOCK_BYTES):
+        table = checked_table(start, data)
         skip = 1 if start == 1 and is_header(request.layout, table["text"][0].as_py()) else 0
         checked = bulk.check(table, skip)
         result.rows += checked.rows
@@ -263,8 +260,8 @@ def _build(
         return
     kind = checker.layout.doc_kind
     last = 0
-    blocks = ((start, text_table(start, data)) for start, data in read_blocks(source, BLOCK_BYTES))
-    for start, table in ahead(blocks):
+    for start, data in read_blocks(source, BLOCK_BYTES):
+        table = text_table(start, data)
         last = start + len(table) - 1
         leftover = bulk.build(table, start, last)
         if leftover:
