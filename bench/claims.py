@@ -10,10 +10,13 @@ that revision or another: a mix of holds, stale and misattributed claims.
   substring (``warehouse.claims.scan_revision_text``). It is the cost of reading the
   corpus's text once, whatever the claims; the check reads less (only the claimed
   documents' revisions, ~⅓ of them at 1 claim per 10 revisions) but searches each for its
-  own quote, and adds the claims' Python work (the quote's reader text, the verdicts);
-- first check: reader text computed in Python for the claimed documents' snapshots, and
-  each quote's search strings, both stored, then the check (work a rules change, new
-  revisions or new quotes make, not every check);
+  own quote, decides every claim's status (in SQL), appends the check to the ledger, and
+  adds the claims' Python work (each quote's hash, a verdict object per claim, the
+  changes since the previous check); a verdict's message is written when it is shown, so
+  not here;
+- first check: reader text computed in Python for the claimed documents' snapshots (their
+  bytes checked against their hash), and each quote's search strings, both stored, then
+  the check (work a rules change, new revisions or new quotes make, not every check);
 - repeat check: what every later refresh does, the reader texts and search strings already
   stored. The target is on this one: within 3× of the baseline.
 

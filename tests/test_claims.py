@@ -294,6 +294,72 @@ def test_checks_are_appended_never_rewritten(warehouse: str) -> None:
         assert ledger.latest_statuses(wh, "set") == {"a": "holds"}
 
 
+def test_a_claim_left_out_of_the_last_check_keeps_its_earlier_status(
+    tmp_path: Path, warehouse: str
+) -> None:
+    # the previous statuses are read from the set's latest check alone when it has every
+    # claim; a claim it lacks is looked up in the ledger's history
+    both = [
+        {"claim_id": "a", "doc_id": STALLED_DOC, "quote": "the vehicle stalled", "revision": 1},
+        {"claim_id": "b", "doc_id": STALLED_DOC, "quote": "the brakes failed", "revision": 1},
+    ]
+    path = claims_file(tmp_path, both)
+    _, first = verify(path, warehouse)
+    assert [(c["claim_id"], c["after"]) for c in first["changed"]] == [("b", "missing")]
+    claims_file(tmp_path, both[:1])
+    assert verify(path, warehouse)[1]["changed"] == []
+    claims_file(tmp_path, both)
+    _, third = verify(path, warehouse)
+    assert third["changed"] == []  # b was missing before, not seen for the first time
+    with Warehouse.open(warehouse) as wh:
+        assert ledger.latest_statuses(wh, str(path), ["a", "b"]) == {
+            "a": "holds",
+            "b": "missing",
+        }
+
+
+def test_a_quote_new_to_a_repeat_check_gets_its_search_strings(
+    tmp_path: Path, warehouse: str
+) -> None:
+    # a repeat check reads the stored search strings; one that finds a quote without any
+    # (a claim added since) stores them and checks again, over texts already stored
+    first = {"claim_id": "a", "doc_id": STALLED_DOC, "quote": "the vehicle stalled", "revision": 1}
+    path = claims_file(tmp_path, [first])
+    assert verify(path, warehouse)[1]["counts"]["holds"] == 1
+    added = {"claim_id": "b", "doc_id": STALLED_DOC, "revision": 1, "quote": "on the highway"}
+    claims_file(tmp_path, [first, added])
+    _, report = verify(path, warehouse)
+    got = {c["claim_id"]: (c["status"], c["at_revision"]) for c in report["claims"]}
+    assert got == {"a": ("holds", None), "b": ("stale", 2)}
+    with Warehouse.open(warehouse) as wh:
+        hashes = [Claim("b", STALLED_DOC, added["quote"], revision=1).quote_hash]
+        assert ledger.quotes_without_needles(wh, hashes, rules_version()) == set()
+
+
+def test_reader_text_is_never_derived_from_corrupted_bytes(tmp_path: Path, warehouse: str) -> None:
+    with Warehouse.open(warehouse) as wh:  # bit rot behind the warehouse's back
+        con = wh._connection_for_tests()
+        recorded, body = con.execute(
+            "SELECT s.content_hash, s.body FROM snapshots s JOIN revisions r USING "
+            "(content_hash) WHERE r.doc_id = $d AND r.revision = 1",
+            {"d": STALLED_DOC},
+        ).fetchall()[0]
+        forged = bytes(body).replace(b"highway", b"FORGED")
+        assert forged != bytes(body)
+        con.execute(
+            "UPDATE snapshots SET body = $b WHERE content_hash = $h", {"b": forged, "h": recorded}
+        )
+    claim = {"claim_id": "f", "doc_id": STALLED_DOC, "quote": "on the FORGED", "revision": 1}
+    path = claims_file(tmp_path, [claim])
+    result = cli("verify-claims", "--file", path, "--warehouse", warehouse)
+    assert result.exit_code == 1, result.output
+    assert "FORGED" not in result.stdout
+    line = result.stderr.strip()
+    assert f"{STALLED_DOC} revision 1 is corrupted" in line and recorded in line, line
+    with Warehouse.open(warehouse) as wh:  # nothing recorded
+        assert ledger.claim_history(wh, "f") == []
+
+
 # -- equivalence with verify-quote ---------------------------------------------------------
 BODIES = [
     ("text/html", b"<p>I&#39;d <em>never</em> buy it &mdash; <b>ever</b>.</p><p>Next</p>"),

@@ -19,8 +19,10 @@ sentence citing a quote from one revision of one document. Each claim gets one s
 
 The text rules are those of ``receipts verify-quote`` (:mod:`pipelines.audit.quote`): the
 quote and each snapshot are reduced to reader text with its public functions. A snapshot's
-reader text is computed once per version of those rules and kept in the warehouse, so a
-check is one bulk query however many claims there are (:mod:`warehouse.claims`).
+reader text (from bytes checked against their hash) and a quote's search strings are
+computed once per version of those rules and kept in the warehouse, so a check is two bulk
+statements however many claims there are, statuses included (:mod:`warehouse.claims`); the
+message that explains a status is written only when a verdict is shown.
 """
 
 from __future__ import annotations
@@ -33,16 +35,16 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pipelines.audit import quote as quote_rules
 from pipelines.audit.diffing import is_json_media
 from pipelines.audit.quote import WORD_EDGE, is_markdown_media, is_searchable, reader_text
 from warehouse import claims as ledger
 from warehouse.claims import (
-    ClaimKey,
-    ClaimMatch,
+    ClaimColumns,
     ClaimQuery,
+    ClaimVerdicts,
     QuoteNeedles,
     ReaderTextRow,
     StatusChange,
@@ -377,12 +379,14 @@ def store_needles(
     return len(rows)
 
 
-# -- classification ------------------------------------------------------------------------
-@dataclass(frozen=True)
-class ClaimVerdict:
+# -- verdicts ------------------------------------------------------------------------------
+class ClaimVerdict(NamedTuple):
+    """One claim's status as the bulk check decided it (:class:`~warehouse.claims.
+    ClaimVerdicts`): which case of its status (``reason``), and the revisions it names."""
+
     claim: Claim
     status: str
-    message: str
+    reason: str | None = None
     cited_revision: int | None = None
     current_revision: int | None = None
     at_revision: int | None = None
@@ -391,6 +395,11 @@ class ClaimVerdict:
     @property
     def holds(self) -> bool:
         return self.status == "holds"
+
+    @property
+    def message(self) -> str:
+        """What the status means for this claim, in a sentence."""
+        return _message(self)
 
     def as_json(self) -> dict[str, Any]:
         c = self.claim
@@ -407,20 +416,6 @@ class ClaimVerdict:
             "message": self.message,
         }
 
-    def as_check(self, quote_hash: str | None = None) -> ledger.ClaimCheck:
-        c = self.claim
-        return ledger.ClaimCheck(
-            c.claim_id,
-            c.doc_id,
-            quote_hash or c.quote_hash,
-            c.revision,
-            c.content_hash,
-            self.status,
-            self.current_revision,
-            self.at_revision,
-            list(self.found_in),
-        )
-
 
 def _revisions_phrase(numbers: Iterable[int]) -> str:
     listed = [str(n) for n in numbers]
@@ -429,95 +424,58 @@ def _revisions_phrase(numbers: Iterable[int]) -> str:
     return f"{noun} {joined}"
 
 
-def classify(claim: Claim, match: ClaimMatch | None) -> ClaimVerdict:
-    """A claim's status from what the bulk check found (pure)."""
+# Why the cited revision of a misattributed or missing claim lacks the quote, by reason.
+_LACKS = {
+    "tombstone": "is a tombstone",
+    "unreadable": "cannot be read as text",
+    "absent": "does not contain it",
+}
+
+
+def _message(verdict: ClaimVerdict) -> str:
+    claim, status, reason, cited, current, at, found = verdict
     doc = claim.doc_id
-    if match is None:
-        return ClaimVerdict(claim, "unknown", f"no document {doc} in the warehouse")
-    current = match.current
-    if match.cited is None:
-        return ClaimVerdict(
-            claim,
-            "unknown",
-            f"{doc} has no {claim.cites()}; it has revisions 1..{current}",
-            current_revision=current,
+    if status == "holds" and cited == current:
+        return f"the quote is in the cited revision {cited}, the current one of {doc}"
+    if status == "holds":
+        return f"the quote is in the cited revision {cited} and the current revision of {doc}"
+    if status == "stale" and at != current:  # at: the revision after the last that has it
+        return (
+            f"the quote is in the cited revision {cited}, but {doc} changed: revision "
+            f"{at} no longer contains it, nor does the current revision {current}"
         )
-    if match.cited_ambiguous:
-        return ClaimVerdict(
-            claim,
-            "unknown",
-            f"hash prefix {claim.content_hash} is ambiguous for {doc}",
-            current_revision=current,
+    if status == "stale":
+        return (
+            f"the quote is in the cited revision {cited}, but {doc} changed: "
+            f"the current revision {current} no longer contains it"
         )
-    cited_rev = match.cited
-    found = tuple(match.found_in)
-    base = {"cited_revision": cited_rev, "current_revision": current, "found_in": found}
-    if not match.cited_found:
-        why = (
-            "is a tombstone"
-            if match.cited_tombstone
-            else "cannot be read as text"
-            if match.cited_found is None
-            else "does not contain it"
+    if status == "misattributed":
+        return (
+            f"the quote is in {_revisions_phrase(found)} of {doc}, "
+            f"but the cited revision {cited} {_LACKS[str(reason)]}"
         )
-        if found:
-            return ClaimVerdict(
-                claim,
-                "misattributed",
-                f"the quote is in {_revisions_phrase(found)} of {doc}, "
-                f"but the cited revision {cited_rev} {why}",
-                at_revision=found[0],
-                **base,  # type: ignore[arg-type]
-            )
-        return ClaimVerdict(
-            claim,
-            "missing",
-            f"no revision of {doc} contains the quote (the cited revision {cited_rev} {why})",
-            **base,  # type: ignore[arg-type]
+    if status == "missing":
+        return (
+            f"no revision of {doc} contains the quote "
+            f"(the cited revision {cited} {_LACKS[str(reason)]})"
         )
-    if match.current_tombstone:
-        return ClaimVerdict(
-            claim,
-            "gone",
-            f"the quote is in the cited revision {cited_rev}, but {doc} was tombstoned "
-            f"at revision {current}",
-            at_revision=current,
-            **base,  # type: ignore[arg-type]
+    if status == "gone" and reason == "tombstoned":
+        return (
+            f"the quote is in the cited revision {cited}, but {doc} was tombstoned "
+            f"at revision {current}"
         )
-    if match.left_corpus:
-        return ClaimVerdict(
-            claim,
-            "gone",
-            f"the quote is in the cited revision {cited_rev}, but {doc} has left the corpus",
-            **base,  # type: ignore[arg-type]
+    if status == "gone":
+        return f"the quote is in the cited revision {cited}, but {doc} has left the corpus"
+    if status == "unseen":
+        return (
+            f"the quote is in the cited revision {cited}, but {doc} was missing from the "
+            "latest listing of its scope (not provably complete, so not tombstoned)"
         )
-    if match.unseen:
-        return ClaimVerdict(
-            claim,
-            "unseen",
-            f"the quote is in the cited revision {cited_rev}, but {doc} was missing from the "
-            "latest listing of its scope (not provably complete, so not tombstoned)",
-            **base,  # type: ignore[arg-type]
-        )
-    if current in found:
-        message = f"the quote is in the cited revision {cited_rev} and the current revision"
-        if cited_rev == current:
-            message = f"the quote is in the cited revision {cited_rev}, the current one"
-        return ClaimVerdict(claim, "holds", message + f" of {doc}", **base)  # type: ignore[arg-type]
-    # the cited revision contains it and the current one does not: the revision after the
-    # last that does is where it stopped
-    stopped = match.after_found
-    return ClaimVerdict(
-        claim,
-        "stale",
-        f"the quote is in the cited revision {cited_rev}, but {doc} changed: revision "
-        f"{stopped} no longer contains it, nor does the current revision {current}"
-        if stopped != current
-        else f"the quote is in the cited revision {cited_rev}, but {doc} changed: "
-        f"the current revision {current} no longer contains it",
-        at_revision=stopped,
-        **base,  # type: ignore[arg-type]
-    )
+    if reason == "no-document":
+        return f"no document {doc} in the warehouse"
+    if reason == "no-revision":
+        return f"{doc} has no {claim.cites()}; it has revisions 1..{current}"
+    return f"hash prefix {claim.content_hash} is ambiguous for {doc}"
 
 
 # -- a check -------------------------------------------------------------------------------
@@ -592,6 +550,19 @@ def _changes(previous: Mapping[str, str], verdicts: list[ClaimVerdict]) -> list[
     return sorted(out, key=lambda c: c.claim_id)
 
 
+def _verdicts(claims: Sequence[Claim], found: ClaimVerdicts) -> list[ClaimVerdict]:
+    assert len(found.status) == len(claims), "one verdict per claim"
+    columns = (
+        found.status,
+        found.reason,
+        found.cited,
+        found.current,
+        found.at_revision,
+        found.found_in,
+    )
+    return list(map(ClaimVerdict, claims, *columns))
+
+
 def check_claims(
     warehouse: Warehouse,
     claims: ClaimSet,
@@ -608,20 +579,22 @@ def check_claims(
     rules = rules_version()
     items = claims.claims
     hashes = [c.quote_hash for c in items]
-    store_needles(warehouse, items, hashes, rules)
-    keys = [
-        ClaimKey(c.doc_id, c.revision, c.content_hash, h)
-        for c, h in zip(items, hashes, strict=True)
-    ]
-    found = ledger.claim_matches(warehouse, keys, rules, corpus)
-    if found.unread:  # new revisions, or new rules: their reader text first
-        fill_reader_texts(warehouse, (c.doc_id for c in items), rules)
-        found = ledger.claim_matches(warehouse, keys, rules, corpus)
-    verdicts = [classify(c, m) for c, m in zip(items, found.matches, strict=True)]
-    previous = ledger.latest_statuses(warehouse, claims.name)
+    columns = ClaimColumns(
+        [c.claim_id for c in items],
+        [c.doc_id for c in items],
+        [c.revision for c in items],
+        [c.content_hash for c in items],
+        hashes,
+    )
+    found = ledger.claim_verdicts(warehouse, columns, rules, corpus)
+    if found.unread:  # new quotes, new revisions or new rules: strings and texts first
+        store_needles(warehouse, items, hashes, rules)
+        fill_reader_texts(warehouse, columns.doc_id, rules)
+        found = ledger.claim_verdicts(warehouse, columns, rules, corpus, unread_ok=True)
+    verdicts = _verdicts(items, found)
+    previous = ledger.latest_statuses(warehouse, claims.name, columns.claim_id)
     result = ClaimsCheck(claims.name, verdicts, list(claims.bad), _changes(previous, verdicts))
     result.run_id = run_id
     if record and verdicts:
-        checks = [v.as_check(h) for v, h in zip(verdicts, hashes, strict=True)]
-        result.check_id = ledger.record_checks(warehouse, claims.name, run_id, checks)
+        result.check_id = ledger.record_verdicts(warehouse, claims.name, run_id, found)
     return result
