@@ -24,7 +24,7 @@ from bench.nhtsa_backfill import spread
 from bench.synthetic_source import is_changed, synthetic_record_value
 from warehouse.canonical import canonical_json
 from warehouse.digests import row_counts
-from warehouse.ingest import Ingestor
+from warehouse.ingest import DEFAULT_BATCH_SIZE, Ingestor
 from warehouse.records import Listing, Provenance, Record
 from warehouse.runs import finish_run, start_run
 from warehouse.store import Warehouse
@@ -95,7 +95,9 @@ def peak_rss_mb(count: int, batch_size: int, workdir: Path) -> float:
     return int(out.stdout.strip().splitlines()[-1]) / 1024
 
 
-def run(count: int = 200_000, batch_size: int = 5_000, repeats: int = 3) -> dict[str, Any]:
+def run(
+    count: int = 200_000, batch_size: int = DEFAULT_BATCH_SIZE, repeats: int = 3
+) -> dict[str, Any]:
     """The floor, a first ingest, an identical re-ingest and a 1%-changed ingest, each
     ``repeats`` times (a fresh warehouse each time); medians and spreads."""
     values = make_values(count)

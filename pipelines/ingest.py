@@ -16,7 +16,7 @@ from sources import registry
 from sources.base import FetchContext
 from sources.http import HttpFactory
 from warehouse.errors import MassRetireRefused, ReceiptsError
-from warehouse.ingest import COUNT_KEYS, Counts, Ingestor
+from warehouse.ingest import COUNT_KEYS, DEFAULT_BATCH_SIZE, Counts, Ingestor
 from warehouse.runs import finish_run, start_run
 from warehouse.scopes import live_in_scope
 from warehouse.sightings import body_seen_at
@@ -57,7 +57,7 @@ def internal_error_reason(exc: BaseException) -> str:
 class IngestOptions:
     only: list[str] | None = None
     allow_mass_retire: bool = False
-    batch_size: int = 5_000
+    batch_size: int = DEFAULT_BATCH_SIZE
     command: str = "ingest"
     extra: dict[str, Any] = field(default_factory=dict)
 

@@ -22,6 +22,7 @@ from pipelines.manifest import Manifest, load_manifest
 from sources.http import HttpFactory
 from warehouse.backends import ENV_DATA_PATH, WarehouseURL
 from warehouse.errors import ReceiptsError
+from warehouse.ingest import DEFAULT_BATCH_SIZE
 from warehouse.store import DEFAULT_WAREHOUSE, ENV_WAREHOUSE
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -216,7 +217,10 @@ def ingest_options(func: F) -> F:
         ),
         http_options,
         click.option(
-            "--batch-size", default=5_000, show_default=True, help="Records per transaction."
+            "--batch-size",
+            default=DEFAULT_BATCH_SIZE,
+            show_default=True,
+            help="Records per transaction.",
         ),
     ]
     for decorator in reversed(decorators):
