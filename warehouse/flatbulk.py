@@ -1,7 +1,8 @@
 """A flat file's rows into documents, in bulk inside DuckDB.
 
-A backfill hands over its file a few MB at a time as Arrow tables of ``(number, text, h)``
-(``h``: the SHA-256 of the raw line). Work per line runs vectorised here, on every core:
+A backfill hands over its file a few MB at a time as Arrow tables of ``(number, text, h,
+plain)`` (``h``: the SHA-256 of the raw line; ``plain``: no control character in it). Work
+per line runs vectorised here, on every core:
 
 1. **Check** (:meth:`FlatBulk.check`). Each line is split on tabs and accepted when its
    field count, identity, dates and model year are of the plain shapes the rules of
@@ -19,8 +20,13 @@ A backfill hands over its file a few MB at a time as Arrow tables of ``(number, 
    A document with a control character in a row is left to the caller (JSON escapes those
    as ``\\u00XX``; :meth:`FlatBulk.add_built` takes its bytes).
 4. **Commit** (:meth:`FlatBulk.commit`). Documents are committed in the order of their last
-   line, a range of lines per transaction, classified against the current revisions as the
-   ingest engine does; the range's end is the checkpoint a resumed run starts after.
+   line, a range of lines per transaction, classified as the ingest engine classifies
+   (new, changed, unchanged, restored); the range's end is the checkpoint a resumed run
+   starts after. On a DuckDB file the backfill is the only writer from start to end, so the
+   warehouse's state read by the plan still holds and no batch scans the growing tables; on
+   a lake each batch is classified inside its transaction, and a document the plan left
+   unbuilt whose current revision another writer has since changed stops the run (run it
+   again: the new plan builds it).
 
 The scratch database is a DuckDB file attached to the warehouse's connection, so it is
 bounded by the warehouse's memory limit and spills to disk.
