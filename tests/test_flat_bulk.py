@@ -192,3 +192,20 @@ def test_documents_grouped_in_shares_are_the_documents_grouped_at_once(
             assert result.built == result.documents.records  # no fingerprint to skip by
             stored.append(sorted((r.doc_id, r.content_hash) for r in audit.revisions(wh)))
     assert stored[0] == stored[1] and len(stored[0]) > 1_000  # no second revision either
+
+
+def test_a_new_body_version_builds_every_document_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Fingerprints recorded under another shape of the bytes are not trusted."""
+    from sources.nhtsa import flatfile
+
+    path = write_zip(
+        tmp_path / "A.zip", "FLAT_CMPL.txt", [cmpl_row(11999500 + i, i) for i in (1, 2)]
+    )
+    warehouse = tmp_path / "w.duckdb"
+    _backfill(warehouse, path)
+    assert _backfill(warehouse, path)["built"] == 0
+    monkeypatch.setattr(flatfile, "FLAT_BODY_VERSION", "flat-body-v2")
+    again = _backfill(warehouse, path)
+    assert again["built"] == 2 and again["documents"]["unchanged"] == 2  # type: ignore[index]

@@ -192,6 +192,8 @@ def test_readers_wait_for_the_writer_and_say_how_long_it_has_run(tmp_path: Path)
         assert "waiting up to 1m00s (RECEIPTS_LOCK_WAIT)" in patient.stderr
         assert f"in use by run {run_id}" in patient.stderr
         assert [r["status"] for r in json.loads(patient.stdout)] == ["ok"]
+        # The writer released the warehouse; its process may still be exiting.
+        writer.wait(timeout=30)
     finally:
         if writer.poll() is None:
             writer.kill()

@@ -350,6 +350,12 @@ def row_matches(layout: Layout, row: FlatRow, wanted: VehicleFilter) -> bool:
 
 
 # -- documents -----------------------------------------------------------------------------
+# The shape of a flat-file document's bytes (below). Part of every document's input
+# fingerprint: change it whenever that shape changes, so that a backfill builds every
+# document again instead of trusting fingerprints recorded under the old shape.
+FLAT_BODY_VERSION = "flat-body-v1"
+
+
 def flat_body(layout: Layout, rows: Sequence[dict[str, str]]) -> bytes:
     """The stored bytes of one document: its rows verbatim (file order) and the model years
     they name (``9999`` and blanks left out)."""
@@ -660,12 +666,13 @@ def flat_spec(layout: Layout, wanted: VehicleFilter) -> FlatSpec:
             )
         )
     labels = "+".join(names.label for names in layout.layouts)
+    rules = f"canonical-v{CANONICAL_FORM_VERSION}|{FLAT_BODY_VERSION}|{layout.name}|{labels}|"
     return FlatSpec(
         shapes=tuple(shapes),
         doc_prefix=f"nhtsa/{layout.doc_kind}/",
         kind=layout.doc_kind,
         source_format=layout.source_format,
-        salt=f"canonical-v{CANONICAL_FORM_VERSION}|{layout.name}|{labels}|",
+        salt=rules,
         make=wanted.make,
         model=wanted.model,
         years=wanted.years,
