@@ -445,13 +445,6 @@ def read_blocks(source: LineSource, size: int = CHUNK_BYTES) -> Iterator[tuple[i
         thread.join()
 
 
-def read_chunks(source: LineSource, size: int = CHUNK_BYTES) -> Iterator[tuple[int, list[str]]]:
-    """``(number of the first line, lines)``: :func:`read_blocks` decoded, line ends
-    stripped (empty lines kept, as ``""``)."""
-    for number, data in read_blocks(source, size):
-        yield number, _split(data)
-
-
 def _split(data: bytes) -> list[str]:
     text = data.decode(ENCODING)
     lines = text.split("\n")
