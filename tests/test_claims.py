@@ -29,6 +29,7 @@ from pipelines.audit.claims import (
 from pipelines.audit.quote import RevisionText, check_quote, find_words, is_word_char, reader_text
 from tests import corpus_fixture as fixture
 from tests.conftest import cli
+from tests.tampering import forge_snapshot
 from warehouse import claims as ledger
 from warehouse.ingest import Ingestor
 from warehouse.records import Listing
@@ -337,18 +338,7 @@ def test_a_quote_new_to_a_repeat_check_gets_its_search_strings(
 
 
 def test_reader_text_is_never_derived_from_corrupted_bytes(tmp_path: Path, warehouse: str) -> None:
-    with Warehouse.open(warehouse) as wh:  # bit rot behind the warehouse's back
-        con = wh._connection_for_tests()
-        recorded, body = con.execute(
-            "SELECT s.content_hash, s.body FROM snapshots s JOIN revisions r USING "
-            "(content_hash) WHERE r.doc_id = $d AND r.revision = 1",
-            {"d": STALLED_DOC},
-        ).fetchall()[0]
-        forged = bytes(body).replace(b"highway", b"FORGED")
-        assert forged != bytes(body)
-        con.execute(
-            "UPDATE snapshots SET body = $b WHERE content_hash = $h", {"b": forged, "h": recorded}
-        )
+    recorded, _ = forge_snapshot(warehouse, STALLED_DOC, b"highway", b"FORGED", revision=1)
     claim = {"claim_id": "f", "doc_id": STALLED_DOC, "quote": "on the FORGED", "revision": 1}
     path = claims_file(tmp_path, [claim])
     result = cli("verify-claims", "--file", path, "--warehouse", warehouse)

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import cli, write_manifest
+from tests.tampering import forge_snapshot
 from warehouse.store import Warehouse
 
 MANIFEST = """
@@ -126,20 +127,7 @@ def test_every_command_has_help() -> None:
 def _tamper(warehouse_path: Path, doc: str) -> tuple[str, str]:
     """Replace the stored bytes of ``doc``'s snapshot with plausible forged JSON, behind the
     warehouse's back; returns (recorded hash, hash of the forged bytes)."""
-    with Warehouse.open(str(warehouse_path)) as wh:
-        con = wh._connection_for_tests()
-        recorded, body = con.execute(
-            "SELECT s.content_hash, s.body FROM snapshots s JOIN revisions r USING "
-            "(content_hash) WHERE r.doc_id = $d",
-            {"d": doc},
-        ).fetchall()[0]
-        forged = bytes(body).replace(b"record 3", b"record FORGED")
-        assert forged != bytes(body)
-        con.execute(
-            "UPDATE snapshots SET body = $b WHERE content_hash = $h",
-            {"b": forged, "h": recorded},
-        )
-    return str(recorded), hashlib.sha256(forged).hexdigest()
+    return forge_snapshot(str(warehouse_path), doc, b"record 3", b"record FORGED")
 
 
 def test_a_corrupted_snapshot_is_never_served(
