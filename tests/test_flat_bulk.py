@@ -209,3 +209,52 @@ def test_a_new_body_version_builds_every_document_again(
     monkeypatch.setattr(flatfile, "FLAT_BODY_VERSION", "flat-body-v2")
     again = _backfill(warehouse, path)
     assert again["built"] == 2 and again["documents"]["unchanged"] == 2  # type: ignore[index]
+
+
+def _snapshot_copies(warehouse: Path) -> dict[str, int]:
+    with Warehouse.open(str(warehouse), read_only=True) as wh:
+        rows = wh._connection_for_tests().execute(
+            "SELECT content_hash, count(*) FROM snapshots GROUP BY content_hash"
+        )
+        return {str(h): int(n) for h, n in rows.fetchall()}
+
+
+def test_bytes_stored_before_are_not_stored_again(tmp_path: Path, warehouse_path: Path) -> None:
+    """A document whose lines go back to an earlier wording gets that wording's hash again,
+    and its bytes stay stored once."""
+    first = write_zip(tmp_path / "A.zip", "FLAT_CMPL.txt", [cmpl_row(11999600, 1)])
+    second = write_zip(tmp_path / "B.zip", "FLAT_CMPL.txt", [cmpl_row(11999600, 2)])
+    _backfill(warehouse_path, first)
+    assert _backfill(warehouse_path, second)["documents"]["changed"] == 1  # type: ignore[index]
+    assert _backfill(warehouse_path, first)["documents"]["changed"] == 1  # type: ignore[index]
+    from warehouse import audit
+
+    with Warehouse.open(str(warehouse_path), read_only=True) as wh:
+        hashes = [r.content_hash for r in audit.revisions(wh)]
+    assert len(hashes) == 3 and hashes[0] == hashes[2] != hashes[1]
+    assert _snapshot_copies(warehouse_path) == {hashes[0]: 1, hashes[1]: 1}
+
+
+def test_a_stored_digest_is_looked_up_not_trusted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Which bytes are stored is decided by the hashes themselves: a batch whose digests all
+    look stored (as a 64-bit collision would make them) still stores every body it lacks."""
+    from warehouse import flatbulk
+
+    path = write_zip(
+        tmp_path / "A.zip", "FLAT_CMPL.txt", [cmpl_row(11999700 + i, i) for i in (1, 2, 3)]
+    )
+    _backfill(tmp_path / "reference.duckdb", path)
+    expected = _snapshot_copies(tmp_path / "reference.duckdb")
+    assert len(expected) == 3
+    values = ", ".join(f"('{h}')" for h in expected)
+    monkeypatch.setattr(
+        flatbulk,
+        "_STORED_DIGESTS",
+        "CREATE OR REPLACE TEMP TABLE _flat_stored AS "
+        f"SELECT hash(h) AS digest FROM (VALUES {values}) t(h)",
+    )
+    result = _backfill(tmp_path / "w.duckdb", path)
+    assert result["documents"]["new"] == 3  # type: ignore[index]
+    assert _snapshot_copies(tmp_path / "w.duckdb") == expected

@@ -35,7 +35,7 @@ bounded by the warehouse's memory limit and spills to disk.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -213,33 +213,43 @@ def check_sql(spec: FlatSpec) -> str:
 
 def build_sql(spec: FlatSpec) -> str:
     """The documents of the block's lines that end by line ``$last`` (so they are whole) and
-    are plain, with their bytes: rows in line order
-    (a sorted list of ``(line, row)``: cheaper than an ordered aggregate)."""
+    are plain, with their bytes: rows in line order (a sorted list of ``(line, row)``:
+    cheaper than an ordered aggregate). A document of one row, as most are, is its row:
+    it is not grouped at all."""
     row_json = _by_count(spec, _row_json)
     label = _by_count(spec, _label)
+    prefix = _literal(spec.doc_prefix)
+    format_prefix = _literal(spec.source_format + "/")
     return f"""
+    WITH rowed AS (
+        SELECT key, end_line, number, year, doc_rows, {row_json} AS row_json, {label} AS label
+        FROM (
+            SELECT key, end_line, number, year, n, doc_rows,
+                   string_split(replace(replace(text, '\\', '\\\\'), '"', '\\"'), chr(9))
+                       AS p
+            FROM {_LINES} WHERE end_line <= $last AND plain_doc
+        )
+    )
     SELECT doc_id, end_line,
            encode(concat('{{"modelYears":[', coalesce(array_to_string(years, ','), ''),
                          '],"rows":[', array_to_string(list_transform(rs, lambda e: e.j), ','),
                          ']}}')) AS body,
-           {_literal(spec.source_format + "/")} || array_to_string(labels, '+') AS source_format,
+           {format_prefix} || array_to_string(labels, '+') AS source_format,
            array_to_string(list_transform(rs, lambda e: e.n), ',') AS lines
     FROM (
-        SELECT {_literal(spec.doc_prefix)} || key AS doc_id, max(end_line) AS end_line,
+        SELECT {prefix} || key AS doc_id, max(end_line) AS end_line,
                list_sort(list({{'n': number, 'j': row_json}})) AS rs,
                list_sort(list_distinct(list(year) FILTER (WHERE year IS NOT NULL))) AS years,
                list_sort(list_distinct(list(label))) AS labels
-        FROM (
-            SELECT key, end_line, number, year, {row_json} AS row_json, {label} AS label
-            FROM (
-                SELECT key, end_line, number, year, n,
-                       string_split(replace(replace(text, '\\', '\\\\'), '"', '\\"'), chr(9))
-                           AS p
-                FROM {_LINES} WHERE end_line <= $last AND plain_doc
-            )
-        )
+        FROM rowed WHERE doc_rows > 1
         GROUP BY key
     )
+    UNION ALL
+    SELECT {prefix} || key, end_line,
+           encode(concat('{{"modelYears":[', coalesce(CAST(year AS VARCHAR), ''), '],"rows":[',
+                         row_json, ']}}')),
+           {format_prefix} || label, CAST(number AS VARCHAR)
+    FROM rowed WHERE doc_rows = 1
     """
 
 
@@ -335,11 +345,12 @@ SELECT d.doc_id, d.key, d.end_line, d.rows, d.fingerprint, d.plain,
 FROM (SELECT $prefix || key AS doc_id, * FROM {SCRATCH}.groups) d
 LEFT JOIN f USING (doc_id) LEFT JOIN cur USING (doc_id) LEFT JOIN known USING (doc_id)
 LEFT JOIN sighted ON sighted.doc_id = d.doc_id AND sighted.content_hash = cur.content_hash
+ORDER BY d.end_line
 """
 
 _PLAN_LINES = f"""
 CREATE TABLE {SCRATCH}.lines AS
-SELECT r.number, r.key, d.end_line, r.n, r.year, d.plain AS plain_doc
+SELECT r.number, r.key, d.end_line, r.n, r.year, d.plain AS plain_doc, d.rows AS doc_rows
 FROM {SCRATCH}.rows r JOIN {SCRATCH}.docs d USING (key)
 WHERE d.build
 ORDER BY r.number
@@ -364,7 +375,7 @@ ORDER BY end_line
 # blocks; read three times (documents built in SQL, those left to the caller, those still
 # open), never copied: most blocks have no line of the latter two.
 _LINES = f"""(
-    SELECT l.number, c.text, l.key, l.end_line, l.n, l.year, l.plain_doc
+    SELECT l.number, c.text, l.key, l.end_line, l.n, l.year, l.plain_doc, l.doc_rows
     FROM (SELECT * FROM {SCRATCH}.lines WHERE number BETWEEN $first AND $last) l
     JOIN _flat_chunk c USING (number)
     UNION ALL
@@ -458,6 +469,39 @@ WHERE c.outcome <> 'unchanged' AND c.first_of_hash
   AND NOT EXISTS (SELECT 1 FROM snapshots s WHERE s.content_hash = c.hash)
 """
 
+# On a DuckDB file, which stored hashes a batch's bytes might repeat is answered from a
+# 64-bit digest of every hash in ``snapshots`` (read once by the plan, then added to by each
+# batch): a join on integers with a few MB, not a scan of every stored hash per batch. Only
+# the hashes whose digest is there (a stored body, or a digest collision) are looked up in
+# ``snapshots`` itself.
+_STORED_DIGESTS = """
+CREATE OR REPLACE TEMP TABLE _flat_stored AS SELECT hash(content_hash) AS digest FROM snapshots
+"""
+
+_FRESH = """
+CREATE OR REPLACE TEMP TABLE _flat_fresh AS
+SELECT c.doc_id, c.hash, c.size, hash(c.hash) AS digest,
+       hash(c.hash) IN (SELECT digest FROM _flat_stored) AS maybe_stored
+FROM _flat_classified c
+WHERE c.outcome <> 'unchanged' AND c.first_of_hash
+"""
+
+_DROP_STORED = """
+DELETE FROM _flat_fresh
+WHERE maybe_stored AND hash IN (
+    SELECT content_hash FROM snapshots
+    WHERE content_hash IN (SELECT hash FROM _flat_fresh WHERE maybe_stored)
+)
+"""
+
+_INSERT_FRESH_SNAPSHOTS = """
+INSERT INTO snapshots
+SELECT f.hash, f.size, 'application/json', b.body, $run
+FROM _flat_fresh f JOIN _flat_built b USING (doc_id)
+"""
+
+_KEEP_DIGESTS = "INSERT INTO _flat_stored SELECT digest FROM _flat_fresh"
+
 _INSERT_REVISIONS = """
 INSERT INTO revisions
 SELECT c.doc_id, coalesce(c.current_revision, 0) + 1, c.hash, false, NULL,
@@ -515,6 +559,7 @@ _CARRY_SCHEMA = pa.schema(
         ("n", pa.int32()),
         ("year", pa.int32()),
         ("plain_doc", pa.bool_()),
+        ("doc_rows", pa.int64()),
     ]
 )
 
@@ -563,8 +608,8 @@ class FlatBulk:
 
     def close(self) -> None:
         self._con.unregister("_flat_carry")
-        for table in ("_flat_checked",
-                      "_flat_batch", "_flat_classified"):  # fmt: skip
+        for table in ("_flat_checked", "_flat_batch", "_flat_classified", "_flat_stored",
+                      "_flat_fresh"):  # fmt: skip
             self._con.execute(f"DROP TABLE IF EXISTS {table}")
         self._con.execute(f"DETACH {SCRATCH}")
 
@@ -608,6 +653,8 @@ class FlatBulk:
             )
         self._con.execute(_PLAN, {"prefix": self.spec.doc_prefix, "url": url})
         self._con.execute(_PLAN_LINES)
+        if not self._live:
+            self._con.execute(_STORED_DIGESTS)
         documents, to_build, rows, last_needed = self._con.execute(_PLAN_SUMMARY).fetchall()[0]
         boundaries = [
             int(b) for (b,) in self._con.execute(_BOUNDARIES, {"size": batch_size}).fetchall()
@@ -696,7 +743,7 @@ class FlatBulk:
                 rows += int(outcome_rows)
             if counts.new or counts.changed or counts.restored:
                 con.execute(_INSERT_DOCUMENTS, {**base, "kind": self.spec.kind})
-                con.execute(_INSERT_SNAPSHOTS, base)
+                self._insert_snapshots(base)
                 con.execute(
                     _INSERT_REVISIONS,
                     {
@@ -731,3 +778,15 @@ class FlatBulk:
                 },
             )
         return counts, rows
+
+    def _insert_snapshots(self, base: Mapping[str, object]) -> None:
+        """Store the bytes of the batch's new hashes, each once (inside the transaction)."""
+        con = self._con
+        if self._live:
+            con.execute(_INSERT_SNAPSHOTS, base)
+            return
+        con.execute(_FRESH)
+        if self.warehouse._scalar("SELECT count(*) FROM _flat_fresh WHERE maybe_stored"):
+            con.execute(_DROP_STORED)
+        con.execute(_INSERT_FRESH_SNAPSHOTS, base)
+        con.execute(_KEEP_DIGESTS)
