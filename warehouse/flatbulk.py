@@ -486,18 +486,19 @@ FROM _flat_classified c
 WHERE c.outcome <> 'unchanged' AND c.first_of_hash
 """
 
-_DROP_STORED = """
-DELETE FROM _flat_fresh
-WHERE maybe_stored AND hash IN (
-    SELECT content_hash FROM snapshots
-    WHERE content_hash IN (SELECT hash FROM _flat_fresh WHERE maybe_stored)
-)
+_NONE_FOUND = "CREATE OR REPLACE TEMP TABLE _flat_found (hash VARCHAR)"
+
+_FOUND = """
+CREATE OR REPLACE TEMP TABLE _flat_found AS
+SELECT DISTINCT content_hash AS hash FROM snapshots
+WHERE content_hash IN (SELECT hash FROM _flat_fresh WHERE maybe_stored)
 """
 
 _INSERT_FRESH_SNAPSHOTS = """
 INSERT INTO snapshots
 SELECT f.hash, f.size, 'application/json', b.body, $run
 FROM _flat_fresh f JOIN _flat_built b USING (doc_id)
+WHERE NOT EXISTS (SELECT 1 FROM _flat_found s WHERE s.hash = f.hash)
 """
 
 _KEEP_DIGESTS = "INSERT INTO _flat_stored SELECT digest FROM _flat_fresh"
@@ -609,7 +610,7 @@ class FlatBulk:
     def close(self) -> None:
         self._con.unregister("_flat_carry")
         for table in ("_flat_checked", "_flat_batch", "_flat_classified", "_flat_stored",
-                      "_flat_fresh"):  # fmt: skip
+                      "_flat_fresh", "_flat_found"):  # fmt: skip
             self._con.execute(f"DROP TABLE IF EXISTS {table}")
         self._con.execute(f"DETACH {SCRATCH}")
 
@@ -786,7 +787,7 @@ class FlatBulk:
             con.execute(_INSERT_SNAPSHOTS, base)
             return
         con.execute(_FRESH)
-        if self.warehouse._scalar("SELECT count(*) FROM _flat_fresh WHERE maybe_stored"):
-            con.execute(_DROP_STORED)
+        maybe_stored = self.warehouse._scalar("SELECT count(*) FROM _flat_fresh WHERE maybe_stored")
+        con.execute(_FOUND if maybe_stored else _NONE_FOUND)
         con.execute(_INSERT_FRESH_SNAPSHOTS, base)
         con.execute(_KEEP_DIGESTS)
