@@ -23,7 +23,7 @@ from sources.nhtsa.parse import PLAIN_KEYS, record_key
 from tests.conftest import cli
 from tests.fakes.nhtsa import cmpl_row, write_zip
 from warehouse.errors import NhtsaParseError
-from warehouse.flatbulk import FlatBulk
+from warehouse.flatbulk import FlatBulk, _split_built
 from warehouse.ingest import ingest_records
 from warehouse.records import Provenance, Record
 from warehouse.runs import start_run
@@ -258,3 +258,14 @@ def test_a_stored_digest_is_looked_up_not_trusted(
     result = _backfill(tmp_path / "w.duckdb", path)
     assert result["documents"]["new"] == 3  # type: ignore[index]
     assert _snapshot_copies(tmp_path / "w.duckdb") == expected
+
+
+def test_a_commit_passes_on_whole_blocks_and_splits_only_the_one_it_ends_in() -> None:
+    def block(*ends: int) -> pa.Table:
+        return pa.table({"end_line": pa.array(ends, pa.int64()), "body": [b"x"] * len(ends)})
+
+    before, straddling, after = block(3, 1, 5), block(9, 7, 6, 11), block(14, 12)
+    due, later = _split_built([before, block(), straddling, after], hi=8)
+    assert due[0] is before and later[-1] is after  # passed on as they are: not copied
+    assert [t["end_line"].to_pylist() for t in due] == [[3, 1, 5], [7, 6]]
+    assert [t["end_line"].to_pylist() for t in later] == [[9, 11], [14, 12]]

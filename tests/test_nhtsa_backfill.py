@@ -17,6 +17,7 @@ import orjson
 import pytest
 
 from bench.nhtsa_backfill import generate
+from pipelines import backfill as backfill_module
 from pipelines.backfill import BackfillRequest, run_backfill
 from pipelines.progress import (
     BackfillReporter,
@@ -500,6 +501,23 @@ def test_every_document_has_the_bytes_of_the_reference_path(tmp_path: Path) -> N
         with Warehouse.open(str(warehouse), read_only=True) as wh:
             for doc, (digest, _) in stored.items():
                 assert content_hash(audit.snapshot(wh, doc).body) == digest
+
+
+def test_documents_built_across_many_blocks_commit_once_with_their_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Small blocks and small batches: commits fall inside blocks and blocks inside commits,
+    and documents of several rows span blocks; each document is committed once, whole."""
+    monkeypatch.setattr(backfill_module, "BLOCK_BYTES", 16 << 10)
+    path = generate(tmp_path / "GEN.zip", 3_000)
+    warehouse = tmp_path / "w.duckdb"
+    with Warehouse.open(str(warehouse)) as wh:
+        result = run_backfill(wh, BackfillRequest(path=path, kind="complaints", batch_size=37))
+    stored = revisions(warehouse)
+    assert len(stored) == result.documents.new  # one revision each: none twice, none lost
+    assert {doc: (h, fmt) for doc, _, h, _, fmt in stored} == _reference_documents(
+        path, "complaints"
+    )
 
 
 def test_a_rerun_builds_only_the_documents_whose_lines_changed(tmp_path: Path) -> None:

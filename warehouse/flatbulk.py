@@ -577,6 +577,27 @@ _PY_BUILT_SCHEMA = pa.schema(
 )
 
 
+def _split_built(tables: Sequence[pa.Table], hi: int) -> tuple[list[pa.Table], list[pa.Table]]:
+    """Built documents ending by line ``hi``, and the others. Each table holds one block's
+    documents, so all but the block a commit's last line falls in are wholly on one side:
+    only that one is filtered (copied); the bytes of the rest are passed on as they are."""
+    due: list[pa.Table] = []
+    later: list[pa.Table] = []
+    for table in tables:
+        if not len(table):
+            continue
+        lowest, highest = pc.min_max(table["end_line"]).values()
+        if highest.as_py() <= hi:
+            due.append(table)
+        elif lowest.as_py() > hi:
+            later.append(table)
+        else:
+            now_due = pc.less_equal(table["end_line"], hi)
+            due.append(table.filter(now_due))
+            later.append(table.filter(pc.invert(now_due)))
+    return due, later
+
+
 @dataclass(frozen=True)
 class CommitContext:
     """What every revision of a backfill run carries."""
@@ -708,10 +729,11 @@ class FlatBulk:
     def commit(self, context: CommitContext, lo: int, hi: int) -> tuple[Counts, int]:
         """Commit the documents whose last line is in ``(lo, hi]`` in one transaction, with
         the checkpoint ``<file digest>:<hi>``: their counts and rows."""
-        built = pa.concat_tables(self._built) if self._built else _PY_BUILT_SCHEMA.empty_table()
-        now_due = pc.less_equal(built["end_line"], hi)
-        self._built = [built.filter(pc.invert(now_due))]
-        self._con.register("_flat_built", built.filter(now_due))
+        due, later = _split_built(self._built, hi)
+        self._built = later
+        self._con.register(
+            "_flat_built", pa.concat_tables(due) if due else _PY_BUILT_SCHEMA.empty_table()
+        )
         try:
             self._con.execute(_BATCH, {"lo": lo, "hi": hi})
             missing = int(self.warehouse._scalar(_MISSING_BYTES))

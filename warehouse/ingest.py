@@ -349,7 +349,8 @@ class Ingestor:
                         )
                     con.register("_payload", _payload_table(payload))
                     try:
-                        con.execute(_INSERT_DOCUMENTS, {"run": self.run_id})
+                        if counts.new:  # otherwise no row qualifies: skip the lookup
+                            con.execute(_INSERT_DOCUMENTS, {"run": self.run_id})
                         con.execute(_INSERT_SNAPSHOTS, {"run": self.run_id})
                         con.execute(_INSERT_REVISIONS, params)
                     finally:
