@@ -520,6 +520,21 @@ def test_documents_built_across_many_blocks_commit_once_with_their_bytes(
     )
 
 
+@pytest.mark.slow
+def test_a_rerun_plans_within_a_small_memory_limit(tmp_path: Path) -> None:
+    """Planning a re-run joins every document with what the warehouse knows of it; under a
+    small limit (here 40,000 rows in 40 MB) it must spill, not run out of memory."""
+    path = generate(tmp_path / "GEN.zip", 40_000)
+    warehouse = tmp_path / "w.duckdb"
+    code, first, _ = backfill(warehouse, "--file", path, "--kind", "complaints")
+    assert code == 0, first
+    code, again, _ = backfill(
+        warehouse, "--file", path, "--kind", "complaints", "--memory-limit", "40MB"
+    )
+    assert code == 0, again
+    assert again["documents"]["unchanged"] == first["documents"]["new"] and again["built"] == 0
+
+
 def test_a_rerun_builds_only_the_documents_whose_lines_changed(tmp_path: Path) -> None:
     rows = [cmpl_row(11999200 + i, i + 1) for i in range(6)]
     warehouse = tmp_path / "w.duckdb"

@@ -314,39 +314,65 @@ HAVING max(number) > $after
 # Rows grouped at a time, at most.
 ROWS_PER_SHARE = 400_000
 
-_PLAN = f"""
-CREATE TABLE {SCRATCH}.docs AS
-WITH f AS (
+# What the warehouse knows of the planned documents, one step at a time, each step's result
+# kept in the scratch database: a step holds one aggregate or one join in memory, never
+# several hash tables at once (which a small memory limit cannot hold for millions of
+# documents), and what it made can be spilled while the next step runs.
+_PLAN_STEPS = (
+    f"""
+    CREATE TABLE {SCRATCH}.plan_fingerprints AS
     SELECT doc_id, arg_max(fingerprint, run_id) AS fingerprint,
            arg_max(content_hash, run_id) AS content_hash
     FROM input_fingerprints
     WHERE starts_with(doc_id, $prefix)
     GROUP BY doc_id
-),
-cur AS (
+    """,
+    f"""
+    CREATE TABLE {SCRATCH}.plan_current AS
     SELECT doc_id, max(revision) AS revision, arg_max(content_hash, revision) AS content_hash,
            arg_max(tombstone, revision) AS tombstone
     FROM revisions
     WHERE starts_with(doc_id, $prefix)
     GROUP BY doc_id
-),
-known AS (SELECT DISTINCT doc_id FROM documents WHERE starts_with(doc_id, $prefix)),
-sighted AS (
-    SELECT DISTINCT doc_id, content_hash FROM sightings
-    WHERE starts_with(doc_id, $prefix) AND source_url = $url AND source_commit = ''
+    """,
+    f"""
+    CREATE TABLE {SCRATCH}.plan_a AS
+    SELECT $prefix || d.key AS doc_id, d.*, f.fingerprint AS recorded,
+           f.content_hash AS fingerprint_hash
+    FROM {SCRATCH}.groups d LEFT JOIN {SCRATCH}.plan_fingerprints f ON f.doc_id = $prefix || d.key
+    """,
+    f"""
+    CREATE TABLE {SCRATCH}.plan_b AS
+    SELECT a.*, cur.revision AS current_revision, cur.content_hash AS current_hash,
+           cur.tombstone AS current_tombstone
+    FROM {SCRATCH}.plan_a a LEFT JOIN {SCRATCH}.plan_current cur USING (doc_id)
+    """,
+    f"""
+    CREATE TABLE {SCRATCH}.plan_c AS
+    SELECT b.*, EXISTS (SELECT 1 FROM documents k WHERE k.doc_id = b.doc_id) AS known
+    FROM {SCRATCH}.plan_b b
+    """,
+    f"""
+    CREATE TABLE {SCRATCH}.plan_d AS
+    SELECT c.*, EXISTS (
+        SELECT 1 FROM sightings s
+        WHERE s.doc_id = c.doc_id AND s.content_hash = c.current_hash
+          AND s.source_url = $url AND s.source_commit = ''
+    ) AS sighted
+    FROM {SCRATCH}.plan_c c
+    """,
+    # In line order, so that each batch reads only its own (by the zone maps of end_line).
+    f"""
+    CREATE TABLE {SCRATCH}.docs AS
+    SELECT doc_id, key, end_line, rows, fingerprint, plain, fingerprint_hash,
+           NOT coalesce(recorded = fingerprint AND NOT current_tombstone
+                        AND current_hash = fingerprint_hash, false) AS build,
+           current_revision, current_hash, current_tombstone, known, sighted
+    FROM {SCRATCH}.plan_d
+    ORDER BY end_line
+    """,
 )
-SELECT d.doc_id, d.key, d.end_line, d.rows, d.fingerprint, d.plain,
-       f.content_hash AS fingerprint_hash,
-       NOT coalesce(f.fingerprint = d.fingerprint AND NOT cur.tombstone
-                    AND cur.content_hash = f.content_hash, false) AS build,
-       cur.revision AS current_revision, cur.content_hash AS current_hash,
-       cur.tombstone AS current_tombstone,
-       known.doc_id IS NOT NULL AS known, sighted.doc_id IS NOT NULL AS sighted
-FROM (SELECT $prefix || key AS doc_id, * FROM {SCRATCH}.groups) d
-LEFT JOIN f USING (doc_id) LEFT JOIN cur USING (doc_id) LEFT JOIN known USING (doc_id)
-LEFT JOIN sighted ON sighted.doc_id = d.doc_id AND sighted.content_hash = cur.content_hash
-ORDER BY d.end_line
-"""
+_PLAN_TABLES = ("plan_fingerprints", "plan_current", "plan_a", "plan_b", "plan_c", "plan_d")
 
 _PLAN_LINES = f"""
 CREATE TABLE {SCRATCH}.lines AS
@@ -673,7 +699,11 @@ class FlatBulk:
                 _GROUP,
                 {"salt": self.spec.salt, "after": after_line, "shares": shares, "share": share},
             )
-        self._con.execute(_PLAN, {"prefix": self.spec.doc_prefix, "url": url})
+        known = {"prefix": self.spec.doc_prefix, "url": url}
+        for step in _PLAN_STEPS:
+            self._con.execute(step, {k: v for k, v in known.items() if f"${k}" in step})
+        for table in _PLAN_TABLES:
+            self._con.execute(f"DROP TABLE {SCRATCH}.{table}")
         self._con.execute(_PLAN_LINES)
         if not self._live:
             self._con.execute(_STORED_DIGESTS)
