@@ -349,7 +349,9 @@ _PLAN_STEPS = (
     """,
     f"""
     CREATE TABLE {SCRATCH}.plan_c AS
-    SELECT b.*, EXISTS (SELECT 1 FROM documents k WHERE k.doc_id = b.doc_id) AS known
+    SELECT b.*, EXISTS (
+        SELECT 1 FROM documents k WHERE k.doc_id = b.doc_id AND starts_with(k.doc_id, $prefix)
+    ) AS known
     FROM {SCRATCH}.plan_b b
     """,
     f"""
@@ -357,7 +359,7 @@ _PLAN_STEPS = (
     SELECT c.*, EXISTS (
         SELECT 1 FROM sightings s
         WHERE s.doc_id = c.doc_id AND s.content_hash = c.current_hash
-          AND s.source_url = $url AND s.source_commit = ''
+          AND starts_with(s.doc_id, $prefix) AND s.source_url = $url AND s.source_commit = ''
     ) AS sighted
     FROM {SCRATCH}.plan_c c
     """,
@@ -699,9 +701,9 @@ class FlatBulk:
                 _GROUP,
                 {"salt": self.spec.salt, "after": after_line, "shares": shares, "share": share},
             )
-        known = {"prefix": self.spec.doc_prefix, "url": url}
-        for step in _PLAN_STEPS:
-            self._con.execute(step, {k: v for k, v in known.items() if f"${k}" in step})
+        params = {"prefix": self.spec.doc_prefix, "url": url}
+        for step in _PLAN_STEPS:  # each is given the parameters it names
+            self._con.execute(step, {k: v for k, v in params.items() if f"${k}" in step})
         for table in _PLAN_TABLES:
             self._con.execute(f"DROP TABLE {SCRATCH}.{table}")
         self._con.execute(_PLAN_LINES)
