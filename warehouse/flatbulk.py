@@ -318,44 +318,57 @@ ROWS_PER_SHARE = 400_000
 # kept in the scratch database: a step holds one aggregate or one join in memory, never
 # several hash tables at once (which a small memory limit cannot hold for millions of
 # documents), and what it made can be spilled while the next step runs.
+# (table, query): each step's table is made from its query; the last, ``docs``, is the plan,
+# and the others are dropped once it is made.
 _PLAN_STEPS = (
-    f"""
-    CREATE TABLE {SCRATCH}.plan_fingerprints AS
+    (
+        "plan_fingerprints",
+        """
     SELECT doc_id, arg_max(fingerprint, run_id) AS fingerprint,
            arg_max(content_hash, run_id) AS content_hash
     FROM input_fingerprints
     WHERE starts_with(doc_id, $prefix)
     GROUP BY doc_id
     """,
-    f"""
-    CREATE TABLE {SCRATCH}.plan_current AS
+    ),
+    (
+        "plan_current",
+        """
     SELECT doc_id, max(revision) AS revision, arg_max(content_hash, revision) AS content_hash,
            arg_max(tombstone, revision) AS tombstone
     FROM revisions
     WHERE starts_with(doc_id, $prefix)
     GROUP BY doc_id
     """,
-    f"""
-    CREATE TABLE {SCRATCH}.plan_a AS
+    ),
+    (
+        "plan_a",
+        f"""
     SELECT $prefix || d.key AS doc_id, d.*, f.fingerprint AS recorded,
            f.content_hash AS fingerprint_hash
     FROM {SCRATCH}.groups d LEFT JOIN {SCRATCH}.plan_fingerprints f ON f.doc_id = $prefix || d.key
     """,
-    f"""
-    CREATE TABLE {SCRATCH}.plan_b AS
+    ),
+    (
+        "plan_b",
+        f"""
     SELECT a.*, cur.revision AS current_revision, cur.content_hash AS current_hash,
            cur.tombstone AS current_tombstone
     FROM {SCRATCH}.plan_a a LEFT JOIN {SCRATCH}.plan_current cur USING (doc_id)
     """,
-    f"""
-    CREATE TABLE {SCRATCH}.plan_c AS
+    ),
+    (
+        "plan_c",
+        f"""
     SELECT b.*, EXISTS (
         SELECT 1 FROM documents k WHERE k.doc_id = b.doc_id AND starts_with(k.doc_id, $prefix)
     ) AS known
     FROM {SCRATCH}.plan_b b
     """,
-    f"""
-    CREATE TABLE {SCRATCH}.plan_d AS
+    ),
+    (
+        "plan_d",
+        f"""
     SELECT c.*, EXISTS (
         SELECT 1 FROM sightings s
         WHERE s.doc_id = c.doc_id AND s.content_hash = c.current_hash
@@ -363,9 +376,11 @@ _PLAN_STEPS = (
     ) AS sighted
     FROM {SCRATCH}.plan_c c
     """,
+    ),
     # In line order, so that each batch reads only its own (by the zone maps of end_line).
-    f"""
-    CREATE TABLE {SCRATCH}.docs AS
+    (
+        "docs",
+        f"""
     SELECT doc_id, key, end_line, rows, fingerprint, plain, fingerprint_hash,
            NOT coalesce(recorded = fingerprint AND NOT current_tombstone
                         AND current_hash = fingerprint_hash, false) AS build,
@@ -373,8 +388,8 @@ _PLAN_STEPS = (
     FROM {SCRATCH}.plan_d
     ORDER BY end_line
     """,
+    ),
 )
-_PLAN_TABLES = ("plan_fingerprints", "plan_current", "plan_a", "plan_b", "plan_c", "plan_d")
 
 _PLAN_LINES = f"""
 CREATE TABLE {SCRATCH}.lines AS
@@ -702,9 +717,12 @@ class FlatBulk:
                 {"salt": self.spec.salt, "after": after_line, "shares": shares, "share": share},
             )
         params = {"prefix": self.spec.doc_prefix, "url": url}
-        for step in _PLAN_STEPS:  # each is given the parameters it names
-            self._con.execute(step, {k: v for k, v in params.items() if f"${k}" in step})
-        for table in _PLAN_TABLES:
+        for table, query in _PLAN_STEPS:  # each is given the parameters it names
+            self._con.execute(
+                f"CREATE TABLE {SCRATCH}.{table} AS {query}",
+                {k: v for k, v in params.items() if f"${k}" in query},
+            )
+        for table, _ in _PLAN_STEPS[:-1]:
             self._con.execute(f"DROP TABLE {SCRATCH}.{table}")
         self._con.execute(_PLAN_LINES)
         if not self._live:
