@@ -39,6 +39,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from pipelines.memory import arrow_memory_returned, return_freed_memory
 from pipelines.progress import BackfillReporter
 from sources.nhtsa.flatfile import (
     LAYOUTS,
@@ -65,11 +66,13 @@ from warehouse.store import Warehouse
 
 SOURCE = "nhtsa"
 COMMAND = "backfill"
-DEFAULT_MEMORY_LIMIT = "256MB"
+# DuckDB holds what is committed but not yet checkpointed in its buffers; beyond this it
+# spills to disk (a lower limit costs speed: 160MB made two million rows ~20% slower).
+DEFAULT_MEMORY_LIMIT = "192MB"
 DEFAULT_BATCH_SIZE = 20_000  # documents per transaction
 # The file is handed to DuckDB this many bytes at a time: enough lines per statement for
 # its threads to share, few enough to keep memory flat.
-BLOCK_BYTES = 8 << 20
+BLOCK_BYTES = 4 << 20
 MALFORMED_KEPT = 1_000  # line details kept in memory (all are counted)
 LEDGER_WARNINGS = 100  # line details written to the run ledger
 _MEMORY_LIMIT_RE = re.compile(r"^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$", re.IGNORECASE)
@@ -264,6 +267,7 @@ def _build(
         table = text_table(start, data)
         last = start + len(table) - 1
         leftover = bulk.build(table, start, last)
+        del table
         if leftover:
             built = []
             for key, lines in leftover:
@@ -272,6 +276,7 @@ def _build(
                 built.append((doc_id(SOURCE, kind, key), numbers[-1], body, source_format, numbers))
             bulk.add_built(built)
         commit_through(last)
+        return_freed_memory()
         if last >= plan.last_needed_line:
             break
     if last < plan.last_needed_line or bulk.leftover_lines():
@@ -334,6 +339,7 @@ def run_backfill(
         with (
             scratch_directory(request.scratch_dir) as scratch,
             warehouse.memory_limit(request.memory_limit),
+            arrow_memory_returned(),
             warehouse.bulk_writes(),
         ):
             checker = RowChecker(request.layout, request.vehicle)
@@ -405,6 +411,7 @@ def _write(
             done["lo"] = hi
             done["rows"] += rows
             total.add(counts)
+            return_freed_memory()
             reporter.writing(done["rows"], plan.rows, total.records)
 
     _build(source, bulk, checker, plan, commit_through)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pyarrow as pa
 import pytest
 
 from bench.nhtsa_backfill import generate
@@ -406,6 +407,37 @@ def test_an_interrupted_backfill_resumes_where_it_stopped(tmp_path: Path) -> Non
     assert resumed.documents.new == whole.documents.new - 3 * 200  # nothing counted twice
     assert resumed.documents.unchanged == 0
     assert revisions(tmp_path / "w.duckdb") == revisions(tmp_path / "whole.duckdb")
+
+
+class PoolWatcher(BackfillReporter):
+    def __init__(self) -> None:
+        super().__init__()
+        self.pools: set[str] = set()
+
+    def writing(self, rows_done: int, rows_total: int, documents: int) -> None:
+        self.pools.add(pa.default_memory_pool().backend_name)
+
+
+def test_arrow_memory_goes_back_to_the_system_during_a_backfill_only(tmp_path: Path) -> None:
+    """While it runs, a backfill's Arrow buffers come from a pool that returns freed pages at
+    once; afterwards (and after a failure) the process has its own pool back."""
+    before = pa.default_memory_pool().backend_name
+    watcher = PoolWatcher()
+    path = generate(tmp_path / "FLAT_CMPL.zip", 500)
+    with Warehouse.open(str(tmp_path / "w.duckdb")) as wh:
+        run_backfill(
+            wh, BackfillRequest(path=path, kind="complaints", batch_size=100), reporter=watcher
+        )
+        assert pa.default_memory_pool().backend_name == before
+        with pytest.raises(Interrupted):
+            run_backfill(wh, BackfillRequest(path=path, kind="complaints"), reporter=DiesAfter(1))
+    assert pa.default_memory_pool().backend_name == before
+    try:
+        pa.jemalloc_memory_pool()
+    except NotImplementedError:
+        assert watcher.pools == {before}
+    else:
+        assert watcher.pools == {"jemalloc"}
 
 
 def _ledger(warehouse: Path) -> list[dict[str, Any]]:

@@ -1,0 +1,61 @@
+"""Giving freed memory back to the system during a long bulk run.
+
+A backfill frees tens of MB per block (the lines, the built bodies, DuckDB's buffers for a
+commit). Freed memory is not returned on its own: Arrow's default pool keeps its pages for
+reuse, and the C allocator keeps freed chunks in its arenas, so the process's resident size
+grows well past what it uses. Both are handed back here, so the peak follows the work.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+from collections.abc import Callable, Iterator
+
+import pyarrow as pa
+
+
+@contextlib.contextmanager
+def arrow_memory_returned() -> Iterator[None]:
+    """Inside the block, Arrow allocates from jemalloc with no decay, which returns freed
+    pages at once; the previous pool is restored after. Where Arrow was built without
+    jemalloc, the default pool is kept."""
+    previous = pa.default_memory_pool()
+    try:
+        pool = pa.jemalloc_memory_pool()
+        pa.jemalloc_set_decay_ms(0)
+    except (NotImplementedError, pa.ArrowException):
+        yield
+        return
+    pa.set_memory_pool(pool)
+    try:
+        yield
+    finally:
+        pa.set_memory_pool(previous)
+
+
+def _malloc_trim() -> Callable[[int], int] | None:
+    """glibc's ``malloc_trim``, or None (another C library has no such call)."""
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return None
+    try:
+        trim = ctypes.CDLL(name).malloc_trim
+    except (OSError, AttributeError):
+        return None
+    trim.argtypes = [ctypes.c_size_t]
+    trim.restype = ctypes.c_int
+    return trim
+
+
+_TRIM = _malloc_trim()
+
+
+def return_freed_memory() -> bool:
+    """Hand the C allocator's free pages (in every arena) back to the system; whether the
+    allocator can (glibc can)."""
+    if _TRIM is None:
+        return False
+    _TRIM(0)
+    return True
