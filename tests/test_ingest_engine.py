@@ -161,6 +161,15 @@ def test_batches_commit_with_their_progress(wh: Warehouse) -> None:
     assert rows == [(1, 3, 3), (2, 3, 3), (3, 1, 1)]
 
 
+def test_a_listing_of_whole_batches_commits_no_empty_one_and_an_empty_listing_one(
+    wh: Warehouse,
+) -> None:
+    run_listing(wh, [rec(str(i), i) for i in range(6)], batch_size=3)
+    assert [(p.batch_no, p.records) for p in progress(wh)] == [(1, 3), (2, 3)]
+    assert run_listing(wh, [], batch_size=3).records == 0
+    assert [(p.batch_no, p.records) for p in progress(wh)][2:] == [(1, 0)]
+
+
 def test_the_write_path_never_updates_or_deletes() -> None:
     """Append-only: no UPDATE/DELETE/UPSERT statement anywhere in the packages."""
     pattern = re.compile(

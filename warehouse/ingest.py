@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from itertools import islice
 
 import orjson
 import pyarrow as pa
@@ -71,19 +72,22 @@ _PAYLOAD_SCHEMA = pa.schema(
 )
 
 
-def _first_per_doc(records: list[Record]) -> list[Record]:
+def _first_per_doc(records: list[Record], ids: list[str]) -> tuple[list[Record], list[str]]:
     """A listing carries each document once: the first record for a doc_id wins (here within
-    the batch; across batches the classification skips doc_ids the listing already had)."""
+    the batch; across batches the classification skips doc_ids the listing already had).
+    ``ids`` are the records' doc_ids; the kept records and theirs are returned."""
+    if len(set(ids)) == len(ids):  # the usual case, decided without a loop in Python
+        return records, ids
     first: dict[str, Record] = {}
     for record in records:
         first.setdefault(record.doc_id, record)
-    return list(first.values())
+    return list(first.values()), list(first)
 
 
-def _key_table(rows: list[Record], hashes: list[str]) -> pa.Table:
+def _key_table(rows: list[Record], ids: list[str], hashes: list[str]) -> pa.Table:
     return pa.table(
         {
-            "doc_id": [r.doc_id for r in rows],
+            "doc_id": ids,
             "content_hash": hashes,
             "source_url": [r.provenance.url for r in rows],
             "source_commit": [r.provenance.commit for r in rows],
@@ -269,15 +273,13 @@ class Ingestor:
         total = Counts()
         self._ensure_run_seen()
         con.execute("CREATE OR REPLACE TEMP TABLE _seen (doc_id VARCHAR)")
-        batch: list[Record] = []
+        records = iter(listing.records)
         with self.warehouse.bulk_writes():
-            for record in listing.records:
-                batch.append(record)
-                if len(batch) >= self.batch_size:
-                    total.add(self._commit_batch(source, listing.scope, batch))
-                    batch = []
-            if batch or total.records == 0:
+            while batch := list(islice(records, self.batch_size)):
                 total.add(self._commit_batch(source, listing.scope, batch))
+                del batch  # before the next batch is read: one batch's records at a time
+            if total.records == 0:  # an empty listing still records its run's progress
+                total.add(self._commit_batch(source, listing.scope, []))
         if listing.complete:
             total.add(self._retire_missing(source, listing.scope))
         else:  # what an incomplete listing lacks is not gone, but it is recorded as unseen
@@ -288,10 +290,11 @@ class Ingestor:
         return total
 
     def _commit_batch(self, source: str, scope: str, records: list[Record]) -> Counts:
-        rows = _first_per_doc(records)
+        rows, ids = _first_per_doc(records, [r.doc_id for r in records])
         hashes = [hashlib.sha256(r.body).hexdigest() for r in rows]
         checkpoint = next((r.checkpoint for r in reversed(records) if r.checkpoint), None)
-        return self._commit(source, scope, _key_table(rows, hashes), rows, len(records), checkpoint)
+        keys = _key_table(rows, ids, hashes)
+        return self._commit(source, scope, keys, rows, len(records), checkpoint)
 
     def _commit(
         self,
