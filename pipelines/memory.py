@@ -26,6 +26,8 @@ def arrow_memory_returned() -> Iterator[None]:
         pool = pa.jemalloc_memory_pool()
         pa.jemalloc_set_decay_ms(0)
     except (NotImplementedError, pa.ArrowException):
+        pool = None
+    if pool is None:
         yield
         return
     pa.set_memory_pool(pool)

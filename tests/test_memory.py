@@ -40,3 +40,15 @@ def test_arrow_allocates_from_a_pool_that_returns_pages_only_inside_the_block() 
         assert inside == before
     else:
         assert inside == "jemalloc"
+
+
+def test_without_jemalloc_the_default_pool_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    def unavailable() -> pa.MemoryPool:
+        raise NotImplementedError("built without jemalloc")
+
+    monkeypatch.setattr(pa, "jemalloc_memory_pool", unavailable)
+    before = pa.default_memory_pool().backend_name
+    with pytest.raises(KeyError) as raised, arrow_memory_returned():
+        assert pa.default_memory_pool().backend_name == before
+        raise KeyError("the body's own error")
+    assert raised.value.__context__ is None  # not reported as raised while handling another
