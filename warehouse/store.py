@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import os
 import time
 from collections.abc import Iterator
@@ -69,6 +70,14 @@ class Migration:
     def checksum(self) -> str:
         return hashlib.sha256(self.sql.encode("utf-8")).hexdigest()
 
+    @property
+    def storage_only(self) -> bool:
+        """Whether it only changes how a DuckDB file stores its tables (a ``-- backend:
+        duckdb`` line in its header): where that storage is not there to change, it is
+        recorded with nothing to do (see :meth:`Warehouse.runs`)."""
+        header = itertools.takewhile(lambda line: line.startswith("--"), self.sql.splitlines())
+        return any(line.strip() == "-- backend: duckdb" for line in header)
+
 
 class Column(NamedTuple):
     name: str
@@ -92,6 +101,24 @@ def migrations() -> list[Migration]:
         if name.endswith(".sql") and name[:4].isdigit():
             found.append(Migration(int(name[:4]), name[5:-4], entry.read_text("utf-8")))
     return sorted(found, key=lambda m: m.version)
+
+
+# The first storage format of DuckDB files with zstd-compressed columns.
+ZSTD_STORAGE = (1, 2, 0)
+
+
+def _storage_version(con: duckdb.DuckDBPyConnection) -> tuple[int, ...]:
+    """The storage format of the connection's database file (``v1.0.0+`` -> ``(1, 0, 0)``);
+    an in-memory database has none and stores what the library writes."""
+    row = con.execute(
+        "SELECT tags['storage_version'] FROM duckdb_databases() "
+        "WHERE database_name = current_database()"
+    ).fetchone()
+    tag = str(row[0]) if row and row[0] else ""
+    digits = tag.strip("v+").split(".")
+    if not all(d.isdigit() for d in digits) or not tag:
+        return (99,)
+    return tuple(int(d) for d in digits)
 
 
 def resolve_location(location: str | None) -> str:
@@ -189,6 +216,9 @@ class Warehouse:
                 config={
                     "memory_limit": os.environ.get(ENV_MEMORY_LIMIT) or DEFAULT_MEMORY_LIMIT,
                     "checkpoint_threshold": CHECKPOINT_THRESHOLD,
+                    # A new file in the newest format this DuckDB writes (DuckDB 1.x wrote
+                    # v1.0.0 by default, which has no zstd); an existing file keeps its own.
+                    "storage_compatibility_version": "latest",
                 },
             )
         except duckdb.Error as exc:
@@ -378,6 +408,16 @@ class Warehouse:
                 "(e.g. `receipts ingest`) to migrate it"
             )
 
+    def runs(self, migration: Migration) -> bool:
+        """Whether ``migration``'s SQL runs here. A storage-only one does not on a lake (its
+        rows are in Parquet files, compressed by DuckLake) nor on a DuckDB file whose storage
+        format predates zstd (v1.2.0; DuckDB 1.x made files in an older one by default)."""
+        if not migration.storage_only:
+            return True
+        if self.is_lake:
+            return False
+        return _storage_version(self._con) >= ZSTD_STORAGE
+
     def migrate(self) -> list[int]:
         """Apply pending migrations, each in its own transaction. Returns those applied."""
         self._con.execute(_SCHEMA_MIGRATIONS)
@@ -392,7 +432,8 @@ class Warehouse:
                     )
                 continue
             with self._transaction():
-                self._con.execute(migration.sql)
+                if self.runs(migration):
+                    self._con.execute(migration.sql)
                 self._con.execute(
                     "INSERT INTO schema_migrations SELECT $1, $2, $3, $4 "
                     "WHERE NOT EXISTS (SELECT 1 FROM schema_migrations WHERE version = $1)",
@@ -416,7 +457,8 @@ class Warehouse:
         with self._transaction() as con:
             con.execute(_SCHEMA_MIGRATIONS)
             for migration in migrations():
-                con.execute(migration.sql)
+                if self.runs(migration):
+                    con.execute(migration.sql)
 
     def _record_meta(self, values: dict[str, str]) -> None:
         at = now()
