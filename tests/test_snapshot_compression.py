@@ -111,3 +111,10 @@ def test_a_warehouse_from_before_keeps_every_body_when_migrated(
             assert new.tables() == fresh.tables()
         finally:
             fresh.close()
+
+
+def test_duckdb_draws_no_progress_bar_of_its_own(wh: Warehouse) -> None:
+    """A migration copying a large table runs for seconds: DuckDB would draw its progress
+    bar into stdout, where `--json` output goes."""
+    con = wh._connection_for_tests()
+    assert con.execute("SELECT current_setting('enable_progress_bar')").fetchone() == (False,)

@@ -41,7 +41,7 @@ def copy_warehouse(source: Warehouse, destination: Warehouse) -> CopyReport:
         raise UsageError(f"{destination.location} has no table {', '.join(missing)}")
     with destination._transaction() as con:
         for table in tables:
-            rows = source._con.execute(f'SELECT * FROM "{table}"').to_arrow_table()
+            rows = source._con.sql(f'SELECT * FROM "{table}"').to_arrow_table()
             assert rows is not None
             columns = ", ".join(f'"{name}"' for name in rows.column_names)
             con.register("_copy_rows", rows)

@@ -174,6 +174,10 @@ class Warehouse:
         self._con = con
         self.location = location
         self._lock = lock
+        # DuckDB draws its own progress bar into stdout for a statement that runs for
+        # seconds (a migration copying a table, say), where `--json` output goes; receipts
+        # reports progress itself, on stderr.
+        con.execute("SET enable_progress_bar = false")
 
     # The lake behind this warehouse, if it is one (None for a DuckDB file).
     target: backends.Target | None = None
@@ -509,12 +513,10 @@ class Warehouse:
     @contextmanager
     def bulk_writes(self) -> Iterator[None]:
         """Settings for a run of many large commits: the WAL is checkpointed into the
-        database less often, and DuckDB's own progress bar (which would print into the
-        caller's stdout, ``--json`` output) is off."""
+        database less often."""
         row = self._con.execute("SELECT current_setting('checkpoint_threshold')").fetchone()
         previous = str(row[0]) if row else None
         self._con.execute(f"SET checkpoint_threshold = '{BULK_CHECKPOINT_THRESHOLD}'")
-        self._con.execute("SET SESSION enable_progress_bar = false")
         try:
             yield
         finally:
