@@ -60,9 +60,7 @@ def test_only_the_body_migration_is_about_storage() -> None:
     assert not late.storage_only
 
 
-def test_a_file_in_a_format_without_zstd_keeps_its_bodies_as_they_were(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_file_in_a_format_without_zstd_keeps_its_bodies_as_they_were(tmp_path: Path) -> None:
     """A DuckDB 1.x file in its default format (v1.0.0): the rebuild would store the bodies
     uncompressed, so the migration is recorded with nothing to do."""
     path = tmp_path / "v1.duckdb"

@@ -107,17 +107,16 @@ def migrations() -> list[Migration]:
 ZSTD_STORAGE = (1, 2, 0)
 
 
-def _storage_version(con: duckdb.DuckDBPyConnection) -> tuple[int, ...]:
+def _storage_version(con: duckdb.DuckDBPyConnection) -> tuple[int, ...] | None:
     """The storage format of the connection's database file (``v1.0.0+`` -> ``(1, 0, 0)``);
-    an in-memory database has none and stores what the library writes."""
+    None for an in-memory database, which has none (it stores what the library writes)."""
     row = con.execute(
         "SELECT tags['storage_version'] FROM duckdb_databases() "
         "WHERE database_name = current_database()"
     ).fetchone()
-    tag = str(row[0]) if row and row[0] else ""
-    digits = tag.strip("v+").split(".")
-    if not all(d.isdigit() for d in digits) or not tag:
-        return (99,)
+    digits = (str(row[0]) if row and row[0] else "").strip("v+").split(".")
+    if not all(d.isdigit() for d in digits):
+        return None
     return tuple(int(d) for d in digits)
 
 
@@ -420,7 +419,8 @@ class Warehouse:
             return True
         if self.is_lake:
             return False
-        return _storage_version(self._con) >= ZSTD_STORAGE
+        version = _storage_version(self._con)
+        return version is None or version >= ZSTD_STORAGE
 
     def migrate(self) -> list[int]:
         """Apply pending migrations, each in its own transaction. Returns those applied."""
