@@ -411,7 +411,6 @@ def _write(
             done["lo"] = hi
             done["rows"] += rows
             total.add(counts)
-            return_freed_memory()
             reporter.writing(done["rows"], plan.rows, total.records)
 
     _build(source, bulk, checker, plan, commit_through)
