@@ -38,11 +38,6 @@ from warehouse.store import BULK_CHECKPOINT_THRESHOLD
 
 # Checkpoint the WAL into the file as seldom as the warehouse does during bulk writes.
 CHECKPOINT_THRESHOLD = BULK_CHECKPOINT_THRESHOLD
-# The floors' one table: bodies compressed as the warehouse stores them.
-_SNAPSHOTS = (
-    "CREATE TABLE snapshots (doc_id VARCHAR, content_hash VARCHAR, "
-    "body BLOB USING COMPRESSION zstd)"
-)
 _NAMES = [f"f{i}" for i in range(len(CMPL_FIELDS_49))]
 _ODINO = _NAMES[CMPL_FIELDS_49.index("ODINO")]
 _YEAR = _NAMES[CMPL_FIELDS_49.index("YEARTXT")]
@@ -94,7 +89,10 @@ def backfill_floor(zip_path: Path, database: Path, member: str = "FLAT_CMPL.txt"
     con = duckdb.connect(str(database))
     con.execute("SET enable_progress_bar = false")
     con.execute(f"SET checkpoint_threshold = '{CHECKPOINT_THRESHOLD}'")
-    con.execute(_SNAPSHOTS)
+    con.execute(
+        "CREATE TABLE snapshots (doc_id VARCHAR, content_hash VARCHAR, "
+        "body BLOB USING COMPRESSION zstd)"
+    )
     documents = 0
     carry: pa.Table | None = None
     offset = 0
@@ -161,7 +159,10 @@ def ingest_floor(values: list[dict[str, Any]], path: Path) -> float:
     table = pa.table({"doc_id": ids, "content_hash": hashes, "body": pa.array(bodies, pa.binary())})
     con = duckdb.connect(str(path))
     con.register("t", table)
-    con.execute(_SNAPSHOTS)
+    con.execute(
+        "CREATE TABLE snapshots (doc_id VARCHAR, content_hash VARCHAR, "
+        "body BLOB USING COMPRESSION zstd)"
+    )
     con.execute("INSERT INTO snapshots SELECT * FROM t")
     con.close()
     return time.perf_counter() - started
