@@ -55,6 +55,7 @@ from sources.nhtsa.flatfile import (
     read_blocks,
     text_table,
 )
+from warehouse.backends import ROW_GROUP_SIZE
 from warehouse.canonical import canonical_json
 from warehouse.clock import now
 from warehouse.errors import BackfillError, FlatFileError, ReceiptsError, UsageError
@@ -69,7 +70,7 @@ COMMAND = "backfill"
 # DuckDB holds what is committed but not yet checkpointed in its buffers; beyond this it
 # spills to disk (a lower limit costs speed: 160MB made two million rows ~20% slower).
 DEFAULT_MEMORY_LIMIT = "192MB"
-DEFAULT_BATCH_SIZE = 20_000  # documents per transaction
+DEFAULT_BATCH_SIZE = ROW_GROUP_SIZE  # documents per transaction: a row group of each table
 # The file is handed to DuckDB this many bytes at a time: enough lines per statement for
 # its threads to share, few enough to keep memory flat.
 BLOCK_BYTES = 4 << 20

@@ -14,8 +14,9 @@ afterwards the catalog remembers it). An ``s3://`` data path reads its credentia
 environment (``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``, ``AWS_SESSION_TOKEN``,
 ``AWS_REGION``, and ``AWS_ENDPOINT_URL`` for S3-compatible storage).
 
-Everything above ``warehouse/`` sees one kind of warehouse: the lake is attached as the
-default catalog of an in-memory DuckDB connection, so every statement runs unchanged.
+Everything above ``warehouse/`` sees one kind of warehouse: the lake, or the DuckDB file,
+is attached as the default catalog of an in-memory DuckDB connection, so every statement
+runs unchanged.
 """
 
 from __future__ import annotations
@@ -34,6 +35,14 @@ ENV_DATA_PATH = "RECEIPTS_DATA_PATH"
 LAKE_PREFIX = "ducklake:"
 CATALOGS = ("sqlite", "postgres")
 LAKE_ALIAS = "lake"
+FILE_ALIAS = "warehouse"
+# Rows per row group of a DuckDB file (DuckDB's default: 122,880). A transaction that
+# appends a whole row group to a table has DuckDB write it straight into the file,
+# compressed, instead of into the WAL first and into the file again at the next checkpoint;
+# batches of ingest and backfill are whole row groups of this size (see
+# warehouse.ingest.DEFAULT_BATCH_SIZE). A file does not record it: it applies to the row
+# groups written while the file is attached with it, as every warehouse connection does.
+ROW_GROUP_SIZE = 16_384
 # Where the receipts locks of a PostgreSQL catalog are taken (a plain attach of the same
 # database, beside DuckLake's own).
 LOCKS_ALIAS = "receipts_locks"
@@ -153,16 +162,17 @@ def _s3_secret(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(f"CREATE OR REPLACE SECRET receipts_s3 ({', '.join(options)})")
 
 
-class LakeConnection:
-    """A connection whose cursors, too, default to the lake (``USE`` is per connection, and
-    the warehouse's readers open cursors of their own)."""
+class AttachedConnection:
+    """A connection whose cursors, too, default to the attached warehouse (``USE`` is per
+    connection, and the warehouse's readers open cursors of their own)."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+    def __init__(self, con: duckdb.DuckDBPyConnection, alias: str) -> None:
         self._raw = con
+        self._alias = alias
 
     def cursor(self) -> duckdb.DuckDBPyConnection:
         cursor = self._raw.cursor()
-        cursor.execute(f"USE {LAKE_ALIAS}")
+        cursor.execute(f"USE {self._alias}")
         return cursor
 
     def __getattr__(self, name: str) -> Any:
@@ -218,5 +228,27 @@ def connect_lake(
     except BaseException:
         con.close()
         raise
-    wrapped: duckdb.DuckDBPyConnection = LakeConnection(con)  # type: ignore[assignment]
+    wrapped: duckdb.DuckDBPyConnection = AttachedConnection(con, LAKE_ALIAS)  # type: ignore[assignment]
     return wrapped  # a DuckDBPyConnection to everyone who uses it
+
+
+def connect_file(
+    location: str, *, read_only: bool, config: dict[str, Any], in_memory: bool
+) -> duckdb.DuckDBPyConnection:
+    """A connection whose default catalog is the DuckDB database at ``location``.
+
+    A file is attached to an in-memory connection rather than opened by it: only ``ATTACH``
+    takes a row group size (:data:`ROW_GROUP_SIZE`). It spills to ``<file>.tmp``, as DuckDB
+    does for a file it opens itself. An in-memory database (``in_memory``) is opened as is."""
+    if in_memory:
+        return duckdb.connect(location, read_only=read_only, config=config)
+    con = duckdb.connect(":memory:", config={**config, "temp_directory": f"{location}.tmp"})
+    options = f"ROW_GROUP_SIZE {ROW_GROUP_SIZE}" + (", READ_ONLY" if read_only else "")
+    try:
+        con.execute(f"ATTACH {_quote(location)} AS {FILE_ALIAS} ({options})")
+        con.execute(f"USE {FILE_ALIAS}")
+    except BaseException:
+        con.close()
+        raise
+    wrapped: duckdb.DuckDBPyConnection = AttachedConnection(con, FILE_ALIAS)  # type: ignore[assignment]
+    return wrapped

@@ -16,6 +16,7 @@ from itertools import islice
 import orjson
 import pyarrow as pa
 
+from warehouse.backends import ROW_GROUP_SIZE
 from warehouse.clock import now
 from warehouse.conflicts import retrying_conflicts
 from warehouse.errors import IntegrityError, MassRetireRefused
@@ -24,8 +25,14 @@ from warehouse.sightings import record_misses
 from warehouse.store import Warehouse
 
 # Records per transaction. Each batch is classified with one scan of the current revisions,
-# so fewer, larger batches cost less; a crash loses at most one batch's work.
-DEFAULT_BATCH_SIZE = 20_000
+# so fewer, larger batches cost less; a crash loses at most one batch's work. One row group
+# of a DuckDB file: a batch of new records is written straight into the file (see
+# warehouse.backends.ROW_GROUP_SIZE). Measured on 200,000 ~1 KB records: a first ingest took
+# 3.3-4.5 s in batches of 16,384 on the file's row groups, 5.0-5.5 s in batches of 20,000
+# on DuckDB's default row groups (through the WAL); batches of 20,000 on the smaller row
+# groups left a file twice the size (71 MB against 36 MB: a partly filled row group of each
+# commit is rewritten at the next checkpoint).
+DEFAULT_BATCH_SIZE = ROW_GROUP_SIZE
 COUNT_KEYS = ("new", "changed", "unchanged", "gone", "restored")
 
 

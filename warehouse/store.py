@@ -213,7 +213,7 @@ class Warehouse:
             lock = FileLock(path, shared=read_only)
             lock.acquire()
         try:
-            con = duckdb.connect(
+            con = backends.connect_file(
                 location,
                 read_only=read_only,
                 config={
@@ -223,6 +223,7 @@ class Warehouse:
                     # v1.0.0 by default, which has no zstd); an existing file keeps its own.
                     "storage_compatibility_version": "latest",
                 },
+                in_memory=path is None,
             )
         except duckdb.Error as exc:
             if lock is not None:
