@@ -233,14 +233,15 @@ def connect_lake(
 
 
 def connect_file(
-    location: str, *, read_only: bool, config: dict[str, Any], in_memory: bool
+    location: str, *, read_only: bool, config: dict[str, Any], local_file: bool
 ) -> duckdb.DuckDBPyConnection:
     """A connection whose default catalog is the DuckDB database at ``location``.
 
     A file is attached to an in-memory connection rather than opened by it: only ``ATTACH``
     takes a row group size (:data:`ROW_GROUP_SIZE`). It spills to ``<file>.tmp``, as DuckDB
-    does for a file it opens itself. An in-memory database (``in_memory``) is opened as is."""
-    if in_memory:
+    does for a file it opens itself. Anything but a local file (``:memory:``, another
+    scheme) is opened as it is."""
+    if not local_file:
         return duckdb.connect(location, read_only=read_only, config=config)
     con = duckdb.connect(":memory:", config={**config, "temp_directory": f"{location}.tmp"})
     options = f"ROW_GROUP_SIZE {ROW_GROUP_SIZE}" + (", READ_ONLY" if read_only else "")

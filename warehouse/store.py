@@ -223,7 +223,7 @@ class Warehouse:
                     # v1.0.0 by default, which has no zstd); an existing file keeps its own.
                     "storage_compatibility_version": "latest",
                 },
-                in_memory=path is None,
+                local_file=path is not None,
             )
         except duckdb.Error as exc:
             if lock is not None:
