@@ -30,8 +30,7 @@ from warehouse.store import Warehouse
 # warehouse.backends.ROW_GROUP_SIZE). Measured on 200,000 ~1 KB records: a first ingest took
 # 3.3-4.5 s in batches of 16,384 on the file's row groups, 5.0-5.5 s in batches of 20,000
 # on DuckDB's default row groups (through the WAL); batches of 20,000 on the smaller row
-# groups left a file twice the size (71 MB against 36 MB: a partly filled row group of each
-# commit is rewritten at the next checkpoint).
+# groups, each ending in a partly filled one, left a file twice the size (71 MB, 36 MB).
 DEFAULT_BATCH_SIZE = ROW_GROUP_SIZE
 COUNT_KEYS = ("new", "changed", "unchanged", "gone", "restored")
 
