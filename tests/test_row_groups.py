@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from bench.nhtsa_backfill import generate
@@ -98,9 +99,9 @@ def test_a_file_opened_for_reading_refuses_writes(tmp_path: Path) -> None:
     Warehouse.open(str(path)).close()
     with Warehouse.open(str(path), read_only=True) as wh:
         con = wh._connection_for_tests()
-        with pytest.raises(Exception, match="read-only"):
+        with pytest.raises(duckdb.Error, match="read-only"):
             con.execute("INSERT INTO runs (run_id) VALUES (1)")
-        with pytest.raises(Exception, match="read-only"):
+        with pytest.raises(duckdb.Error, match="read-only"):
             con.cursor().execute("CREATE TABLE scribble (a INTEGER)")
 
 
