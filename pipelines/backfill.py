@@ -9,7 +9,7 @@ per line runs inside DuckDB (:mod:`warehouse.flatbulk`), on every core:
    field count, bad date, no identity) are counted and reported with their line numbers
    (lines the bulk check cannot vouch for are judged by :class:`RowChecker`, one at a
    time). For the rows of the wanted vehicle, the line number, identity and a SHA-256 of
-   the raw line go to a scratch database beside the warehouse.
+   the raw line go to a scratch database attached to the warehouse.
 2. **Plan.** Rows are grouped into documents; each one's *fingerprint* (a digest of its
    lines' digests and of the rules that build its bytes) is compared with the one recorded
    when it was last built. Documents whose input did not change are not built again.
@@ -29,7 +29,6 @@ import hashlib
 import os
 import re
 import shutil
-import tempfile
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -148,9 +147,14 @@ def _pid_alive(pid: int) -> bool:
 
 
 @contextlib.contextmanager
-def scratch_directory(parent: Path | None) -> Iterator[Path]:
-    """A scratch directory named after this process; ones left by killed backfills go."""
-    base = Path(parent or tempfile.gettempdir())
+def scratch_directory(parent: Path | None) -> Iterator[Path | None]:
+    """A scratch directory in ``parent``, named after this process (ones left there by
+    killed backfills go); without a parent, none: the scratch database is kept in memory and
+    spills where the warehouse does."""
+    if parent is None:
+        yield None
+        return
+    base = Path(parent)
     base.mkdir(parents=True, exist_ok=True)
     for stale in base.glob(f"{_SCRATCH_PREFIX}*"):
         pid = stale.name.removeprefix(_SCRATCH_PREFIX)

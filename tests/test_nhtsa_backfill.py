@@ -48,6 +48,7 @@ from tests.conftest import REPO, cli
 from tests.fakes.nhtsa import AEB_COMPLAINT, STATIC, FakeNhtsa, cmpl_row, write_zip
 from warehouse import audit
 from warehouse.canonical import content_hash
+from warehouse.flatbulk import SCRATCH, FlatBulk
 from warehouse.records import Provenance
 from warehouse.store import Warehouse
 
@@ -547,6 +548,42 @@ def test_documents_built_across_many_blocks_commit_once_with_their_bytes(
     assert {doc: (h, fmt) for doc, _, h, _, fmt in stored} == _reference_documents(
         path, "complaints"
     )
+
+
+def test_rows_are_staged_in_memory_unless_a_scratch_directory_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The scratch database is in memory by default; ``--scratch-dir`` puts it in a file in
+    a directory of its own there, which goes when the backfill ends, as do the directories
+    left there by killed backfills (not those of live ones)."""
+    staged: list[str | None] = []
+    plan = FlatBulk.plan
+
+    def spying(bulk: FlatBulk, *args: Any, **kwargs: Any) -> Any:
+        row = bulk._con.execute(
+            "SELECT path FROM duckdb_databases() WHERE database_name = $name",
+            {"name": SCRATCH},
+        ).fetchone()
+        staged.append(row[0] if row else "not attached")
+        return plan(bulk, *args, **kwargs)
+
+    monkeypatch.setattr(FlatBulk, "plan", spying)
+    scratch = tmp_path / "scratch"
+    killed = scratch / "receipts-backfill-999999999"  # no such process
+    live = scratch / f"receipts-backfill-{os.getppid()}"
+    for directory in (killed, live):
+        directory.mkdir(parents=True)
+    path = complaints_file(tmp_path)
+    code, in_memory, _ = backfill(tmp_path / "a.duckdb", "--file", path, "--kind", "complaints")
+    assert code == 0, in_memory
+    code, in_file, _ = backfill(
+        tmp_path / "b.duckdb", "--file", path, "--kind", "complaints", "--scratch-dir", scratch
+    )
+    assert code == 0, in_file
+    assert staged == [None, str(scratch / f"receipts-backfill-{os.getpid()}" / "backfill.duckdb")]
+    assert sorted(scratch.iterdir()) == [live]
+    assert revisions(tmp_path / "a.duckdb") == revisions(tmp_path / "b.duckdb")
+    assert in_memory["documents"] == in_file["documents"]
 
 
 @pytest.mark.slow

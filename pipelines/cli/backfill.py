@@ -145,7 +145,9 @@ def backfill() -> None:
 @click.option(
     "--scratch-dir",
     type=click.Path(path_type=Path, file_okay=False),
-    help="Where rows are staged while grouping them into documents (default: system temp).",
+    help="Stage rows in a DuckDB file in this directory while grouping them into documents "
+    "(default: in memory, spilling to the warehouse's temporary directory beyond "
+    "--memory-limit).",
 )
 @click.option(
     "--download-dir",
