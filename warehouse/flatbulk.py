@@ -417,15 +417,11 @@ WHERE position % $size = 0 OR position = total
 ORDER BY end_line
 """
 
-# The lines of documents to build that this block holds, and those still open from earlier
-# blocks: read once per block, then split (in Arrow) into those built in SQL, those left to
-# the caller and those still open; most blocks have no line of the latter two.
-_LINES = f"""
-SELECT l.number, c.text, l.key, l.end_line, l.n, l.year, l.plain_doc, l.doc_rows
-FROM (SELECT * FROM {SCRATCH}.lines WHERE number BETWEEN $first AND $last) l
-JOIN _flat_chunk c USING (number)
-UNION ALL
-SELECT * FROM _flat_carry
+# What the plan says of the lines of documents to build that a block holds; their text is
+# taken from the block by position (in Arrow: no join).
+_BLOCK_LINES = f"""
+SELECT number, key, end_line, n, year, plain_doc, doc_rows FROM {SCRATCH}.lines
+WHERE number BETWEEN $first AND $last
 """
 
 _BATCH = f"""
@@ -617,6 +613,14 @@ _PY_BUILT_SCHEMA = pa.schema(
 )
 
 
+def _with_text(planned: pa.Table, chunk: pa.Table, first: int) -> pa.Table:
+    """``planned`` (lines of a block, as :data:`_BLOCK_LINES` reads them) with each line's
+    text, taken from ``chunk`` (the block's ``number``, ``text``; line ``first`` first)."""
+    text = chunk["text"].take(pc.subtract(planned["number"], first))
+    columns = {name: planned[name] for name in planned.column_names}
+    return pa.table({**columns, "text": text}).select(_CARRY_SCHEMA.names).cast(_CARRY_SCHEMA)
+
+
 def _split_built(tables: Sequence[pa.Table], hi: int) -> tuple[list[pa.Table], list[pa.Table]]:
     """Built documents ending by line ``hi``, and the others. Each table holds one block's
     documents, so all but the block a commit's last line falls in are wholly on one side:
@@ -668,10 +672,8 @@ class FlatBulk:
         self._con.execute(_CREATE_SCRATCH)
         self._built: list[pa.Table] = []  # built documents not yet committed
         self._carry = _CARRY_SCHEMA.empty_table()  # lines of documents still open
-        self._con.register("_flat_carry", self._carry)
 
     def close(self) -> None:
-        self._con.unregister("_flat_carry")
         for table in ("_flat_checked", "_flat_batch", "_flat_classified", "_flat_stored",
                       "_flat_fresh", "_flat_found"):  # fmt: skip
             self._con.execute(f"DROP TABLE IF EXISTS {table}")
@@ -740,10 +742,12 @@ class FlatBulk:
         ``number`` and ``text``); return the ones with a control character in a row, as
         ``(key, [(number, text), ...])``, for the caller to build."""
         leftover: dict[str, list[tuple[int, str]]] = {}
-        with self._registered(chunk):
-            lines = self._con.sql(_LINES, params={"first": first, "last": last}).to_arrow_table()
+        planned = self._con.sql(_BLOCK_LINES, params={"first": first, "last": last})
+        lines = _with_text(planned.to_arrow_table(), chunk, first)
+        if len(self._carry):  # lines of documents still open from earlier blocks
+            lines = pa.concat_tables([self._carry, lines])
         self._carry = _CARRY_SCHEMA.empty_table()
-        if lines is not None and len(lines):
+        if len(lines):
             if pc.max(lines["end_line"]).as_py() > last:
                 due = pc.less_equal(lines["end_line"], last)
                 self._carry = lines.filter(pc.invert(due))
@@ -760,7 +764,6 @@ class FlatBulk:
                 with self._registered(lines, "_flat_lines"):
                     built = self._con.sql(self._build_sql).to_arrow_table()
                 self._built.append(hashed(built))
-        self._con.register("_flat_carry", self._carry)
         return list(leftover.items())
 
     def add_built(self, built: Sequence[tuple[str, int, bytes, str, Sequence[int]]]) -> None:
