@@ -462,10 +462,7 @@ SELECT b.* EXCLUDE (current_revision, current_hash, current_tombstone),
            WHEN NOT b.build OR b.current_hash = b.content_hash THEN 'unchanged'
            ELSE 'changed'
        END AS outcome,
-       false AS stale,
-       -- the document whose bytes are stored when several of the batch share a hash
-       row_number() OVER (PARTITION BY coalesce(b.content_hash, b.current_hash)
-                          ORDER BY b.doc_id) = 1 AS first_of_hash
+       false AS stale
 FROM _flat_batch b
 """
 
@@ -490,8 +487,6 @@ SELECT b.* EXCLUDE (current_revision, current_hash, current_tombstone, known, si
        END AS outcome,
        NOT b.build AND (cur.doc_id IS NULL OR cur.tombstone
                         OR cur.content_hash IS DISTINCT FROM b.fingerprint_hash) AS stale,
-       row_number() OVER (PARTITION BY coalesce(b.content_hash, cur.content_hash)
-                          ORDER BY b.doc_id) = 1 AS first_of_hash,
        EXISTS (SELECT 1 FROM documents d WHERE d.doc_id = b.doc_id) AS known,
        false AS sighted
 FROM _flat_batch b LEFT JOIN cur USING (doc_id)
@@ -509,12 +504,18 @@ FROM _flat_classified c
 WHERE c.outcome = 'new' AND NOT c.known
 """
 
-_INSERT_SNAPSHOTS = """
+# The bytes of each hash a batch writes are stored once: the first document's (by doc_id) of
+# those written with it. (Only written ones are ranked: a hash an unchanged document of the
+# batch holds is stored already, and found so.)
+_FIRST_OF_HASH = "QUALIFY row_number() OVER (PARTITION BY c.hash ORDER BY c.doc_id) = 1"
+
+_INSERT_SNAPSHOTS = f"""
 INSERT INTO snapshots
 SELECT c.hash, c.size, 'application/json', b.body, $run
 FROM _flat_classified c JOIN _flat_built b USING (doc_id)
-WHERE c.outcome <> 'unchanged' AND c.first_of_hash
+WHERE c.outcome <> 'unchanged'
   AND NOT EXISTS (SELECT 1 FROM snapshots s WHERE s.content_hash = c.hash)
+{_FIRST_OF_HASH}
 """
 
 # On a DuckDB file, which stored hashes a batch's bytes might repeat is answered from a
@@ -526,12 +527,13 @@ _STORED_DIGESTS = """
 CREATE OR REPLACE TEMP TABLE _flat_stored AS SELECT hash(content_hash) AS digest FROM snapshots
 """
 
-_FRESH = """
+_FRESH = f"""
 CREATE OR REPLACE TEMP TABLE _flat_fresh AS
 SELECT c.doc_id, c.hash, c.size, hash(c.hash) AS digest,
        hash(c.hash) IN (SELECT digest FROM _flat_stored) AS maybe_stored
 FROM _flat_classified c
-WHERE c.outcome <> 'unchanged' AND c.first_of_hash
+WHERE c.outcome <> 'unchanged'
+{_FIRST_OF_HASH}
 """
 
 _NONE_FOUND = "CREATE OR REPLACE TEMP TABLE _flat_found (hash VARCHAR)"
