@@ -38,6 +38,7 @@ file.)
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -397,14 +398,26 @@ _PLAN_STEPS = (
     ),
 )
 
-# step → the scratch tables it is the last to read
-_LAST_READ_BY = {
-    "plan_a": ("groups", "plan_fingerprints"),
-    "plan_b": ("plan_a", "plan_current"),
-    "plan_c": ("plan_b",),
-    "plan_d": ("plan_c",),
-    "docs": ("plan_d",),
-}
+
+def _last_read_by(steps: Sequence[tuple[str, str]]) -> dict[str, tuple[str, ...]]:
+    """Each step → the scratch tables made before it (``groups`` and earlier steps') that it
+    reads and no later step does: they can go once it is made."""
+
+    def reads(query: str, table: str) -> bool:
+        return re.search(rf"\b{SCRATCH}\.{table}\b", query) is not None
+
+    made = ["groups"]
+    last: dict[str, tuple[str, ...]] = {}
+    for position, (table, query) in enumerate(steps):
+        later = [q for _, q in steps[position + 1 :]]
+        last[table] = tuple(
+            t for t in made if reads(query, t) and not any(reads(q, t) for q in later)
+        )
+        made.append(table)
+    return last
+
+
+_LAST_READ_BY = _last_read_by(_PLAN_STEPS)
 
 _PLAN_LINES = f"""
 CREATE TABLE {SCRATCH}.lines AS
@@ -601,7 +614,7 @@ INSERT INTO run_progress VALUES
  $checkpoint)
 """
 
-_CARRY_SCHEMA = pa.schema(
+_LINES_SCHEMA = pa.schema(
     [
         ("number", pa.int64()),
         ("text", pa.string()),
@@ -632,7 +645,7 @@ def _with_text(planned: pa.Table, chunk: pa.Table, first: int) -> pa.Table:
     text, taken from ``chunk`` (the block's ``number``, ``text``; line ``first`` first)."""
     text = chunk["text"].take(pc.subtract(planned["number"], first))
     columns = {name: planned[name] for name in planned.column_names}
-    return pa.table({**columns, "text": text}).select(_CARRY_SCHEMA.names).cast(_CARRY_SCHEMA)
+    return pa.table({**columns, "text": text}).select(_LINES_SCHEMA.names).cast(_LINES_SCHEMA)
 
 
 def _split_built(tables: Sequence[pa.Table], hi: int) -> tuple[list[pa.Table], list[pa.Table]]:
@@ -685,7 +698,7 @@ class FlatBulk:
         self._con.execute(f"ATTACH {_literal(location)} AS {SCRATCH}")
         self._con.execute(_CREATE_SCRATCH)
         self._built: list[pa.Table] = []  # built documents not yet committed
-        self._carry = _CARRY_SCHEMA.empty_table()  # lines of documents still open
+        self._carry = _LINES_SCHEMA.empty_table()  # lines of documents still open
 
     def close(self) -> None:
         for table in ("_flat_checked", "_flat_batch", "_flat_classified", "_flat_stored",
@@ -761,7 +774,7 @@ class FlatBulk:
         lines = _with_text(planned.to_arrow_table(), chunk, first)
         if len(self._carry):  # lines of documents still open from earlier blocks
             lines = pa.concat_tables([self._carry, lines])
-        self._carry = _CARRY_SCHEMA.empty_table()
+        self._carry = _LINES_SCHEMA.empty_table()
         if len(lines):
             if pc.max(lines["end_line"]).as_py() > last:
                 due = pc.less_equal(lines["end_line"], last)

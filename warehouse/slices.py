@@ -15,7 +15,7 @@ import pyarrow as pa
 SLICE_ROWS = 1_024
 
 
-def in_slices(table: pa.Table, rows: int = SLICE_ROWS) -> pa.Table:
-    """``table`` as record batches of at most ``rows`` rows (views of its buffers: nothing is
-    copied)."""
-    return pa.Table.from_batches(table.to_batches(max_chunksize=rows), schema=table.schema)
+def in_slices(table: pa.Table) -> pa.Table:
+    """``table`` as record batches of at most :data:`SLICE_ROWS` rows (views of its buffers:
+    nothing is copied)."""
+    return pa.Table.from_batches(table.to_batches(max_chunksize=SLICE_ROWS), schema=table.schema)
