@@ -104,16 +104,26 @@ def run(
     changed = make_values(count, changed_percent=1.0)
     n_changed = sum(1 for a, b in zip(values, changed, strict=True) if a != b)
     times: dict[str, list[float]] = {"floor": [], "first": [], "identical": [], "changed": []}
+    # CPU time of this process (every thread, DuckDB's included) for each measured step.
+    cpu: dict[str, list[float]] = {name: [] for name in times}
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
         for attempt in range(repeats):
+            started = time.process_time()
             times["floor"].append(ingest_floor(values, workdir / f"floor-{attempt}.duckdb"))
+            cpu["floor"].append(time.process_time() - started)
             with Warehouse.open(str(workdir / f"ours-{attempt}.duckdb")) as wh:
+                started = time.process_time()
                 first_s, first = ours(values, wh, batch_size)
+                cpu["first"].append(time.process_time() - started)
                 sizes_after_first = table_sizes(wh)
+                started = time.process_time()
                 again_s, again = ours(values, wh, batch_size)
+                cpu["identical"].append(time.process_time() - started)
                 writes = {k: v - sizes_after_first[k] for k, v in table_sizes(wh).items()}
+                started = time.process_time()
                 changed_s, changed_counts = ours(changed, wh, batch_size)
+                cpu["changed"].append(time.process_time() - started)
             times["first"].append(first_s)
             times["identical"].append(again_s)
             times["changed"].append(changed_s)
@@ -130,6 +140,10 @@ def run(
         "record_bytes": len(canonical_json(values[0])),
         "batch_size": batch_size,
         "seconds": {name: spread(values) for name, values in times.items()},
+        "cpu_seconds": {name: spread(values) for name, values in cpu.items()},
+        "cores_busy": {
+            name: round(statistics.median(cpu[name]) / s, 2) for name, s in median.items() if s
+        },
         "records_per_second": {name: round(count / s) for name, s in median.items()},
         "ratios": ratios,
         "counts": {"first": first, "identical": again, "changed": changed_counts},

@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -154,18 +155,29 @@ finally:
 """
 
 
+def _children_cpu() -> float:
+    """CPU seconds (user + system, every thread) of the child processes waited for so far."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
 def measure(module: str, args: list[str], output: Path) -> dict[str, Any]:
-    """Run ``python -m module args`` in a subprocess: its wall time and peak RSS."""
+    """Run ``python -m module args`` in a subprocess: its wall time, CPU time and peak RSS."""
     hwm = output.with_suffix(".hwm")
     env = {**os.environ, "PYTHONPATH": str(REPO), "RECEIPTS_BENCH_HWM": str(hwm)}
     command = [sys.executable, "-c", _HWM_RUNNER, module, *args]
+    cpu = _children_cpu()
     started = time.perf_counter()
     with output.open("wb") as out:
         done = subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, env=env)
     seconds = time.perf_counter() - started
     if done.returncode != 0:
         raise RuntimeError(f"{module} exited {done.returncode}: {output.read_text()[-2000:]}")
-    return {"seconds": round(seconds, 3), "peak_rss_mb": round(int(hwm.read_text()) / 1024, 1)}
+    return {
+        "seconds": round(seconds, 3),
+        "cpu_seconds": round(_children_cpu() - cpu, 3),
+        "peak_rss_mb": round(int(hwm.read_text()) / 1024, 1),
+    }
 
 
 DLT_PYTHON = REPO / "bench" / ".venv-dlt" / "bin" / "python"
@@ -203,6 +215,7 @@ def _dlt(zip_path: Path, workdir: Path, name: str) -> dict[str, Any] | None:
     script = REPO / "bench" / "dlt_load.py"
     hwm = workdir / f"{name}.hwm"
     env = {**os.environ, "RECEIPTS_BENCH_HWM": str(hwm)}
+    cpu = _children_cpu()
     started = time.perf_counter()
     done = subprocess.run(
         [str(DLT_PYTHON), "-c", _HWM_SCRIPT, str(script), str(zip_path), str(workdir / "dlt"),
@@ -214,6 +227,7 @@ def _dlt(zip_path: Path, workdir: Path, name: str) -> dict[str, Any] | None:
         raise RuntimeError(f"dlt exited {done.returncode}: {done.stderr[-2000:]}")
     return {
         "seconds": round(seconds, 3),
+        "cpu_seconds": round(_children_cpu() - cpu, 3),
         "peak_rss_mb": round(int(hwm.read_text()) / 1024, 1),
         "rows": int(done.stdout.strip().splitlines()[-1]),
     }
@@ -256,6 +270,7 @@ def run(rows: int, workdir: Path, repeats: int = 3, with_dlt: bool = True) -> di
     warehouse = workdir / "bench-backfill.duckdb"
     floor_db = workdir / "bench-floor.duckdb"
     times: dict[str, list[float]] = {}
+    cpu: dict[str, list[float]] = {}
     rss: dict[str, list[float]] = {}
     last: dict[str, Any] = {}
 
@@ -263,6 +278,7 @@ def run(rows: int, workdir: Path, repeats: int = 3, with_dlt: bool = True) -> di
         if measured is None:
             return
         times.setdefault(name, []).append(measured["seconds"])
+        cpu.setdefault(name, []).append(measured["cpu_seconds"])
         rss.setdefault(name, []).append(measured["peak_rss_mb"])
         last[name] = measured
 
@@ -281,16 +297,24 @@ def run(rows: int, workdir: Path, repeats: int = 3, with_dlt: bool = True) -> di
     _fresh(warehouse, floor_db, workdir / "dlt")
     documents = last["backfill"]["documents"]
     median = {name: statistics.median(values) for name, values in times.items()}
+    median_cpu = {name: statistics.median(values) for name, values in cpu.items()}
     result: dict[str, Any] = {
         "rows": rows,
         "file_bytes": zip_path.stat().st_size,
         "documents": documents["new"] + documents["unchanged"],
         "seconds": {name: spread(values) for name, values in times.items()},
+        # CPU time (user + system, all threads) varies less than wall time on a shared
+        # machine; CPU over wall time is how many cores the work kept busy.
+        "cpu_seconds": {name: spread(values) for name, values in cpu.items()},
+        "cores_busy": {
+            name: round(median_cpu[name] / median[name], 2) for name in median if median[name]
+        },
         "peak_rss_mb": {name: max(values) for name, values in rss.items()},
         "rows_per_s": {name: round(rows / median[name]) for name in median if name != "quarter"},
         "rerun_documents": last["rerun"]["documents"],
         "ratios": {
             "backfill_to_floor": round(median["backfill"] / median["floor"], 2),
+            "backfill_cpu_to_floor_cpu": round(median_cpu["backfill"] / median_cpu["floor"], 2),
             "rerun_to_first": round(median["rerun"] / median["backfill"], 2),
             "rss_full_to_quarter": round(max(rss["backfill"]) / max(rss["quarter"]), 2),
         },

@@ -58,6 +58,14 @@ def _timed(part: dict[str, Any]) -> str:
     return f"{part['median']:.2f} s ({part['min']:.2f}–{part['max']:.2f}, {part['runs']} runs)"
 
 
+def _cpu(result: dict[str, Any], name: str) -> str:
+    """``; CPU <median> s on <n> cores`` where the results hold CPU time (older ones do not)."""
+    cpu, busy = result.get("cpu_seconds", {}), result.get("cores_busy", {})
+    if name not in cpu or name not in busy:
+        return ""
+    return f"; CPU {cpu[name]['median']:.1f} s on {busy[name]} cores"
+
+
 def ingest_rows(result: dict[str, Any]) -> list[Row]:
     """The floor (canonical JSON + SHA-256 + one Arrow insert), then the engine's first
     ingest, identical re-ingest and 1%-changed ingest; medians of repeated runs."""
@@ -65,22 +73,22 @@ def ingest_rows(result: dict[str, Any]) -> list[Row]:
     rows = [
         (
             f"ingest: floor, {count:,} records (canonical JSON + SHA-256 + one Arrow insert)",
-            _timed(seconds["floor"]),
+            _timed(seconds["floor"]) + _cpu(result, "floor"),
             "1.00× (floor)",
         ),
         (
             f"ingest: first ingest, {count:,} records",
-            _timed(seconds["first"]),
+            _timed(seconds["first"]) + _cpu(result, "first"),
             f"{ratios['first_to_floor']}× the floor",
         ),
         (
             "ingest: identical re-ingest (writes nothing)",
-            _timed(seconds["identical"]),
+            _timed(seconds["identical"]) + _cpu(result, "identical"),
             f"{ratios['identical_to_first']}× the first ingest",
         ),
         (
             "ingest: 1% changed",
-            _timed(seconds["changed"]),
+            _timed(seconds["changed"]) + _cpu(result, "changed"),
             f"{ratios['changed_to_first']}× the first ingest",
         ),
     ]
@@ -103,24 +111,26 @@ def ingest_rows(result: dict[str, Any]) -> list[Row]:
 def backfill_rows(result: dict[str, Any]) -> list[Row]:
     """``receipts backfill nhtsa`` of a generated complaints file beside its floor (Arrow's
     CSV reader, grouping, canonical JSON, SHA-256, Arrow insert) and dlt, each in its own
-    process; medians of repeated runs."""
+    process; medians of repeated runs, with their CPU time where measured."""
     seconds, ratios, rss = result["seconds"], result["ratios"], result["peak_rss_mb"]
     per_s, n = result["rows_per_s"], f"{result['rows']:,} complaint rows"
+    cpu_ratio = ratios.get("backfill_cpu_to_floor_cpu")
     rows = [
         (
             f"backfill: floor, {n}",
-            f"{_timed(seconds['floor'])}; {per_s['floor']:,} rows/s",
+            f"{_timed(seconds['floor'])}; {per_s['floor']:,} rows/s{_cpu(result, 'floor')}",
             "1.00× (floor)",
         ),
         (
             f"backfill: receipts backfill nhtsa, {n}",
             f"{_timed(seconds['backfill'])}; {per_s['backfill']:,} rows/s; "
-            f"peak RSS {rss['backfill']} MB",
-            f"{ratios['backfill_to_floor']}× the floor",
+            f"peak RSS {rss['backfill']} MB{_cpu(result, 'backfill')}",
+            f"{ratios['backfill_to_floor']}× the floor"
+            + (f" (CPU time {cpu_ratio}× the floor's)" if cpu_ratio is not None else ""),
         ),
         (
             "backfill: identical re-run (a new run; writes no snapshot or revision)",
-            f"{_timed(seconds['rerun'])}; peak RSS {rss['rerun']} MB",
+            f"{_timed(seconds['rerun'])}; peak RSS {rss['rerun']} MB{_cpu(result, 'rerun')}",
             f"{ratios['rerun_to_first']}× the first run",
         ),
         (
@@ -133,12 +143,14 @@ def backfill_rows(result: dict[str, Any]) -> list[Row]:
         rows += [
             (
                 "backfill: dlt, first load (merge on CMPLID, fed Arrow tables)",
-                f"{_timed(seconds['dlt_first'])}; peak RSS {rss['dlt_first']} MB",
+                f"{_timed(seconds['dlt_first'])}; peak RSS {rss['dlt_first']} MB"
+                f"{_cpu(result, 'dlt_first')}",
                 f"ours {ratios['dlt_first_to_backfill']}× faster",
             ),
             (
                 "backfill: dlt, identical re-load",
-                f"{_timed(seconds['dlt_reload'])}; peak RSS {rss['dlt_reload']} MB",
+                f"{_timed(seconds['dlt_reload'])}; peak RSS {rss['dlt_reload']} MB"
+                f"{_cpu(result, 'dlt_reload')}",
                 f"ours {ratios['dlt_reload_to_rerun']}× faster",
             ),
         ]

@@ -26,6 +26,8 @@ def test_ingest_benchmark_measures_real_work() -> None:
     assert counts["changed"]["changed"] == result["expected_changed"] > 0
     assert set(result["seconds"]) == {"floor", "first", "identical", "changed"}
     assert set(result["targets"]) >= {"identical_reingest_writes_nothing"}
+    for name in ("floor", "first", "identical", "changed"):
+        assert result["cpu_seconds"][name]["median"] > 0 and result["cores_busy"][name] > 0
 
 
 def test_refresh_benchmark_counts_requests_of_an_unchanged_demo_refresh() -> None:
@@ -63,4 +65,6 @@ def test_the_readme_table_is_rendered_from_a_results_file(tmp_path: Path) -> Non
     table = markdown(results)
     assert table.startswith("| measure | value | ratio |\n|---|---|---|\n")
     assert "| ingest: first ingest, 200 records |" in table
+    first_cpu = results["results"]["ingest"]["cpu_seconds"]["first"]["median"]
+    assert f"CPU {first_cpu:.1f} s on" in table
     assert "target identical reingest writes nothing | met |" in table

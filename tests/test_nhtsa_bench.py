@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import zipfile
 from pathlib import Path
 
@@ -9,8 +11,10 @@ import pytest
 
 from bench.floor import backfill_floor, floor_hashes
 from bench.nhtsa_backfill import MEMBER, generate, run
+from bench.run import markdown
 from pipelines.backfill import BackfillRequest, run_backfill
 from sources.nhtsa.flatfile import LAYOUTS, FlatRow, parse_line
+from tests.conftest import REPO
 from warehouse import audit
 from warehouse.store import Warehouse
 
@@ -44,6 +48,24 @@ def test_run_measures_the_backfill_beside_its_floor(tmp_path: Path) -> None:
     assert result["rerun_documents"]["unchanged"] == len(odis)
     assert result["targets"]["rerun_writes_no_revision"]
     assert result["file_bytes"] == len(generated)
+    for name in ("floor", "backfill", "rerun"):  # CPU time of each run's own process
+        assert result["cpu_seconds"][name]["median"] > 0
+        assert 0 < result["cores_busy"][name] <= (os.cpu_count() or 1) + 0.5
+    assert result["ratios"]["backfill_cpu_to_floor_cpu"] > 0
+    table = markdown({"results": {"backfill": result}})
+    assert f"CPU {result['cpu_seconds']['backfill']['median']:.1f} s on" in table
+    assert "CPU time" in table and "the floor's" in table
+
+
+def test_the_table_renders_results_measured_before_cpu_time_was(tmp_path: Path) -> None:
+    """A results file written before CPU time was measured still renders, without it."""
+    committed = json.loads((REPO / "bench" / "results.json").read_text())["results"]
+    older = {
+        k: v for k, v in committed["backfill"].items() if k not in ("cpu_seconds", "cores_busy")
+    }
+    older["ratios"] = {k: v for k, v in older["ratios"].items() if "cpu" not in k}
+    table = markdown({"results": {"backfill": older}})
+    assert "backfill: receipts backfill nhtsa" in table and "CPU" not in table
 
 
 def test_the_floor_stores_the_bytes_the_backfill_stores(tmp_path: Path) -> None:
