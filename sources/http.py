@@ -29,6 +29,7 @@ import httpx
 import orjson
 import tenacity
 
+from sources.digits import is_ascii_digits
 from sources.recording import RecordingTransport, ReplayTransport
 from warehouse import canonical
 from warehouse.errors import (
@@ -116,7 +117,7 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
     if not value:
         return None
     value = value.strip()
-    if value.isdigit():
+    if is_ascii_digits(value):
         seconds = float(value)
     else:
         try:
@@ -369,7 +370,7 @@ class HttpClient:
         """The decoded body in chunks, refusing more than ``cap`` bytes."""
         cap = self.policy.max_body_bytes if cap is None else cap
         declared = response.headers.get("content-length")
-        if declared and declared.isdigit() and int(declared) > cap:
+        if declared and is_ascii_digits(declared) and int(declared) > cap:
             raise BodyTooLarge(
                 f"{self.source}: body of {declared} bytes exceeds the cap of {cap} bytes "
                 f"({method} {url})",

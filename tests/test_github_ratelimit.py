@@ -138,8 +138,11 @@ def test_a_secondary_limit_is_retried_after_its_retry_after(
 
 
 def response(status: int, headers: dict[str, str]) -> httpx.Response:
+    """A response whose header values go over the wire as UTF-8 (as a server may send them)."""
     return httpx.Response(
-        status, headers=headers, request=httpx.Request("GET", "https://api.github.com/x")
+        status,
+        headers=[(k.encode(), v.encode()) for k, v in headers.items()],
+        request=httpx.Request("GET", "https://api.github.com/x"),
     )
 
 
@@ -151,6 +154,13 @@ def response(status: int, headers: dict[str, str]) -> httpx.Response:
         (429, {}, TransientHttpError),  # a bare 429: at least one minute, never a short backoff
         (403, {"x-ratelimit-remaining": "5", "x-ratelimit-reset": "1000"}, None),
         (403, {"x-ratelimit-remaining": "0", "x-ratelimit-reset": "1010"}, TransientHttpError),
+        # a reset that is not ASCII digits is unreadable, as if absent (float() reads both)
+        (
+            403,
+            {"x-ratelimit-remaining": "0", "x-ratelimit-reset": "\u0661\u0660\u0661\u0660"},
+            None,
+        ),
+        (403, {"x-ratelimit-remaining": "0", "x-ratelimit-reset": "10\u00b2"}, None),
         (429, {"x-ratelimit-remaining": "0", "x-ratelimit-reset": "9999"}, RateLimited),
         (403, {"retry-after": "30"}, TransientHttpError),
         (403, {"retry-after": "3600"}, RateLimited),

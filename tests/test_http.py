@@ -132,6 +132,16 @@ def test_body_over_the_cap_is_refused() -> None:
 
 
 @respx.mock
+def test_a_declared_length_in_other_digits_is_not_read_as_a_size() -> None:
+    """A superscript two passes ``str.isdigit`` and makes ``int`` raise: the length is
+    ignored and the body counted as it streams."""
+    header = [(b"content-length", "\u00b2".encode())]
+    respx.get(f"{API}/odd").respond(200, content=b"x" * 2000, headers=header)
+    with pytest.raises(BodyTooLarge, match="cap of 1000 bytes"):
+        client(HttpPolicy(max_body_bytes=1000)).get(f"{API}/odd")
+
+
+@respx.mock
 def test_html_where_json_was_expected_is_terminal() -> None:
     respx.get(f"{API}/x").respond(
         200,
@@ -154,6 +164,8 @@ def test_parse_retry_after() -> None:
     assert parse_retry_after("0") is None
     assert parse_retry_after(None) is None
     assert parse_retry_after("soon") is None
+    # Digits of other scripts are not a delay: ignored, like any other unreadable value.
+    assert parse_retry_after("\u0661\u0662") is None and parse_retry_after("\u00b2") is None
     assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", now=1445412470.0) == 10.0
 
 

@@ -91,9 +91,14 @@ def test_iso_and_flat_dates() -> None:
     assert recall_date("2021-11-18T00:00:00Z") == "2021-11-18"  # ISO is never ambiguous
     assert flat_date("20210518") == "2021-05-18"
     assert flat_date("") is None and flat_date("00000000") is None
-    for bad in ("2021-05-18", "20211318", "2021051"):
+    for bad in ("2021-05-18", "20211318", "2021051", "\u0662\u0660210518", "2021051\u00b2"):
         with pytest.raises(NhtsaParseError):
             flat_date(bad)
+    for bad in ("\u0661\u0661/18/2021", "2021-\u0661\u0661-18"):  # Arabic-Indic digits
+        with pytest.raises(NhtsaParseError):
+            recall_date(bad)
+        with pytest.raises(NhtsaParseError):
+            complaint_date(bad)
     with pytest.raises(NhtsaParseError):
         iso_date("2024-03-13Tnoon")
 
@@ -124,8 +129,9 @@ def test_9999_and_blank_are_not_model_years() -> None:
     assert model_year("9999") is None
     assert model_year(9999) is None
     assert model_year("") is None and model_year(None) is None
-    with pytest.raises(NhtsaParseError):
-        model_year("19")
+    for bad in ("19", "\u0662\u0660\u0662\u0660", "202\u00b2"):
+        with pytest.raises(NhtsaParseError):
+            model_year(bad)
 
 
 def test_one_odi_number_is_one_identity_in_every_shape() -> None:
@@ -151,6 +157,14 @@ def test_one_odi_number_is_one_identity_in_every_shape() -> None:
         ("communications", {"nhtsaIdNumber": True}, "without an identity"),
         ("recalls", {"NHTSACampaignNumber": "21V 900/000"}, "unexpected shape"),
         ("investigations", {"nhtsaActionNumber": "EA 24/002"}, "not an investigation action"),
+        # Digits Python reads as numbers but NHTSA never writes: Arabic-Indic 123 would be
+        # complaint 123's identity; a superscript two would make int() raise.
+        ("complaints", {"odiNumber": "\u0661\u0662\u0663"}, "is not a number"),
+        ("complaints", {"ODINO": "1\u00b2"}, "is not a number"),
+        ("communications", {"nhtsaIdNumber": "\uff11\uff12"}, "is not a number"),
+        # Letters that upper-case into ASCII would be another campaign's or action's identity.
+        ("recalls", {"NHTSACampaignNumber": "21v900\u00df"}, "unexpected shape"),
+        ("investigations", {"nhtsaActionNumber": "\u00dfA24002"}, "not an investigation action"),
     ],
 )
 def test_a_record_without_a_usable_identity_is_refused(

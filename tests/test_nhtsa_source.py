@@ -16,7 +16,7 @@ from pipelines.ingest import RunResult, run_ingest
 from pipelines.manifest import load_manifest, parse_manifest
 from sources.base import CurationInput
 from sources.http import HttpFactory
-from sources.nhtsa.source import NhtsaEntry, curate
+from sources.nhtsa.source import NhtsaEntry, _api_facts, curate
 from tests.conftest import REPO, cli, write_manifest
 from tests.fakes.nhtsa import (
     AEB_COMPLAINT,
@@ -462,6 +462,16 @@ def test_curated_records_carry_the_key_facts(fake: FakeNhtsa, warehouse_path: Pa
     assert bulletin["communicationDate"] == "2021-03-02"
     assert bulletin["pdfUrls"] == ["https://static.nhtsa.gov/odi/tsbs/2021/MC-11035781-0001.pdf"]
     assert bulletin["make"] == "HONDA" and bulletin["model"] == "CR-V"
+
+
+def test_counts_written_in_other_digits_are_not_counts() -> None:
+    """A superscript two passes ``str.isdigit`` (``int`` then raises) and ``int`` reads
+    Arabic-Indic digits: neither is a count NHTSA writes, so neither becomes a fact."""
+    facts = _api_facts(
+        "complaint", "1", {"numberOfInjuries": "\u00b2", "numberOfDeaths": "\u0661", "crash": "N"}
+    )
+    assert facts["injuries"] is None and facts["deaths"] is None
+    assert _api_facts("complaint", "1", {"numberOfInjuries": " 2 "})["injuries"] == 2
 
 
 def test_curation_is_deterministic(fake: FakeNhtsa, tmp_path: Path) -> None:

@@ -40,6 +40,7 @@ import httpx
 from pydantic import Field, StrictInt, field_validator, model_validator
 
 from sources.base import Curated, CurationInput, FetchContext, Source, StrictModel
+from sources.digits import is_ascii_digits
 from sources.http import Endpoint, HttpClient, HttpFactory, checked_base_url, parse_retry_after
 from warehouse.canonical import content_hash, git_blob_sha1
 from warehouse.clock import now
@@ -339,7 +340,7 @@ def rate_limit_verdict(
     if retry_after is not None:
         wait = retry_after
         how = f"retry-after {retry_after:.0f} s"
-    elif headers.get("x-ratelimit-remaining") == "0" and reset_header.isdigit():
+    elif headers.get("x-ratelimit-remaining") == "0" and is_ascii_digits(reset_header):
         wait = max(0.0, float(reset_header) - clock) + 1.0
         how = ""
     elif status == 429 or _is_rate_limit_body(response):

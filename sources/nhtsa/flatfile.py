@@ -25,6 +25,7 @@ from typing import IO
 import orjson
 import pyarrow as pa
 
+from sources.digits import is_ascii_digits
 from sources.nhtsa.parse import _KEY_FIELDS as KEY_FIELDS
 from sources.nhtsa.parse import DOC_KIND, PLAIN_KEYS, flat_date, model_year, record_key
 from warehouse.canonical import CANONICAL_FORM_VERSION, canonical_json
@@ -574,7 +575,7 @@ class RowChecker:
         """What :func:`record_key` gives for the row (a plain number takes a short cut)."""
         if self._numeric and len(shape.key_indexes) == 1:
             text = parts[shape.key_indexes[0]].strip()
-            if text.isascii() and text.isdigit():
+            if is_ascii_digits(text):
                 return str(int(text))
         return record_key(
             self.layout.kind,

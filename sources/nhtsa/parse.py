@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
+from sources.digits import is_ascii_digits
 from warehouse.errors import NhtsaParseError
 
 KINDS = ("recalls", "complaints", "investigations", "communications")
@@ -86,8 +87,8 @@ def is_empty_result(data: Any) -> bool:
 
 
 # -- dates ---------------------------------------------------------------------------------
-_SLASH_DATE = re.compile(r"^(\d{1,2})/(\d{1,2})/(\d{4})$")
-_ISO_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[T ].*)?$")
+_SLASH_DATE = re.compile(r"^([0-9]{1,2})/([0-9]{1,2})/([0-9]{4})$")
+_ISO_DATE = re.compile(r"^([0-9]{4})-([0-9]{2})-([0-9]{2})(?:[T ].*)?$")
 
 
 def _iso(year: int, month: int, day: int, raw: str, what: str) -> str:
@@ -146,7 +147,7 @@ def flat_date(value: str) -> str | None:
     text = value.strip()
     if not text or text == "00000000":
         return None
-    if len(text) != 8 or not text.isdigit():
+    if len(text) != 8 or not is_ascii_digits(text):
         raise NhtsaParseError(f"{text!r} is not a YYYYMMDD date")
     return _iso(int(text[:4]), int(text[4:6]), int(text[6:]), text, "YYYYMMDD")
 
@@ -169,7 +170,7 @@ def model_year(value: Any) -> int | None:
     text = str(value).strip()
     if not text:
         return None
-    if not text.isdigit() or len(text) != 4:
+    if not is_ascii_digits(text) or len(text) != 4:
         raise NhtsaParseError(f"{text!r} is not a model year")
     year = int(text)
     return None if year == UNKNOWN_MODEL_YEAR else year
@@ -201,6 +202,8 @@ PLAIN_KEYS: dict[str, tuple[str, bool]] = {
 
 def action_number(value: str) -> str:
     """An investigation action number in the flat-file form: ``EA24-002`` → ``EA24002``."""
+    if not value.isascii():  # upper-casing would fold some letters into ASCII: ß → SS
+        raise NhtsaParseError(f"{value!r} is not an investigation action number")
     text = value.strip().upper()
     match = _ACTION.match(text)
     if not match:
@@ -235,13 +238,13 @@ def record_key(kind: str, record: Mapping[str, Any]) -> str:
         )
     text = str(raw).strip()
     if kind in _NUMERIC_KINDS:
-        if isinstance(raw, float) or not text.isdigit():
+        if isinstance(raw, float) or not is_ascii_digits(text):
             raise NhtsaParseError(f"{DOC_KIND[kind]} identity {raw!r} is not a number")
         return str(int(text))
     if kind == "investigations":
         return action_number(text)
     key = text.upper()
-    if not (_CAMPAIGN.match(key) or _SAFE_KEY.match(key)):
+    if not text.isascii() or not (_CAMPAIGN.match(key) or _SAFE_KEY.match(key)):
         raise NhtsaParseError(f"recall campaign number {raw!r} has an unexpected shape")
     return key
 

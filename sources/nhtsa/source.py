@@ -34,6 +34,7 @@ import orjson
 from pydantic import Field, StrictInt, field_validator, model_validator
 
 from sources.base import Curated, CurationInput, FetchContext, Source, StrictModel
+from sources.digits import is_ascii_digits
 from sources.http import (
     TRANSIENT_STATUSES,
     Endpoint,
@@ -495,7 +496,7 @@ def _int(value: Any) -> int | None:
         return None
     if isinstance(value, int):
         return value
-    if isinstance(value, str) and value.strip().isdigit():
+    if isinstance(value, str) and is_ascii_digits(value.strip()):
         return int(value.strip())
     return None
 
