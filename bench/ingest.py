@@ -15,9 +15,10 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from bench.floor import ingest_floor
 from bench.nhtsa_backfill import spread
@@ -30,6 +31,7 @@ from warehouse.runs import finish_run, start_run
 from warehouse.store import Warehouse
 
 SEED = 11
+T = TypeVar("T")
 
 
 def make_values(count: int, changed_percent: float = 0.0) -> list[dict[str, Any]]:
@@ -59,6 +61,15 @@ def ours(
     counts = ingestor.ingest("synthetic", Listing("synthetic:bench", _records(values)))
     finish_run(warehouse, info.run_id, "ok", {}, [])
     return time.perf_counter() - started, counts.as_dict()
+
+
+def _cpu_noted(cpu: list[float], call: Callable[[], T]) -> T:
+    """``call()``, with the CPU time it took (this process, every thread) appended to ``cpu``."""
+    started = time.process_time()
+    try:
+        return call()
+    finally:
+        cpu.append(time.process_time() - started)
 
 
 def table_sizes(warehouse: Warehouse) -> dict[str, int]:
@@ -109,21 +120,18 @@ def run(
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
         for attempt in range(repeats):
-            started = time.process_time()
-            times["floor"].append(ingest_floor(values, workdir / f"floor-{attempt}.duckdb"))
-            cpu["floor"].append(time.process_time() - started)
+            floor_path = workdir / f"floor-{attempt}.duckdb"
+            times["floor"].append(
+                _cpu_noted(cpu["floor"], partial(ingest_floor, values, floor_path))
+            )
             with Warehouse.open(str(workdir / f"ours-{attempt}.duckdb")) as wh:
-                started = time.process_time()
-                first_s, first = ours(values, wh, batch_size)
-                cpu["first"].append(time.process_time() - started)
+                first_s, first = _cpu_noted(cpu["first"], partial(ours, values, wh, batch_size))
                 sizes_after_first = table_sizes(wh)
-                started = time.process_time()
-                again_s, again = ours(values, wh, batch_size)
-                cpu["identical"].append(time.process_time() - started)
+                again_s, again = _cpu_noted(cpu["identical"], partial(ours, values, wh, batch_size))
                 writes = {k: v - sizes_after_first[k] for k, v in table_sizes(wh).items()}
-                started = time.process_time()
-                changed_s, changed_counts = ours(changed, wh, batch_size)
-                cpu["changed"].append(time.process_time() - started)
+                changed_s, changed_counts = _cpu_noted(
+                    cpu["changed"], partial(ours, changed, wh, batch_size)
+                )
             times["first"].append(first_s)
             times["identical"].append(again_s)
             times["changed"].append(changed_s)
