@@ -161,21 +161,29 @@ def _children_cpu() -> float:
     return used.ru_utime + used.ru_stime
 
 
+def _timed_run(
+    command: list[str], **kwargs: Any
+) -> tuple[subprocess.CompletedProcess[Any], float, float]:
+    """Run a child process to its end: what it returned, its wall seconds and its CPU
+    seconds (user + system, every thread)."""
+    cpu = _children_cpu()
+    started = time.perf_counter()
+    done = subprocess.run(command, **kwargs)
+    return done, time.perf_counter() - started, _children_cpu() - cpu
+
+
 def measure(module: str, args: list[str], output: Path) -> dict[str, Any]:
     """Run ``python -m module args`` in a subprocess: its wall time, CPU time and peak RSS."""
     hwm = output.with_suffix(".hwm")
     env = {**os.environ, "PYTHONPATH": str(REPO), "RECEIPTS_BENCH_HWM": str(hwm)}
     command = [sys.executable, "-c", _HWM_RUNNER, module, *args]
-    cpu = _children_cpu()
-    started = time.perf_counter()
     with output.open("wb") as out:
-        done = subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, env=env)
-    seconds = time.perf_counter() - started
+        done, seconds, cpu = _timed_run(command, stdout=out, stderr=subprocess.STDOUT, env=env)
     if done.returncode != 0:
         raise RuntimeError(f"{module} exited {done.returncode}: {output.read_text()[-2000:]}")
     return {
         "seconds": round(seconds, 3),
-        "cpu_seconds": round(_children_cpu() - cpu, 3),
+        "cpu_seconds": round(cpu, 3),
         "peak_rss_mb": round(int(hwm.read_text()) / 1024, 1),
     }
 
@@ -215,19 +223,16 @@ def _dlt(zip_path: Path, workdir: Path, name: str) -> dict[str, Any] | None:
     script = REPO / "bench" / "dlt_load.py"
     hwm = workdir / f"{name}.hwm"
     env = {**os.environ, "RECEIPTS_BENCH_HWM": str(hwm)}
-    cpu = _children_cpu()
-    started = time.perf_counter()
-    done = subprocess.run(
+    done, seconds, cpu = _timed_run(
         [str(DLT_PYTHON), "-c", _HWM_SCRIPT, str(script), str(zip_path), str(workdir / "dlt"),
          ",".join(CMPL_FIELDS_49)],
         capture_output=True, text=True, env=env,
     )  # fmt: skip
-    seconds = time.perf_counter() - started
     if done.returncode != 0:
         raise RuntimeError(f"dlt exited {done.returncode}: {done.stderr[-2000:]}")
     return {
         "seconds": round(seconds, 3),
-        "cpu_seconds": round(_children_cpu() - cpu, 3),
+        "cpu_seconds": round(cpu, 3),
         "peak_rss_mb": round(int(hwm.read_text()) / 1024, 1),
         "rows": int(done.stdout.strip().splitlines()[-1]),
     }
