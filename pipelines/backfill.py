@@ -25,6 +25,7 @@ counts a document twice; a checkpoint of a different file is ignored (start over
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import re
@@ -38,6 +39,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from pipelines.in_order import InOrder
 from pipelines.memory import arrow_memory_returned, return_freed_memory
 from pipelines.progress import BackfillReporter
 from sources.nhtsa.flatfile import (
@@ -408,19 +410,25 @@ def _write(
     plan = bulk.plan(after_line, request.batch_size, context.url)
     boundaries = deque(plan.boundaries)
     total = Counts()
-    done = {"lo": after_line, "rows": 0}
+    done = {"rows": 0}
+    submitted = {"lo": after_line}
 
-    def commit_through(line: int) -> None:
-        while boundaries and boundaries[0] <= line:
-            hi = boundaries.popleft()
-            counts, rows = bulk.commit(context, done["lo"], hi)
-            done["lo"] = hi
-            done["rows"] += rows
-            total.add(counts)
-            reporter.writing(done["rows"], plan.rows, total.records)
+    def commit(lo: int, hi: int, built: pa.Table) -> None:  # in the committing thread
+        counts, rows = bulk.commit(context, lo, hi, built)
+        done["rows"] += rows
+        total.add(counts)
+        reporter.writing(done["rows"], plan.rows, total.records)
 
-    _build(source, bulk, checker, plan, commit_through)
-    commit_through(plan.boundaries[-1] if plan.boundaries else 0)
+    with InOrder("backfill-commits") as commits:
+
+        def commit_through(line: int) -> None:
+            while boundaries and boundaries[0] <= line:
+                hi = boundaries.popleft()
+                commits.submit(functools.partial(commit, submitted["lo"], hi, bulk.take_built(hi)))
+                submitted["lo"] = hi
+
+        _build(source, bulk, checker, plan, commit_through)
+        commit_through(plan.boundaries[-1] if plan.boundaries else 0)
     return total, plan.to_build
 
 

@@ -47,6 +47,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
+from duckdb import DuckDBPyConnection
 
 from warehouse.clock import now
 from warehouse.conflicts import retrying_conflicts
@@ -557,11 +558,16 @@ SELECT DISTINCT content_hash AS hash FROM snapshots
 WHERE content_hash IN (SELECT hash FROM _flat_fresh WHERE maybe_stored)
 """
 
+# The bodies stream through a semi-join on the (small) set of documents to store: a join
+# would hold every body of the batch in its hash table.
 _INSERT_FRESH_SNAPSHOTS = """
 INSERT INTO snapshots
-SELECT f.hash, f.size, 'application/json', b.body, $run
-FROM _flat_fresh f JOIN _flat_built b USING (doc_id)
-WHERE NOT EXISTS (SELECT 1 FROM _flat_found s WHERE s.hash = f.hash)
+SELECT b.content_hash, b.size, 'application/json', b.body, $run
+FROM _flat_built b
+WHERE b.doc_id IN (
+    SELECT f.doc_id FROM _flat_fresh f
+    WHERE NOT EXISTS (SELECT 1 FROM _flat_found s WHERE s.hash = f.hash)
+)
 """
 
 _KEEP_DIGESTS = "INSERT INTO _flat_stored SELECT digest FROM _flat_fresh"
@@ -690,6 +696,9 @@ class FlatBulk:
         self.warehouse = warehouse
         self.spec = spec
         self._con = warehouse._con
+        # Pass 2 builds on a connection of its own, so that a batch can commit on the
+        # warehouse's connection while the next block is built (see :meth:`commit`).
+        self._build_con = self._con.cursor()
         location = ":memory:" if scratch is None else str(scratch / "backfill.duckdb")
         self._check_sql = check_sql(spec)
         self._build_sql = build_sql(spec)
@@ -704,15 +713,19 @@ class FlatBulk:
         for table in ("_flat_checked", "_flat_batch", "_flat_classified", "_flat_stored",
                       "_flat_fresh", "_flat_found"):  # fmt: skip
             self._con.execute(f"DROP TABLE IF EXISTS {table}")
+        self._build_con.close()
         self._con.execute(f"DETACH {SCRATCH}")
 
     @contextmanager
-    def _registered(self, table: pa.Table, name: str = "_flat_chunk") -> Iterator[None]:
-        self._con.register(name, in_slices(table))
+    def _registered(
+        self, table: pa.Table, name: str = "_flat_chunk", con: DuckDBPyConnection | None = None
+    ) -> Iterator[None]:
+        con = self._con if con is None else con
+        con.register(name, in_slices(table))
         try:
             yield
         finally:
-            self._con.unregister(name)
+            con.unregister(name)
 
     # -- pass 1 --------------------------------------------------------------------------
     def check(self, chunk: pa.Table, skip_line: int = 0) -> Checked:
@@ -770,7 +783,7 @@ class FlatBulk:
         ``number`` and ``text``); return the ones with a control character in a row, as
         ``(key, [(number, text), ...])``, for the caller to build."""
         leftover: dict[str, list[tuple[int, str]]] = {}
-        planned = self._con.sql(_BLOCK_LINES, params={"first": first, "last": last})
+        planned = self._build_con.sql(_BLOCK_LINES, params={"first": first, "last": last})
         lines = _with_text(planned.to_arrow_table(), chunk, first)
         if len(self._carry):  # lines of documents still open from earlier blocks
             lines = pa.concat_tables([self._carry, lines])
@@ -789,8 +802,8 @@ class FlatBulk:
                     leftover.setdefault(str(row["key"]), []).append((row["number"], row["text"]))
                 lines = lines.filter(plain)
             if len(lines):
-                with self._registered(lines, "_flat_lines"):
-                    built = self._con.sql(self._build_sql).to_arrow_table()
+                with self._registered(lines, "_flat_lines", self._build_con):
+                    built = self._build_con.sql(self._build_sql).to_arrow_table()
                 self._built.append(hashed(built))
         return list(leftover.items())
 
@@ -817,12 +830,20 @@ class FlatBulk:
         return len(self._carry)
 
     # -- commits -------------------------------------------------------------------------
-    def commit(self, context: CommitContext, lo: int, hi: int) -> tuple[Counts, int]:
-        """Commit the documents whose last line is in ``(lo, hi]`` in one transaction, with
-        the checkpoint ``<file digest>:<hi>``: their counts and rows."""
-        due, later = _split_built(self._built, hi)
-        self._built = later
-        built = pa.concat_tables(due) if due else _PY_BUILT_SCHEMA.empty_table()
+    def take_built(self, hi: int) -> pa.Table:
+        """The built documents ending by line ``hi``, handed over for :meth:`commit`."""
+        due, self._built = _split_built(self._built, hi)
+        return pa.concat_tables(due) if due else _PY_BUILT_SCHEMA.empty_table()
+
+    def commit(
+        self, context: CommitContext, lo: int, hi: int, built: pa.Table
+    ) -> tuple[Counts, int]:
+        """Commit the documents whose last line is in ``(lo, hi]`` (``built``: those of them
+        that were built, from :meth:`take_built`) in one transaction, with the checkpoint
+        ``<file digest>:<hi>``: their counts and rows.
+
+        It may run in another thread while :meth:`build` builds the next block: each uses a
+        connection of its own."""
         with self._registered(built, "_flat_built"):
             self._con.execute(_BATCH, {"lo": lo, "hi": hi})
             missing = int(self.warehouse._scalar(_MISSING_BYTES))
