@@ -4,6 +4,7 @@ and which documents it decides need not be built again."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from sources.nhtsa.flatfile import (
     VehicleFilter,
     checked_table,
     flat_spec,
+    text_table,
 )
 from sources.nhtsa.parse import PLAIN_KEYS, record_key
 from tests.conftest import cli
@@ -28,6 +30,7 @@ from warehouse.ingest import ingest_records
 from warehouse.records import Provenance, Record
 from warehouse.runs import start_run
 from warehouse.store import Warehouse
+from warehouse.value_hashes import value_sha256
 
 CMPL = LAYOUTS["complaints"]
 
@@ -269,3 +272,44 @@ def test_a_commit_passes_on_whole_blocks_and_splits_only_the_one_it_ends_in() ->
     assert due[0] is before and later[-1] is after  # passed on as they are: not copied
     assert [t["end_line"].to_pylist() for t in due] == [[3, 1, 5], [7, 6]]
     assert [t["end_line"].to_pylist() for t in later] == [[9, 11], [14, 12]]
+
+
+# -- a block's lines as Arrow: what each line-at-a-time reading gives ----------------------
+_BLOCK_BYTES = st.lists(
+    st.sampled_from([b"a", b"7", b"\t", b"\n", b"\r", b"\r\n", b"\xe9", b"\xff", b"\x01",
+                     b"\x7f", b'"', b"\\", b" "]),
+    max_size=60,
+).map(b"".join)  # fmt: skip
+
+
+def _reference_lines(data: bytes) -> list[bytes]:
+    return [line.rstrip(b"\r") for line in data.split(b"\n")]
+
+
+@given(data=_BLOCK_BYTES)
+def test_a_blocks_tables_hold_each_line_as_read_one_at_a_time(data: bytes) -> None:
+    """Lines split at ``\\n``, carriage returns before it stripped, decoded from ISO-8859-1;
+    each raw line's SHA-256; whether a line holds a control character (but the tab)."""
+    raw = _reference_lines(data)
+    numbers = list(range(7, 7 + len(raw)))
+    texts = [line.decode("iso-8859-1") for line in raw]
+    assert text_table(7, data).to_pydict() == {"number": numbers, "text": texts}
+    assert checked_table(7, data).to_pydict() == {
+        "number": numbers,
+        "text": texts,
+        "h": [hashlib.sha256(line).hexdigest() for line in raw],
+        "plain": [all(b >= 0x20 or b == 0x09 for b in line) for line in raw],
+    }
+
+
+def test_value_hashes_read_sliced_and_wide_arrays_in_place() -> None:
+    values = [b"", b"a", b"\x00\xff" * 2000, "é".encode()]
+    expected = [hashlib.sha256(v).hexdigest() for v in values]
+    for kind in (pa.binary(), pa.large_binary()):
+        array = pa.array([b"skipped", *values], kind)
+        assert value_sha256(array.slice(1)) == expected
+    assert value_sha256(pa.array(["", "a", "é"], pa.large_string())) == [
+        hashlib.sha256(v.encode()).hexdigest() for v in ("", "a", "é")
+    ]
+    with pytest.raises(ValueError):
+        value_sha256(pa.array([b"a", None]))

@@ -55,6 +55,7 @@ from warehouse.errors import WarehouseError
 from warehouse.ingest import Counts
 from warehouse.slices import in_slices
 from warehouse.store import Warehouse
+from warehouse.value_hashes import value_sha256
 
 SCRATCH = "backfill_scratch"
 
@@ -263,13 +264,8 @@ def hashed(table: pa.Table) -> pa.Table:
     ``content_hash`` and ``size`` (the columns of a batch's built documents). Hashed here, not in
     SQL: OpenSSL's SHA-256 runs several times faster than DuckDB's."""
     bodies = table["body"].combine_chunks()
-    raw_offsets = memoryview(bodies.buffers()[1])
-    wide = pa.types.is_large_binary(bodies.type)
-    offsets = (raw_offsets.cast("q") if wide else raw_offsets.cast("i"))[bodies.offset :]
-    data = memoryview(bodies.buffers()[2] or b"")
-    count = len(bodies)
-    hashes = [hashlib.sha256(data[offsets[i] : offsets[i + 1]]).hexdigest() for i in range(count)]
-    sizes = pa.array([offsets[i + 1] - offsets[i] for i in range(count)], pa.int64())
+    hashes = value_sha256(bodies)
+    sizes = pc.binary_length(bodies).cast(pa.int64())
     return pa.table(
         [table["doc_id"], table["end_line"], bodies, pa.array(hashes, pa.string()), sizes,
          table["source_format"], table["lines"]],

@@ -24,6 +24,7 @@ from typing import IO
 
 import orjson
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from sources.digits import is_ascii_digits
 from sources.nhtsa.parse import _KEY_FIELDS as KEY_FIELDS
@@ -33,6 +34,7 @@ from warehouse.errors import FlatFileError, NhtsaParseError
 from warehouse.flatbulk import FlatSpec, ShapeSpec
 from warehouse.ids import doc_id
 from warehouse.records import Provenance, Record
+from warehouse.value_hashes import value_sha256
 
 ENCODING = "iso-8859-1"
 
@@ -446,12 +448,24 @@ def read_blocks(source: LineSource, size: int = CHUNK_BYTES) -> Iterator[tuple[i
         thread.join()
 
 
-def _split(data: bytes) -> list[str]:
+def _lines(data: bytes) -> pa.Array:
+    """The lines of a block as Arrow strings: decoded from ISO-8859-1, split at each line
+    end, carriage returns before it stripped; no Python string is made per line."""
     text = data.decode(ENCODING)
-    lines = text.split("\n")
-    if "\r" in text:
-        lines = [line.rstrip("\r") for line in lines]
-    return lines
+    lines = pc.split_pattern(pa.array([text], pa.string()), "\n").flatten()
+    return pc.utf8_rtrim(lines, characters="\r") if "\r" in text else lines
+
+
+def _raw_lines(data: bytes) -> list[bytes]:
+    raw = data.split(b"\n")
+    return [line.rstrip(b"\r") for line in raw] if b"\r" in data else raw
+
+
+def _raw_line_hashes(data: bytes) -> list[str]:
+    """SHA-256 of each raw line (its line end stripped)."""
+    if b"\r" in data:
+        return [hashlib.sha256(line).hexdigest() for line in _raw_lines(data)]
+    return value_sha256(pc.split_pattern(pa.array([data], pa.binary()), b"\n").flatten())
 
 
 # Bytes a JSON string holds as they are: no control character but the tab (the separator).
@@ -460,12 +474,9 @@ _JSON_PLAIN = bytes(range(0x20, 0x100)) + b"\t"
 
 def text_table(number: int, data: bytes) -> pa.Table:
     """The lines of a block as Arrow: ``number``, ``text``."""
-    lines = _split(data)
+    lines = _lines(data)
     return pa.table(
-        {
-            "number": pa.array(range(number, number + len(lines)), pa.int64()),
-            "text": pa.array(lines, pa.string()),
-        }
+        {"number": pa.array(range(number, number + len(lines)), pa.int64()), "text": lines}
     )
 
 
@@ -473,19 +484,19 @@ def checked_table(number: int, data: bytes) -> pa.Table:
     """The lines of a block as Arrow for checking: ``number``, ``text``, ``h`` (SHA-256 of
     the raw line, line end stripped) and ``plain`` (no control character: its fields go
     into JSON as they are, but for ``\\`` and ``"``)."""
-    raw = data.split(b"\n")
-    if b"\r" in data:
-        raw = [line.rstrip(b"\r") for line in raw]
+    lines = _lines(data)
     if data.translate(None, _JSON_PLAIN.replace(b"\t", b"\t\n")):
-        plain = [not line.translate(None, _JSON_PLAIN) for line in raw]
+        plain = pa.array(
+            [not line.translate(None, _JSON_PLAIN) for line in _raw_lines(data)], pa.bool_()
+        )
     else:
-        plain = [True] * len(raw)
+        plain = pa.repeat(True, len(lines))
     return pa.table(
         {
-            "number": pa.array(range(number, number + len(raw)), pa.int64()),
-            "text": pa.array(_split(data), pa.string()),
-            "h": pa.array([hashlib.sha256(line).hexdigest() for line in raw], pa.string()),
-            "plain": pa.array(plain, pa.bool_()),
+            "number": pa.array(range(number, number + len(lines)), pa.int64()),
+            "text": lines,
+            "h": pa.array(_raw_line_hashes(data), pa.string()),
+            "plain": plain,
         }
     )
 
