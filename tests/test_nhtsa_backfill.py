@@ -550,6 +550,37 @@ def test_documents_built_across_many_blocks_commit_once_with_their_bytes(
     )
 
 
+def test_a_layout_first_seen_late_in_the_file_is_still_checked_in_bulk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Blocks are checked with the statements of the layouts seen so far; a block holding
+    another (51 fields after many blocks of 49) is checked again for every layout, so its rows
+    are accepted in bulk, not left one by one to the line-at-a-time checker; the documents are
+    those of the reference path."""
+    monkeypatch.setattr(backfill_module, "BLOCK_BYTES", 8 << 10)
+    rows: list[list[str]] = [cmpl_row(11999000 + i, i + 1) for i in range(300)]
+    rows += [[*cmpl_row(11999500 + i, 400 + i), "GA", "DRIVER"] for i in range(40)]
+    rows += [cmpl_row(11999600 + i, 500 + i) for i in range(20)]
+    rows.append(cmpl_row(11999700, 600)[:30])  # no layout has 30 fields: malformed
+    path = write_zip(tmp_path / "MIXED.zip", "FLAT_CMPL.txt", rows)
+    judged: list[int] = []
+    check = RowChecker.check
+
+    def spying(self: RowChecker, parts: list[str]) -> str | tuple[str, bool]:
+        judged.append(len(parts))
+        return check(self, parts)
+
+    monkeypatch.setattr(RowChecker, "check", spying)
+    warehouse = tmp_path / "w.duckdb"
+    with Warehouse.open(str(warehouse)) as wh:
+        result = run_backfill(wh, BackfillRequest(path=path, kind="complaints"))
+    assert result.documents.new == 360 and result.malformed == 1
+    assert judged == [30]  # only the malformed line was left to the line-at-a-time checker
+    assert {doc: (h, fmt) for doc, _, h, _, fmt in revisions(warehouse)} == _reference_documents(
+        path, "complaints"
+    )
+
+
 def test_rows_are_staged_in_memory_unless_a_scratch_directory_is_named(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -41,7 +41,7 @@ import hashlib
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -94,6 +94,15 @@ class FlatSpec:
     make: str | None = None
     model: str | None = None
     years: tuple[int, int] | None = None
+
+    @property
+    def counts(self) -> frozenset[int]:
+        return frozenset(shape.count for shape in self.shapes)
+
+    def only(self, counts: frozenset[int]) -> FlatSpec:
+        """This spec with only the layouts of ``counts`` fields: SQL made from it treats the
+        rows of the others as it treats rows of no layout."""
+        return replace(self, shapes=tuple(s for s in self.shapes if s.count in counts))
 
 
 @dataclass(frozen=True)
@@ -181,6 +190,8 @@ def _vehicle(spec: FlatSpec, shape: ShapeSpec) -> str:
 
 
 def _by_count(spec: FlatSpec, expr: object, otherwise: str = "NULL") -> str:
+    if not spec.shapes:
+        return otherwise
     cases = " ".join(f"WHEN {s.count} THEN {expr(s)}" for s in spec.shapes)  # type: ignore[operator]
     return f"CASE n {cases} ELSE {otherwise} END"
 
@@ -290,6 +301,10 @@ SELECT count(*), count(*) FILTER (WHERE ok AND wanted) FROM _flat_checked
 """
 
 _SUSPECTS = "SELECT number FROM _flat_checked WHERE NOT ok OR wanted IS NULL ORDER BY number"
+
+_COUNTS_HELD = "SELECT 1 FROM _flat_checked WHERE list_contains($counts, n) LIMIT 1"
+
+_COUNTS_SEEN = "SELECT DISTINCT n FROM _flat_checked"
 
 # Documents and their fingerprints; then what the warehouse knows of them. Two statements:
 # each holds less in memory at a time.
@@ -696,8 +711,11 @@ class FlatBulk:
         # warehouse's connection while the next block is built (see :meth:`commit`).
         self._build_con = self._con.cursor()
         location = ":memory:" if scratch is None else str(scratch / "backfill.duckdb")
-        self._check_sql = check_sql(spec)
-        self._build_sql = build_sql(spec)
+        # Statements for the layouts a block holds: planning one costs several ms per block,
+        # about half of it per layout (the row checks and the row JSON of each).
+        self._check_sqls: dict[frozenset[int], str] = {}
+        self._build_sqls: dict[frozenset[int], str] = {}
+        self._seen_counts: frozenset[int] = frozenset()  # the layouts checked so far
         self._batch_no = 0
         self._live = warehouse.is_lake
         self._con.execute(f"ATTACH {_literal(location)} AS {SCRATCH}")
@@ -723,12 +741,33 @@ class FlatBulk:
         finally:
             con.unregister(name)
 
+    def _check_sql_for(self, counts: frozenset[int]) -> str:
+        if counts not in self._check_sqls:
+            self._check_sqls[counts] = check_sql(self.spec.only(counts))
+        return self._check_sqls[counts]
+
+    def _build_sql_for(self, counts: frozenset[int]) -> str:
+        if counts not in self._build_sqls:
+            self._build_sqls[counts] = build_sql(self.spec.only(counts))
+        return self._build_sqls[counts]
+
     # -- pass 1 --------------------------------------------------------------------------
     def check(self, chunk: pa.Table, skip_line: int = 0) -> Checked:
         """Check the lines of ``chunk`` (``number``, ``text``, ``h``, ``plain``); keep the
         wanted rows; name the lines only the caller's checker can judge."""
         with self._registered(chunk):
-            self._con.execute(self._check_sql, {"skip": skip_line})
+            counts = self._seen_counts or self.spec.counts
+            self._con.execute(self._check_sql_for(counts), {"skip": skip_line})
+            if counts != self.spec.counts:
+                # Checked for the layouts seen before: if the block holds another, check it
+                # again for every layout (and expect that one from now on).
+                others = sorted(self.spec.counts - counts)
+                held = self._con.execute(_COUNTS_HELD, {"counts": others}).fetchall()
+                if held:
+                    counts = self.spec.counts
+                    self._con.execute(self._check_sql_for(counts), {"skip": skip_line})
+            seen = {int(n) for (n,) in self._con.execute(_COUNTS_SEEN).fetchall()}
+            self._seen_counts = self._seen_counts | (self.spec.counts & seen)
         self._con.execute(_KEEP_CHECKED)
         rows, matched = self._con.execute(_COUNT_CHECKED).fetchall()[0]
         suspects = [int(n) for (n,) in self._con.execute(_SUSPECTS).fetchall()]
@@ -798,8 +837,9 @@ class FlatBulk:
                     leftover.setdefault(str(row["key"]), []).append((row["number"], row["text"]))
                 lines = lines.filter(plain)
             if len(lines):
+                counts = frozenset(pc.unique(lines["n"]).to_pylist())
                 with self._registered(lines, "_flat_lines", self._build_con):
-                    built = self._build_con.sql(self._build_sql).to_arrow_table()
+                    built = self._build_con.sql(self._build_sql_for(counts)).to_arrow_table()
                 self._built.append(hashed(built))
         return list(leftover.items())
 
