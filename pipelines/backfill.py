@@ -16,7 +16,9 @@ per line runs inside DuckDB (:mod:`warehouse.flatbulk`), on every core:
 3. **Build and commit.** The file is read again up to the last line a document to build
    needs; each such document's canonical JSON is assembled at its last line and hashed.
    Documents are committed in the order of their last line, ``--batch-size`` per
-   transaction, each carrying the checkpoint ``<file digest>:<last line>``.
+   transaction, each carrying the checkpoint ``<file digest>:<last line>``; each batch
+   commits in a thread of its own (:class:`pipelines.in_order.InOrder`) while the next
+   blocks are built, one batch at a time.
 
 An interrupted backfill of the same file resumes after the last committed line and never
 counts a document twice; a checkpoint of a different file is ignored (start over).

@@ -22,7 +22,9 @@ per line runs vectorised here, on every core:
 4. **Commit** (:meth:`FlatBulk.commit`). Documents are committed in the order of their last
    line, a range of lines per transaction, classified as the ingest engine classifies
    (new, changed, unchanged, restored); the range's end is the checkpoint a resumed run
-   starts after. On a DuckDB file the backfill is the only writer from start to end, so the
+   starts after. A commit may run in another thread while the next block is built: the
+   build uses a connection of its own (:meth:`FlatBulk.take_built` hands a range's
+   documents over). On a DuckDB file the backfill is the only writer from start to end, so the
    warehouse's state read by the plan still holds and no batch scans the growing tables; on
    a lake each batch is classified inside its transaction, and a document the plan left
    unbuilt whose current revision another writer has since changed stops the run (run it
