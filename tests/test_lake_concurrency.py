@@ -190,7 +190,9 @@ def test_sigkill_mid_run_then_rerun_completes_without_duplicates(
         finish(writer)
     assert writer.returncode == -signal.SIGKILL
 
-    ledger = json.loads(run("runs", "--warehouse", url, "--json").stdout)
+    listed = run("runs", "--warehouse", url, "--json")
+    ledger = json.loads(listed.stdout)
+    assert isinstance(ledger, list), (listed.returncode, ledger, listed.stderr)  # not an error
     assert {r["run_id"]: r["status"] for r in ledger}[run_id] == "interrupted"
 
     rerun = run("ingest", slow, "--warehouse", url, "--json", "--batch-size", 500)
