@@ -67,6 +67,7 @@ from warehouse.ids import doc_id
 from warehouse.ingest import Counts
 from warehouse.runs import finish_run, latest_checkpoint, start_run
 from warehouse.store import Warehouse
+from warehouse.value_hashes import DIGEST_TYPE
 
 SOURCE = "nhtsa"
 COMMAND = "backfill"
@@ -250,7 +251,7 @@ def _judge(
                 {
                     "number": pa.array(kept["number"], pa.int64()),
                     "key": pa.array(kept["key"], pa.string()),
-                    "h": pa.array(kept["h"], pa.string()),
+                    "h": pa.array(kept["h"], DIGEST_TYPE),
                     "n": pa.array(kept["n"], pa.int32()),
                     "year": pa.array(kept["year"], pa.int32()),
                     "plain": pa.array(kept["plain"], pa.bool_()),

@@ -30,7 +30,7 @@ from warehouse.ingest import ingest_records
 from warehouse.records import Provenance, Record
 from warehouse.runs import start_run
 from warehouse.store import Warehouse
-from warehouse.value_hashes import value_sha256
+from warehouse.value_hashes import value_sha256, value_sha256_digests
 
 CMPL = LAYOUTS["complaints"]
 
@@ -175,7 +175,36 @@ def test_arrow_lines_keep_iso_8859_1_text_and_flag_control_characters() -> None:
     assert table["number"].to_pylist() == [5, 6, 7, 8]
     assert table["text"].to_pylist() == ["ÉTÉ\tx", "plain\ta\x01b", "", ""]
     assert table["plain"].to_pylist() == [True, False, True, True]
-    assert pa.types.is_string(table["h"].type)
+    assert table["h"].type == pa.binary(32)
+    raw = [b"\xc9T\xc9\tx", b"plain\ta\x01b", b"", b""]
+    assert table["h"].to_pylist() == [hashlib.sha256(line).digest() for line in raw]
+
+
+def test_a_fingerprint_is_the_digest_of_the_salt_and_its_lines_digests_in_hex(
+    tmp_path: Path, warehouse_path: Path
+) -> None:
+    """The recorded fingerprint of a document is the same formula whatever form the lines'
+    digests take inside a run: recorded fingerprints of earlier runs keep matching."""
+    rows = [cmpl_row(11999400, 1), cmpl_row(11999401, 2), cmpl_row(11999400, 3, CRASH="Y")]
+    path = write_zip(tmp_path / "F.zip", "FLAT_CMPL.txt", rows)
+    _backfill(warehouse_path, path)
+    raw = ["\t".join(row).encode("iso-8859-1") for row in rows]
+    salt = flat_spec(CMPL, VehicleFilter()).salt
+
+    def expected(*lines: bytes) -> str:
+        text = salt + "".join(hashlib.sha256(line).hexdigest() for line in lines)
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    with Warehouse.open(str(warehouse_path)) as wh:
+        recorded = dict(
+            wh._connection_for_tests()
+            .execute("SELECT doc_id, fingerprint FROM input_fingerprints")
+            .fetchall()
+        )
+    assert recorded == {
+        "nhtsa/complaint/11999400": expected(raw[0], raw[2]),
+        "nhtsa/complaint/11999401": expected(raw[1]),
+    }
 
 
 def test_documents_grouped_in_shares_are_the_documents_grouped_at_once(
@@ -297,7 +326,7 @@ def test_a_blocks_tables_hold_each_line_as_read_one_at_a_time(data: bytes) -> No
     assert checked_table(7, data).to_pydict() == {
         "number": numbers,
         "text": texts,
-        "h": [hashlib.sha256(line).hexdigest() for line in raw],
+        "h": [hashlib.sha256(line).digest() for line in raw],
         "plain": [all(b >= 0x20 or b == 0x09 for b in line) for line in raw],
     }
 
@@ -313,3 +342,8 @@ def test_value_hashes_read_sliced_and_wide_arrays_in_place() -> None:
     ]
     with pytest.raises(ValueError):
         value_sha256(pa.array([b"a", None]))
+    digests = value_sha256_digests(pa.array([b"skipped", *values]).slice(1))
+    assert digests.type == pa.binary(32)
+    assert digests.to_pylist() == [bytes.fromhex(h) for h in expected]
+    with pytest.raises(ValueError):
+        value_sha256_digests(pa.array([b"a", None]))

@@ -1,8 +1,8 @@
 """A flat file's rows into documents, in bulk inside DuckDB.
 
 A backfill hands over its file a few MB at a time as Arrow tables of ``(number, text, h,
-plain)`` (``h``: the SHA-256 of the raw line; ``plain``: no control character in it). Work
-per line runs vectorised here, on every core:
+plain)`` (``h``: the SHA-256 of the raw line, 32 bytes; ``plain``: no control character in
+it). Work per line runs vectorised here, on every core:
 
 1. **Check** (:meth:`FlatBulk.check`). Each line is split on tabs and accepted when its
    field count, identity, dates and model year are of the plain shapes the rules of
@@ -289,7 +289,7 @@ def hashed(table: pa.Table) -> pa.Table:
 # -- fixed SQL ----------------------------------------------------------------------------
 _CREATE_SCRATCH = f"""
 CREATE TABLE {SCRATCH}.rows (
-    number BIGINT, key VARCHAR, h VARCHAR, n INTEGER, year INTEGER, plain BOOLEAN
+    number BIGINT, key VARCHAR, h BLOB, n INTEGER, year INTEGER, plain BOOLEAN
 )
 """
 
@@ -312,16 +312,17 @@ _COUNTS_SEEN = "SELECT DISTINCT n FROM _flat_checked"
 # each holds less in memory at a time.
 _CREATE_GROUPS = f"""
 CREATE TABLE {SCRATCH}.groups (
-    key VARCHAR, end_line BIGINT, rows BIGINT, fingerprint VARCHAR, plain BOOLEAN
+    key VARCHAR, end_line BIGINT, rows BIGINT, fingerprint BLOB, plain BOOLEAN
 )
 """
 
 # One share of the documents (by a hash of their key) at a time: an ordered aggregate holds
-# its whole input in memory.
+# its whole input in memory. A fingerprint is the SHA-256 of the salt and of its lines'
+# digests in lowercase hex, in line order (kept as 32 bytes here, as the lines' are).
 _GROUP = f"""
 INSERT INTO {SCRATCH}.groups
 SELECT key, max(number) AS end_line, count(*) AS rows,
-       sha256($salt || string_agg(h, '' ORDER BY number)) AS fingerprint,
+       unhex(sha256($salt || lower(string_agg(hex(h), '' ORDER BY number)))) AS fingerprint,
        bool_and(plain) AS plain
 FROM {SCRATCH}.rows
 WHERE hash(key) % $shares = $share
@@ -341,33 +342,40 @@ ROWS_PER_SHARE = 400_000
 # spills less (re-running 600,000 rows, these steps took 2.9-3.0 s where they took 4.4-4.9 s
 # while every step's table was kept until the last was made). The last one, ``docs``, is
 # the plan.
+#
+# Documents are named by their key (the id without the kind's prefix: short enough to be
+# held inline) and hashes are held as 32 bytes, not 64 hex digits: rows about half as wide
+# as with ids and hex, so that two million documents spill far less under the default
+# memory limit. :data:`_BATCH` gives each batch its ids and hex back.
+_KEY_OF_ID = "substr(doc_id, length($prefix) + 1)"
+
 _PLAN_STEPS = (
     (
         "plan_fingerprints",
-        """
-    SELECT doc_id, arg_max(fingerprint, run_id) AS fingerprint,
-           arg_max(content_hash, run_id) AS content_hash
+        f"""
+    SELECT {_KEY_OF_ID} AS key, unhex(arg_max(fingerprint, run_id)) AS fingerprint,
+           unhex(arg_max(content_hash, run_id)) AS content_hash
     FROM input_fingerprints
     WHERE starts_with(doc_id, $prefix)
-    GROUP BY doc_id
+    GROUP BY key
     """,
     ),
     (
         "plan_current",
-        """
-    SELECT doc_id, max(revision) AS revision, arg_max(content_hash, revision) AS content_hash,
+        f"""
+    SELECT {_KEY_OF_ID} AS key, max(revision) AS revision,
+           unhex(arg_max(content_hash, revision)) AS content_hash,
            arg_max(tombstone, revision) AS tombstone
     FROM revisions
     WHERE starts_with(doc_id, $prefix)
-    GROUP BY doc_id
+    GROUP BY key
     """,
     ),
     (
         "plan_a",
         f"""
-    SELECT $prefix || d.key AS doc_id, d.*, f.fingerprint AS recorded,
-           f.content_hash AS fingerprint_hash
-    FROM {SCRATCH}.groups d LEFT JOIN {SCRATCH}.plan_fingerprints f ON f.doc_id = $prefix || d.key
+    SELECT d.*, f.fingerprint AS recorded, f.content_hash AS fingerprint_hash
+    FROM {SCRATCH}.groups d LEFT JOIN {SCRATCH}.plan_fingerprints f USING (key)
     """,
     ),
     (
@@ -375,14 +383,14 @@ _PLAN_STEPS = (
         f"""
     SELECT a.*, cur.revision AS current_revision, cur.content_hash AS current_hash,
            cur.tombstone AS current_tombstone
-    FROM {SCRATCH}.plan_a a LEFT JOIN {SCRATCH}.plan_current cur USING (doc_id)
+    FROM {SCRATCH}.plan_a a LEFT JOIN {SCRATCH}.plan_current cur USING (key)
     """,
     ),
     (
         "plan_c",
         f"""
-    SELECT b.*, EXISTS (
-        SELECT 1 FROM documents k WHERE k.doc_id = b.doc_id AND starts_with(k.doc_id, $prefix)
+    SELECT b.*, b.key IN (
+        SELECT {_KEY_OF_ID} FROM documents WHERE starts_with(doc_id, $prefix)
     ) AS known
     FROM {SCRATCH}.plan_b b
     """,
@@ -392,7 +400,7 @@ _PLAN_STEPS = (
         f"""
     SELECT c.*, EXISTS (
         SELECT 1 FROM sightings s
-        WHERE s.doc_id = c.doc_id AND s.content_hash = c.current_hash
+        WHERE s.doc_id = $prefix || c.key AND s.content_hash = lower(hex(c.current_hash))
           AND starts_with(s.doc_id, $prefix) AND s.source_url = $url AND s.source_commit = ''
     ) AS sighted
     FROM {SCRATCH}.plan_c c
@@ -402,7 +410,7 @@ _PLAN_STEPS = (
     (
         "docs",
         f"""
-    SELECT doc_id, key, end_line, rows, fingerprint, plain, fingerprint_hash,
+    SELECT key, end_line, rows, fingerprint, plain, fingerprint_hash,
            NOT coalesce(recorded = fingerprint AND NOT current_tombstone
                         AND current_hash = fingerprint_hash, false) AS build,
            current_revision, current_hash, current_tombstone, known, sighted
@@ -465,13 +473,16 @@ WHERE number BETWEEN $first AND $last
 
 _BATCH = f"""
 CREATE OR REPLACE TEMP TABLE _flat_batch AS
-SELECT d.doc_id, d.fingerprint, d.fingerprint_hash, d.build, d.rows, d.current_revision,
-       d.current_hash, d.current_tombstone, d.known, d.sighted,
-       b.content_hash, b.size, b.source_format, b.lines
-FROM {SCRATCH}.docs d
+SELECT d.*, b.content_hash, b.size, b.source_format, b.lines
+FROM (
+    SELECT $prefix || key AS doc_id, lower(hex(fingerprint)) AS fingerprint,
+           lower(hex(fingerprint_hash)) AS fingerprint_hash, build, rows, current_revision,
+           lower(hex(current_hash)) AS current_hash, current_tombstone, known, sighted
+    FROM {SCRATCH}.docs
+    WHERE end_line > $lo AND end_line <= $hi
+) d
 LEFT JOIN (SELECT doc_id, content_hash, size, source_format, lines FROM _flat_built) b
     USING (doc_id)
-WHERE d.end_line > $lo AND d.end_line <= $hi
 """
 
 _MISSING_BYTES = "SELECT count(*) FROM _flat_batch WHERE build AND content_hash IS NULL"
@@ -884,7 +895,7 @@ class FlatBulk:
         It may run in another thread while :meth:`build` builds the next block: each uses a
         connection of its own."""
         with self._registered(built, "_flat_built"):
-            self._con.execute(_BATCH, {"lo": lo, "hi": hi})
+            self._con.execute(_BATCH, {"lo": lo, "hi": hi, "prefix": self.spec.doc_prefix})
             missing = int(self.warehouse._scalar(_MISSING_BYTES))
             if missing:
                 raise WarehouseError(f"{missing} documents ending by line {hi} were not built")

@@ -34,7 +34,7 @@ from warehouse.errors import FlatFileError, NhtsaParseError
 from warehouse.flatbulk import FlatSpec, ShapeSpec
 from warehouse.ids import doc_id
 from warehouse.records import Provenance, Record
-from warehouse.value_hashes import value_sha256
+from warehouse.value_hashes import value_sha256_digests
 
 ENCODING = "iso-8859-1"
 
@@ -461,11 +461,11 @@ def _raw_lines(data: bytes) -> list[bytes]:
     return [line.rstrip(b"\r") for line in raw] if b"\r" in data else raw
 
 
-def _raw_line_hashes(data: bytes) -> list[str]:
-    """SHA-256 of each raw line (its line end stripped)."""
+def _raw_line_hashes(data: bytes) -> pa.FixedSizeBinaryArray:
+    """SHA-256 of each raw line (its line end stripped), 32 bytes each."""
     if b"\r" in data:
-        return [hashlib.sha256(line).hexdigest() for line in _raw_lines(data)]
-    return value_sha256(pc.split_pattern(pa.array([data], pa.binary()), b"\n").flatten())
+        return value_sha256_digests(pa.array(_raw_lines(data), pa.binary()))
+    return value_sha256_digests(pc.split_pattern(pa.array([data], pa.binary()), b"\n").flatten())
 
 
 # Bytes a JSON string holds as they are: no control character but the tab (the separator).
@@ -482,7 +482,7 @@ def text_table(number: int, data: bytes) -> pa.Table:
 
 def checked_table(number: int, data: bytes) -> pa.Table:
     """The lines of a block as Arrow for checking: ``number``, ``text``, ``h`` (SHA-256 of
-    the raw line, line end stripped) and ``plain`` (no control character: its fields go
+    the raw line, line end stripped, as 32 bytes) and ``plain`` (no control character: its fields go
     into JSON as they are, but for ``\\`` and ``"``)."""
     lines = _lines(data)
     if data.translate(None, _JSON_PLAIN.replace(b"\t", b"\t\n")):
@@ -495,7 +495,7 @@ def checked_table(number: int, data: bytes) -> pa.Table:
         {
             "number": pa.array(range(number, number + len(lines)), pa.int64()),
             "text": lines,
-            "h": pa.array(_raw_line_hashes(data), pa.string()),
+            "h": _raw_line_hashes(data),
             "plain": plain,
         }
     )
