@@ -482,8 +482,8 @@ def text_table(number: int, data: bytes) -> pa.Table:
 
 def checked_table(number: int, data: bytes) -> pa.Table:
     """The lines of a block as Arrow for checking: ``number``, ``text``, ``h`` (SHA-256 of
-    the raw line, line end stripped, as 32 bytes) and ``plain`` (no control character: its fields go
-    into JSON as they are, but for ``\\`` and ``"``)."""
+    the raw line, line end stripped, as 32 bytes) and ``plain`` (no control character: its
+    fields go into JSON as they are, but for ``\\`` and ``"``)."""
     lines = _lines(data)
     if data.translate(None, _JSON_PLAIN.replace(b"\t", b"\t\n")):
         plain = pa.array(
