@@ -222,8 +222,20 @@ def test_documents_grouped_in_shares_are_the_documents_grouped_at_once(
             wh._connection_for_tests().execute("DELETE FROM input_fingerprints")
             result = run_backfill(wh, BackfillRequest(path=path, kind="complaints"))
             assert result.built == result.documents.records  # no fingerprint to skip by
-            stored.append(sorted((r.doc_id, r.content_hash) for r in audit.revisions(wh)))
-    assert stored[0] == stored[1] and len(stored[0]) > 1_000  # no second revision either
+            fingerprints = (
+                wh._connection_for_tests()
+                .execute(
+                    "SELECT doc_id, fingerprint FROM input_fingerprints WHERE run_id = ?",
+                    [result.run_id],
+                )
+                .fetchall()
+            )
+            assert len(fingerprints) == result.built
+            stored.append(
+                sorted((r.doc_id, r.content_hash) for r in audit.revisions(wh))
+                + sorted(fingerprints)
+            )
+    assert stored[0] == stored[1] and len(stored[0]) > 2_000  # no second revision either
 
 
 def test_a_new_body_version_builds_every_document_again(

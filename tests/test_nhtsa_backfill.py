@@ -648,6 +648,65 @@ def test_a_rerun_builds_only_the_documents_whose_lines_changed(tmp_path: Path) -
     assert current == _reference_documents(second, "complaints")
 
 
+def _sightings_and_progress(warehouse_path: Path, run_id: int) -> tuple[dict[str, int], list]:
+    """Sightings per file address, and the run's ``run_progress`` rows."""
+    with Warehouse.open(str(warehouse_path), read_only=True) as wh:
+        con = wh._connection_for_tests()
+        sightings = dict(
+            con.execute("SELECT source_url, count(*) FROM sightings GROUP BY ALL").fetchall()
+        )
+        progress = con.execute(
+            "SELECT records, new, changed, unchanged, restored, checkpoint FROM run_progress "
+            "WHERE run_id = ? ORDER BY batch_no",
+            [run_id],
+        ).fetchall()
+    return {str(k): int(v) for k, v in sightings.items()}, progress
+
+
+def test_rerun_batches_record_each_checkpoint_and_sight_each_document_once_per_file(
+    tmp_path: Path,
+) -> None:
+    """Batches of documents that are unchanged and already seen at this file write only
+    their checkpoint; the same lines under another file name are sighted there; a batch
+    with a changed document is classified as any other."""
+    rows = [cmpl_row(11999300 + i, i + 1) for i in range(7)]
+    rows.insert(2, cmpl_row(11999301, 8, YEARTXT="2020"))  # a document of two lines
+    warehouse = tmp_path / "w.duckdb"
+    a = write_zip(tmp_path / "A.zip", "FLAT_CMPL.txt", rows)
+    batches = ("--batch-size", "3")
+    assert backfill(warehouse, "--file", a, "--kind", "complaints", *batches)[0] == 0
+    code, again, _ = backfill(warehouse, "--file", a, "--kind", "complaints", *batches)
+    assert code == 0 and again["documents"]["unchanged"] == 7 and again["built"] == 0
+    sightings, progress = _sightings_and_progress(warehouse, again["run_id"])
+    assert sightings == {"file:A.zip": 7}
+    digest = again["file_sha256"][:16]
+    assert progress == [
+        (3, 0, 0, 3, 0, f"{digest}:4"),
+        (3, 0, 0, 3, 0, f"{digest}:7"),
+        (1, 0, 0, 1, 0, f"{digest}:8"),
+    ]
+    b = tmp_path / "B.zip"
+    b.write_bytes(a.read_bytes())  # the same lines at another address
+    code, elsewhere, _ = backfill(warehouse, "--file", b, "--kind", "complaints", *batches)
+    assert code == 0 and elsewhere["documents"]["unchanged"] == 7
+    assert _sightings_and_progress(warehouse, elsewhere["run_id"])[0] == {
+        "file:A.zip": 7,
+        "file:B.zip": 7,
+    }
+    rows[4] = cmpl_row(11999303, 4, CDESCR="A CORRECTED NARRATIVE")
+    c = write_zip(tmp_path / "B.zip", "FLAT_CMPL.txt", rows)
+    code, changed, _ = backfill(warehouse, "--file", c, "--kind", "complaints", *batches)
+    assert code == 0 and changed["documents"]["changed"] == 1
+    sightings, progress = _sightings_and_progress(warehouse, changed["run_id"])
+    assert sightings == {"file:A.zip": 7, "file:B.zip": 8}
+    digest = changed["file_sha256"][:16]
+    assert progress == [
+        (3, 0, 0, 3, 0, f"{digest}:4"),
+        (3, 0, 1, 2, 0, f"{digest}:7"),
+        (1, 0, 0, 1, 0, f"{digest}:8"),
+    ]
+
+
 @pytest.mark.parametrize("kind", sorted(LAYOUTS))
 def test_the_body_builder_matches_flat_body_for_every_layout(kind: str) -> None:
     layout = LAYOUTS[kind]
