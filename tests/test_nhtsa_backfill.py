@@ -648,6 +648,19 @@ def test_a_rerun_builds_only_the_documents_whose_lines_changed(tmp_path: Path) -
     assert current == _reference_documents(second, "complaints")
 
 
+def test_a_block_of_blank_lines_is_checked_as_no_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A block that holds nothing but line ends (here, the whole file's second block) adds
+    no row and no malformed line."""
+    monkeypatch.setattr(backfill_module, "BLOCK_BYTES", 1024)
+    rows: list[list[str] | str] = [cmpl_row(11999350, 1), *[""] * 3000]
+    path = write_zip(tmp_path / "B.zip", "FLAT_CMPL.txt", rows)
+    code, report, _ = backfill(tmp_path / "w.duckdb", "--file", path, "--kind", "complaints")
+    assert code == 0, report
+    assert (report["rows"], report["malformed"], report["documents"]["new"]) == (1, 0, 1)
+
+
 def _sightings_and_progress(warehouse_path: Path, run_id: int) -> tuple[dict[str, int], list]:
     """Sightings per file address, and the run's ``run_progress`` rows."""
     with Warehouse.open(str(warehouse_path), read_only=True) as wh:

@@ -300,15 +300,16 @@ INSERT INTO {SCRATCH}.rows
 SELECT number, key, h, n, year, plain FROM _flat_checked WHERE ok AND wanted
 """
 
-_COUNT_CHECKED = """
-SELECT count(*), count(*) FILTER (WHERE ok AND wanted) FROM _flat_checked
+# A checked block in one scan: its rows, the wanted rows accepted, the rows left to the
+# caller, and the field counts its lines have (one statement where four took ~3.6 ms a
+# block).
+_CHECK_SUMMARY = """
+SELECT count(*), count(*) FILTER (WHERE ok AND wanted),
+       count(*) FILTER (WHERE NOT ok OR wanted IS NULL), coalesce(list(DISTINCT n), [])
+FROM _flat_checked
 """
 
 _SUSPECTS = "SELECT number FROM _flat_checked WHERE NOT ok OR wanted IS NULL ORDER BY number"
-
-_COUNTS_HELD = "SELECT 1 FROM _flat_checked WHERE list_contains($counts, n) LIMIT 1"
-
-_COUNTS_SEEN = "SELECT DISTINCT n FROM _flat_checked"
 
 # Documents and their fingerprints; then what the warehouse knows of them.
 #
@@ -807,20 +808,16 @@ class FlatBulk:
         with self._registered(chunk):
             counts = self._seen_counts or self.spec.counts
             self._con.execute(self._check_sql_for(counts), {"skip": skip_line})
-            if counts != self.spec.counts:
-                # Checked for the layouts seen before: if the block holds another, check it
+            rows, matched, left, held = self._con.execute(_CHECK_SUMMARY).fetchall()[0]
+            held = self.spec.counts & {int(n) for n in held}  # the layouts the block holds
+            if held - counts:
+                # Checked for the layouts seen before, and the block holds another: check it
                 # again for every layout (and expect that one from now on).
-                others = sorted(self.spec.counts - counts)
-                held = self._con.execute(_COUNTS_HELD, {"counts": others}).fetchall()
-                if held:
-                    counts = self.spec.counts
-                    self._con.execute(self._check_sql_for(counts), {"skip": skip_line})
-            if self._seen_counts != self.spec.counts:  # else every layout is expected already
-                seen = {int(n) for (n,) in self._con.execute(_COUNTS_SEEN).fetchall()}
-                self._seen_counts = self._seen_counts | (self.spec.counts & seen)
+                self._con.execute(self._check_sql_for(self.spec.counts), {"skip": skip_line})
+                rows, matched, left, _ = self._con.execute(_CHECK_SUMMARY).fetchall()[0]
+            self._seen_counts = self._seen_counts | held
         self._con.execute(_KEEP_CHECKED)
-        rows, matched = self._con.execute(_COUNT_CHECKED).fetchall()[0]
-        suspects = [int(n) for (n,) in self._con.execute(_SUSPECTS).fetchall()]
+        suspects = [int(n) for (n,) in self._con.execute(_SUSPECTS).fetchall()] if left else []
         return Checked(int(rows), int(matched), suspects)
 
     def add_checked(self, rows: pa.Table) -> None:
