@@ -7,7 +7,7 @@ made per value. (OpenSSL's SHA-256 runs several times faster than DuckDB's.)
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 import pyarrow as pa
 
@@ -33,11 +33,18 @@ def value_sha256(values: pa.Array) -> list[str]:
     return [sha256(view).hexdigest() for view in _views(values)]
 
 
-def value_sha256_digests(values: pa.Array) -> pa.FixedSizeBinaryArray:
-    """The SHA-256 of each value of ``values`` as 32 bytes (half the room of its hex, and
-    DuckDB reads it as a BLOB), in order."""
+def sha256_digests(values: Iterable[bytes | memoryview]) -> pa.FixedSizeBinaryArray:
+    """The SHA-256 of each of ``values`` as 32 bytes (half the room of its hex, and DuckDB
+    reads it as a BLOB), in order. (A list comprehension, then one join: about a fifth
+    faster than joining from a generator, for lines of a few hundred bytes.)"""
     sha256 = hashlib.sha256
-    digests = b"".join(sha256(view).digest() for view in _views(values))
+    digests = b"".join([sha256(value).digest() for value in values])
     return pa.FixedSizeBinaryArray.from_buffers(
-        DIGEST_TYPE, len(values), [None, pa.py_buffer(digests)]
+        DIGEST_TYPE, len(digests) // DIGEST_TYPE.byte_width, [None, pa.py_buffer(digests)]
     )
+
+
+def value_sha256_digests(values: pa.Array) -> pa.FixedSizeBinaryArray:
+    """The SHA-256 of each value of ``values`` (as :func:`value_sha256` reads them) as 32
+    bytes, in order."""
+    return sha256_digests(_views(values))
