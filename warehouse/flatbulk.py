@@ -808,8 +808,8 @@ class FlatBulk:
         with self._registered(chunk):
             counts = self._seen_counts or self.spec.counts
             self._con.execute(self._check_sql_for(counts), {"skip": skip_line})
-            rows, matched, left, held = self._con.execute(_CHECK_SUMMARY).fetchall()[0]
-            held = self.spec.counts & {int(n) for n in held}  # the layouts the block holds
+            rows, matched, left, field_counts = self._con.execute(_CHECK_SUMMARY).fetchall()[0]
+            held = self.spec.counts & {int(n) for n in field_counts}  # the layouts it holds
             if held - counts:
                 # Checked for the layouts seen before, and the block holds another: check it
                 # again for every layout (and expect that one from now on).

@@ -1,7 +1,7 @@
-"""SHA-256 of each value of an Arrow string or binary array, read in place.
-
-Each value is hashed from a view of the array's data buffer: no Python ``bytes`` object is
-made per value. (OpenSSL's SHA-256 runs several times faster than DuckDB's.)
+"""SHA-256 of many values: as hex, of each value of an Arrow string or binary array read in
+place (a view of the array's data buffer: no Python ``bytes`` object per value); as 32-byte
+digests, of values the caller holds. (OpenSSL's SHA-256 runs several times faster than
+DuckDB's.)
 """
 
 from __future__ import annotations
@@ -42,9 +42,3 @@ def sha256_digests(values: Iterable[bytes | memoryview]) -> pa.FixedSizeBinaryAr
     return pa.FixedSizeBinaryArray.from_buffers(
         DIGEST_TYPE, len(digests) // DIGEST_TYPE.byte_width, [None, pa.py_buffer(digests)]
     )
-
-
-def value_sha256_digests(values: pa.Array) -> pa.FixedSizeBinaryArray:
-    """The SHA-256 of each value of ``values`` (as :func:`value_sha256` reads them) as 32
-    bytes, in order."""
-    return sha256_digests(_views(values))
