@@ -29,7 +29,7 @@ import pyarrow.compute as pc
 from sources.digits import is_ascii_digits
 from sources.nhtsa.parse import _KEY_FIELDS as KEY_FIELDS
 from sources.nhtsa.parse import DOC_KIND, PLAIN_KEYS, flat_date, model_year, record_key
-from warehouse.canonical import CANONICAL_FORM_VERSION, canonical_json
+from warehouse.canonical import CANONICAL_FORM_VERSION, canonical_json, right_sized
 from warehouse.errors import FlatFileError, NhtsaParseError
 from warehouse.flatbulk import FlatSpec, ShapeSpec
 from warehouse.ids import doc_id
@@ -640,7 +640,7 @@ class RowChecker:
                 year = self.year(parts[shape.year_index])[0]
                 if year is not None:
                     years.add(year)
-        body = orjson.dumps({"modelYears": sorted(years), "rows": rows})
+        body = right_sized(orjson.dumps({"modelYears": sorted(years), "rows": rows}))
         return body, f"{self.layout.source_format}/{'+'.join(sorted(labels))}"
 
 
