@@ -146,7 +146,10 @@ SELECT
         ELSE 'changed'
     END AS outcome
 FROM _batch b LEFT JOIN cur ON cur.doc_id = b.doc_id
-WHERE b.doc_id NOT IN (SELECT doc_id FROM _seen)
+-- NOT EXISTS, not NOT IN: an anti-join DuckDB builds on the batch and probes with _seen,
+-- where NOT IN (a mark join, for its NULL rule) built a hash table of everything the
+-- listing had seen so far, again for every batch.
+WHERE NOT EXISTS (SELECT 1 FROM _seen s WHERE s.doc_id = b.doc_id)
 """
 
 _TO_WRITE = "SELECT doc_id FROM _classified WHERE outcome <> 'unchanged'"
