@@ -140,7 +140,8 @@ def backfill() -> None:
     "--memory-limit",
     default=DEFAULT_MEMORY_LIMIT,
     show_default=True,
-    help="DuckDB memory limit for the warehouse and the staging area; beyond it they spill.",
+    help="DuckDB memory limit for the warehouse and the staging area; beyond it they spill. "
+    "A larger limit evicts less and runs faster, and the process holds more memory.",
 )
 @click.option(
     "--scratch-dir",
