@@ -137,7 +137,7 @@ def test_parse_json_of_an_upstream_body_refuses_wide_integers(number: int) -> No
 # is what the bodies themselves keep.
 _HELD_BODIES_SCRIPT = """
 import sys
-from warehouse.canonical import canonical_json, right_sized
+from warehouse.canonical import canonical_json
 import orjson
 
 def rss_kb():
