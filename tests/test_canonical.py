@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -153,9 +155,6 @@ print((rss_kb() - before) / sum(len(body) for body in bodies) * 1024)
 
 
 def _resident_per_body_byte(encoder: str) -> float:
-    import subprocess
-    import sys
-
     out = subprocess.run(
         [sys.executable, "-c", _HELD_BODIES_SCRIPT, encoder],
         check=True,
