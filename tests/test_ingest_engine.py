@@ -89,6 +89,19 @@ def test_identical_bytes_are_stored_once(wh: Warehouse) -> None:
     assert row_counts(wh, ("snapshots", "revisions")) == {"snapshots": 1, "revisions": 2}
 
 
+def test_bytes_already_stored_are_not_stored_again_by_a_later_batch(wh: Warehouse) -> None:
+    # b takes a's first wording in the batch after the one that stored it, and a goes back
+    # to its first wording in a later run: both are revisions of a snapshot already held.
+    run_listing(
+        wh, [rec("a", {"text": "first"}), rec("c", 1), rec("b", {"text": "first"})], batch_size=2
+    )
+    run_listing(wh, [rec("a", {"text": "second"})])
+    counts = run_listing(wh, [rec("a", {"text": "first"})])
+    assert counts.changed == 1
+    assert row_counts(wh, ("snapshots", "revisions")) == {"snapshots": 3, "revisions": 5}
+    assert audit.snapshot(wh, "test/item/a").body == b'{"text":"first"}'
+
+
 @pytest.mark.parametrize("batch_size", [1, 10])
 def test_a_doc_id_repeated_in_a_listing_keeps_the_first(wh: Warehouse, batch_size: int) -> None:
     listing = [rec("a", {"v": 1}), rec("b", 0), rec("a", {"v": 2})]
