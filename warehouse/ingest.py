@@ -145,15 +145,19 @@ def _payload_table(rows: list[Record], hashes: list[str], current: list[int | No
 
 
 def _snapshot_table(rows: list[Record], hashes: list[str], new: set[str]) -> pa.Table:
-    """The first of ``rows`` for each hash in ``new`` (the hashes no snapshot holds yet)."""
-    first: dict[str, Record] = {}
-    for row, digest in zip(rows, hashes, strict=True):
-        if digest in new:
-            first.setdefault(digest, row)
-    kept = list(first.values())
+    """The first of ``rows`` for each hash in ``new`` (the hashes no snapshot holds yet, all
+    of them among ``hashes``)."""
+    if len(new) == len(rows):  # every row's bytes are new, and no two rows share them
+        kept, digests = rows, hashes
+    else:
+        first: dict[str, Record] = {}
+        for row, digest in zip(rows, hashes, strict=True):
+            if digest in new:
+                first.setdefault(digest, row)
+        kept, digests = list(first.values()), list(first)
     return pa.table(
         {
-            "content_hash": list(first),
+            "content_hash": digests,
             "size": [len(r.body) for r in kept],
             "media_type": [r.media_type for r in kept],
             "body": [r.body for r in kept],
@@ -413,14 +417,18 @@ class Ingestor:
         restored records (inside the batch's transaction)."""
         con = self.warehouse._con
         to_write = dict(con.execute(_TO_WRITE).fetchall())
-        kept = [(r, h) for r, h in zip(rows, hashes, strict=True) if r.doc_id in to_write]
-        if len(kept) != len(to_write):
-            raise IntegrityError(
-                f"{len(to_write) - len(kept)} documents to write have no bytes: "
-                "a fingerprint matched a revision built from other input"
-            )
-        payload = [r for r, _ in kept]
-        digests = [h for _, h in kept]
+        if len(to_write) == len(rows):
+            # The batch's doc_ids are distinct and include every one to write: all of them.
+            payload, digests = rows, hashes
+        else:
+            kept = [(r, h) for r, h in zip(rows, hashes, strict=True) if r.doc_id in to_write]
+            if len(kept) != len(to_write):
+                raise IntegrityError(
+                    f"{len(to_write) - len(kept)} documents to write have no bytes: "
+                    "a fingerprint matched a revision built from other input"
+                )
+            payload = [r for r, _ in kept]
+            digests = [h for _, h in kept]
         new = {h for (h,) in con.execute(_NEW_SNAPSHOTS).fetchall()}
         current = [to_write[r.doc_id] for r in payload]
         con.register("_payload", _payload_table(payload, digests, current))
