@@ -418,7 +418,8 @@ class Ingestor:
         con = self.warehouse._con
         to_write = dict(con.execute(_TO_WRITE).fetchall())
         if len(to_write) == len(rows):
-            # The batch's doc_ids are distinct and include every one to write: all of them.
+            # The batch's doc_ids are distinct and include every one to write, so all of
+            # them are (a row that was not would fail its lookup in to_write below).
             payload, digests = rows, hashes
         else:
             kept = [(r, h) for r, h in zip(rows, hashes, strict=True) if r.doc_id in to_write]
