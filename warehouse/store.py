@@ -46,7 +46,7 @@ ENV_MEMORY_LIMIT = "RECEIPTS_DUCKDB_MEMORY_LIMIT"
 # in batches of 20,000 took 6.0 s at 64 MB, 2.0 s at 1 GB, the same CPU time.) A crash
 # replays at most this much WAL.
 BULK_CHECKPOINT_THRESHOLD = "512MB"
-DEFAULT_MEMORY_LIMIT = "256MB"  # measured: bounds a 200k-record ingest at ~330 MB RSS
+DEFAULT_MEMORY_LIMIT = "256MB"  # measured: bounds a 200k-record ingest at ~300 MB RSS
 # Batches commit often; checkpointing the WAL into the database every 16 MB (DuckDB's
 # default) made commits most of a first ingest's time. Measured on 100k ~1 KB records:
 # 5.5 s at 16 MB, 3.7 s at 64 MB.
