@@ -21,6 +21,12 @@ install: $(BIN)/receipts ## Create .venv and install receipts with its dev tools
 
 # DuckLake warehouses: a second venv with receipts[lake] (DuckDB 1.5.5 and the extension
 # wheels; the main venv keeps DuckDB 2.x).
+# Test processes (pytest-xdist) for `make test` and `make test-lake`: most tests wait on
+# subprocesses, DuckDB or a browser, so two keep two cores busy; TEST_WORKERS=0 runs them in
+# one process. Each test file stays in one process (its module fixtures are made once).
+TEST_WORKERS ?= 2
+PARALLEL := -n $(TEST_WORKERS) --dist loadfile
+
 LAKE_VENV ?= .venv-lake
 LAKE_BIN := $(LAKE_VENV)/bin
 # The lake tests: the dedicated ones (real processes, both catalogs), then this subset of the
@@ -38,9 +44,9 @@ $(LAKE_BIN)/receipts: pyproject.toml
 install-lake: $(LAKE_BIN)/receipts ## Create .venv-lake: receipts[lake] (DuckLake on DuckDB 1.5.5) with dev tools.
 
 test-lake: install-lake ## The DuckLake tests on SQLite and PostgreSQL catalogs (a PostgreSQL at 127.0.0.1).
-	$(LAKE_BIN)/pytest -q -p no:cacheprovider $(LAKE_TESTS)
-	RECEIPTS_TEST_WAREHOUSE=ducklake:sqlite $(LAKE_BIN)/pytest -q -p no:cacheprovider $(LAKE_SUBSET)
-	RECEIPTS_TEST_WAREHOUSE=ducklake:postgres $(LAKE_BIN)/pytest -q -p no:cacheprovider $(LAKE_SUBSET)
+	$(LAKE_BIN)/pytest -q -p no:cacheprovider $(PARALLEL) $(LAKE_TESTS)
+	RECEIPTS_TEST_WAREHOUSE=ducklake:sqlite $(LAKE_BIN)/pytest -q -p no:cacheprovider $(PARALLEL) $(LAKE_SUBSET)
+	RECEIPTS_TEST_WAREHOUSE=ducklake:postgres $(LAKE_BIN)/pytest -q -p no:cacheprovider $(PARALLEL) $(LAKE_SUBSET)
 
 node-deps: ## Install the Node packages some tests use (Sanity's schema package, groq-js), from the lock file.
 	cd tests/node && npm ci --no-audit --no-fund --loglevel=error
@@ -49,8 +55,8 @@ browser-deps: ## Install Debian's chromium and chromedriver for the report's bro
 	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; }
 
-test: install ## Run the test suite.
-	$(BIN)/pytest -q
+test: install ## Run the test suite (TEST_WORKERS=2 parallel processes).
+	$(BIN)/pytest -q $(PARALLEL)
 
 lint: install ## Run ruff and mypy on the packages.
 	$(BIN)/ruff check pipelines sources warehouse tests bench demo

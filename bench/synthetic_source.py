@@ -7,7 +7,9 @@ command line with it registered (``bench/synthetic-smoke.toml`` is a manifest to
 ``[[synthetic]]`` entries generate ``count`` JSON records of about ``size`` bytes each. The
 same entry always yields the same bytes; ``changed_percent`` rewrites that share of records
 (chosen by a hash of their index) so a re-ingest sees real changes. ``pause_every`` /
-``pause_ms`` slow the stream down so a test can kill a run half-way.
+``pause_ms`` slow the stream down so a test can kill a run half-way; ``hold_while`` (a path)
+keeps it paused while that file exists, so a test decides when the run may go on, however
+slow the machine.
 
 Curated for publishing as ``syntheticRecord`` documents: title, text, tags, the record's
 index and variant, and the name of the entry that generated it.
@@ -18,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -39,6 +42,7 @@ class SyntheticEntry(StrictModel):
     complete: bool = False
     pause_every: int = Field(default=0, ge=0)
     pause_ms: int = Field(default=0, ge=0)
+    hold_while: str | None = None
 
 
 def is_changed(index: int, seed: int, changed_percent: float) -> bool:
@@ -66,6 +70,8 @@ def records(entry: SyntheticEntry) -> Iterator[Record]:
     for index in range(entry.count):
         if entry.pause_every and index and index % entry.pause_every == 0:
             time.sleep(entry.pause_ms / 1000)
+            while entry.hold_while is not None and Path(entry.hold_while).exists():
+                time.sleep(0.05)
         variant = 1 if is_changed(index, entry.seed, entry.changed_percent) else 0
         value = synthetic_record_value(index, entry.seed, entry.size, variant)
         yield Record(

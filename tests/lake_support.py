@@ -54,3 +54,16 @@ def clean_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("RECEIPTS_")}
     env.update(extra)
     return env
+
+
+def start(*args: object, wait: float = 0) -> subprocess.Popen[str]:
+    """The receipts command line as a running process, its output piped; ``wait``: how long
+    it may wait for a warehouse another process holds (``RECEIPTS_LOCK_WAIT``)."""
+    return subprocess.Popen(
+        receipts_argv(*args),
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=clean_env(RECEIPTS_LOCK_WAIT=str(wait)),
+    )

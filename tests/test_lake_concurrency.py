@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import TEST_PG, write_manifest
-from tests.lake_support import REPO, clean_env, receipts_argv
+from tests.lake_support import REPO, clean_env, receipts_argv, start
 
 lake = pytest.importorskip("duckdb_extension_ducklake", reason="needs receipts[lake]")
 
@@ -54,22 +54,26 @@ def lake_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[s
     yield f"ducklake:postgres:dbname={dbname} {TEST_PG}", tmp_path / "data"
 
 
-def corpus(tmp_path: Path, name: str, count: int, pause_ms: int = 0, seed: int = 0) -> Path:
+def corpus(
+    tmp_path: Path,
+    name: str,
+    count: int,
+    pause_ms: int = 0,
+    seed: int = 0,
+    hold: Path | None = None,
+) -> Path:
+    """A synthetic corpus; with ``hold``, its run stays paused after its first batch of 100
+    while that file exists."""
     body = MANIFEST.format(
-        name=name, count=count, seed=seed, pause_every=100 if pause_ms else 0, pause_ms=pause_ms
+        name=name,
+        count=count,
+        seed=seed,
+        pause_every=100 if pause_ms or hold else 0,
+        pause_ms=pause_ms,
     )
+    if hold is not None:
+        body += f'hold_while = "{hold}"\n'
     return write_manifest(tmp_path, body, f"{name}.toml")
-
-
-def start(*args: object, wait: float = 0) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        receipts_argv(*args),
-        cwd=REPO,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=clean_env(RECEIPTS_LOCK_WAIT=str(wait)),
-    )
 
 
 def run(*args: object, wait: float = 0) -> subprocess.CompletedProcess[str]:
@@ -137,7 +141,11 @@ def test_second_writer_of_a_corpus_and_readers_during_a_write(
         first = corpus(tmp_path, "alpha", 100, seed=seed)
         made = run("ingest", first, "--warehouse", url, "--data-path", data)
         assert made.returncode == 0, made.stderr
-    slow = corpus(tmp_path, "alpha", 100 + 8000, pause_ms=400, seed=1)
+    # The writer stays paused after its first batch until the readers are done, however
+    # slow the machine.
+    hold = tmp_path / "hold"
+    hold.touch()
+    slow = corpus(tmp_path, "alpha", 100 + 8000, seed=1, hold=hold)
     writer = start("ingest", slow, "--warehouse", url, "--batch-size", 100)
     try:
         run_id = wait_running(url, "alpha", writer)

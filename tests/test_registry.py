@@ -7,6 +7,9 @@ import dataclasses
 import os
 import subprocess
 import sys
+import threading
+import time
+from pathlib import Path
 
 import pytest
 
@@ -63,3 +66,28 @@ def test_the_readme_documents_every_endpoint() -> None:
     readme = (REPO / "README.md").read_text("utf-8")
     for endpoint in registry.endpoints():
         assert f"| `{endpoint.env_var}` | `{endpoint.default_url}` |" in readme, endpoint
+
+
+def test_the_synthetic_stream_stays_paused_while_its_hold_file_exists(tmp_path: Path) -> None:
+    hold = tmp_path / "hold"
+    hold.touch()
+    entry = synthetic_source.SyntheticEntry(
+        name="held", count=5, pause_every=2, hold_while=str(hold)
+    )
+    taken: list[str] = []
+
+    def consume() -> None:
+        for record in synthetic_source.records(entry):
+            taken.append(record.doc_id)
+
+    reader = threading.Thread(target=consume)
+    reader.start()
+    deadline = time.monotonic() + 10
+    while len(taken) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.3)
+    assert len(taken) == 2  # paused before record 2 while the file exists
+    hold.unlink()
+    reader.join(timeout=10)
+    assert not reader.is_alive()
+    assert taken == [f"synthetic/record/held-{i}" for i in range(5)]

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO, cli, write_manifest
+from tests.lake_support import start
 from warehouse.errors import UsageError, WarehouseBusy
 from warehouse.lock import FileLock, lock_wait, read_holder
 
@@ -161,7 +162,13 @@ def test_a_writer_gives_up_after_the_bounded_wait(filled: tuple[Path, Path]) -> 
 
 @pytest.mark.slow
 def test_readers_wait_for_the_writer_and_say_how_long_it_has_run(tmp_path: Path) -> None:
-    manifest = write_manifest(tmp_path, SLOW.format(count=1600, pause_ms=400))
+    # The writer stays paused after its first batch while the hold file exists: the readers
+    # below find it busy however slow the machine, and the test lets it finish.
+    hold = tmp_path / "hold"
+    hold.touch()
+    manifest = write_manifest(
+        tmp_path, SLOW.format(count=1600, pause_ms=0) + f'hold_while = "{hold}"\n'
+    )
     warehouse = tmp_path / "w.duckdb"
     writer = subprocess.Popen(
         receipts("ingest", manifest, "--warehouse", warehouse, "--batch-size", 200),
@@ -170,6 +177,7 @@ def test_readers_wait_for_the_writer_and_say_how_long_it_has_run(tmp_path: Path)
         stderr=subprocess.DEVNULL,
         env=env(),
     )
+    patient: subprocess.Popen[str] | None = None
     try:
         deadline = time.monotonic() + 30
         while read_holder(warehouse)[0] is None:
@@ -187,34 +195,31 @@ def test_readers_wait_for_the_writer_and_say_how_long_it_has_run(tmp_path: Path)
         assert "a DuckLake warehouse does (--warehouse ducklake:sqlite:" in impatient.stderr
 
         # Time to wait: it says what it waits for, then reads the finished run.
-        patient = run("runs", "--warehouse", warehouse, "--json", wait=60)
-        assert patient.returncode == 0, patient.stderr
-        assert "waiting up to 1m00s (RECEIPTS_LOCK_WAIT)" in patient.stderr
-        assert f"in use by run {run_id}" in patient.stderr
-        assert [r["status"] for r in json.loads(patient.stdout)] == ["ok"]
+        patient = start("runs", "--warehouse", warehouse, "--json", wait=60)
+        assert patient.stderr is not None
+        waiting = patient.stderr.readline()  # printed before it waits
+        hold.unlink()  # the writer goes on, finishes and releases the warehouse
+        out, rest = patient.communicate(timeout=120)
+        assert patient.returncode == 0, waiting + rest
+        assert "waiting up to 1m00s (RECEIPTS_LOCK_WAIT)" in waiting
+        assert f"in use by run {run_id}" in waiting
+        assert [r["status"] for r in json.loads(out)] == ["ok"]
         # The writer released the warehouse; its process may still be exiting.
         writer.wait(timeout=30)
     finally:
-        if writer.poll() is None:
-            writer.kill()
-        writer.wait(timeout=30)
+        hold.unlink(missing_ok=True)
+        for proc in (writer, patient):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+            if proc is not None:
+                proc.wait(timeout=30)
     assert writer.returncode == 0
 
 
 @pytest.mark.slow
 def test_concurrent_readers_all_read(filled: tuple[Path, Path]) -> None:
     _, warehouse = filled
-    procs = [
-        subprocess.Popen(
-            receipts("runs", "--warehouse", warehouse, "--json"),
-            cwd=REPO,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=env(RECEIPTS_LOCK_WAIT="0"),
-        )
-        for _ in range(4)
-    ]
+    procs = [start("runs", "--warehouse", warehouse, "--json", wait=0) for _ in range(4)]
     for proc in procs:
         out, err = proc.communicate(timeout=120)
         assert proc.returncode == 0, err
