@@ -423,25 +423,27 @@ class Ingestor:
             payload, digests = rows, hashes
         else:
             kept = [(r, h) for r, h in zip(rows, hashes, strict=True) if r.doc_id in to_write]
-            if len(kept) != len(to_write):
+            if len(kept) != len(to_write):  # the classification came from these very rows
                 raise IntegrityError(
-                    f"{len(to_write) - len(kept)} documents to write have no bytes: "
-                    "a fingerprint matched a revision built from other input"
+                    f"{len(to_write) - len(kept)} documents classified to write are not "
+                    "among the batch's records"
                 )
             payload = [r for r, _ in kept]
             digests = [h for _, h in kept]
         new = {h for (h,) in con.execute(_NEW_SNAPSHOTS).fetchall()}
         current = [to_write[r.doc_id] for r in payload]
         con.register("_payload", _payload_table(payload, digests, current))
-        con.register("_snapshots", _snapshot_table(payload, digests, new))
         try:
             if None in current:  # a new document: otherwise no row qualifies
                 con.execute(_INSERT_DOCUMENTS, {"run": self.run_id})
-            if new:
-                con.execute(_INSERT_SNAPSHOTS, {"run": self.run_id})
+            if new:  # bytes no snapshot holds yet
+                con.register("_snapshots", _snapshot_table(payload, digests, new))
+                try:
+                    con.execute(_INSERT_SNAPSHOTS, {"run": self.run_id})
+                finally:
+                    con.unregister("_snapshots")
             con.execute(_INSERT_REVISIONS, params)
         finally:
-            con.unregister("_snapshots")
             con.unregister("_payload")
 
     def _retire_missing(self, source: str, scope: str) -> Counts:
