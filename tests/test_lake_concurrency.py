@@ -186,16 +186,23 @@ def test_sigkill_mid_run_then_rerun_completes_without_duplicates(
 ) -> None:
     url, data = lake_url
     total = 3000
-    slow = corpus(tmp_path, "alpha", total, pause_ms=150)
+    # The writer stays paused after its first batch: it is killed once that batch is seen.
+    hold = tmp_path / "hold"
+    hold.touch()
+    slow = corpus(tmp_path, "alpha", total, hold=hold)
     made = run("ingest", corpus(tmp_path, "seed", 1), "--warehouse", url, "--data-path", data)
     assert made.returncode == 0, made.stderr
     writer = start("ingest", slow, "--warehouse", url, "--batch-size", 100)
     try:
         run_id = wait_running(url, "alpha", writer)
-        time.sleep(1.0)
+        deadline = time.monotonic() + 60
+        while run("show", "synthetic/record/alpha-0", "--warehouse", url).returncode != 0:
+            assert writer.poll() is None and time.monotonic() < deadline
+            time.sleep(0.2)
         writer.send_signal(signal.SIGKILL)
     finally:
         finish(writer)
+        hold.unlink()
     assert writer.returncode == -signal.SIGKILL
 
     listed = run("runs", "--warehouse", url, "--json")
