@@ -19,14 +19,14 @@ $(BIN)/receipts: pyproject.toml
 
 install: $(BIN)/receipts ## Create .venv and install receipts with its dev tools.
 
-# DuckLake warehouses: a second venv with receipts[lake] (DuckDB 1.5.5 and the extension
-# wheels; the main venv keeps DuckDB 2.x).
 # Test processes (pytest-xdist) for `make test` and `make test-lake`: most tests wait on
 # subprocesses, DuckDB or a browser, so two keep two cores busy; TEST_WORKERS=0 runs them in
 # one process. Each test file stays in one process (its module fixtures are made once).
 TEST_WORKERS ?= 2
 PARALLEL := -n $(TEST_WORKERS) --dist loadfile
 
+# DuckLake warehouses: a second venv with receipts[lake] (DuckDB 1.5.5 and the extension
+# wheels; the main venv keeps DuckDB 2.x).
 LAKE_VENV ?= .venv-lake
 LAKE_BIN := $(LAKE_VENV)/bin
 # The lake tests: the dedicated ones (real processes, both catalogs), then this subset of the

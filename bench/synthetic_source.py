@@ -7,9 +7,9 @@ command line with it registered (``bench/synthetic-smoke.toml`` is a manifest to
 ``[[synthetic]]`` entries generate ``count`` JSON records of about ``size`` bytes each. The
 same entry always yields the same bytes; ``changed_percent`` rewrites that share of records
 (chosen by a hash of their index) so a re-ingest sees real changes. ``pause_every`` /
-``pause_ms`` slow the stream down so a test can kill a run half-way; ``hold_while`` (a path)
-keeps it paused while that file exists, so a test decides when the run may go on, however
-slow the machine.
+``pause_ms`` slow the stream down so a test can kill a run half-way; at each such pause,
+``hold_while`` (a path) keeps it paused while that file exists, so a test decides when the
+run may go on, however slow the machine.
 
 Curated for publishing as ``syntheticRecord`` documents: title, text, tags, the record's
 index and variant, and the name of the entry that generated it.

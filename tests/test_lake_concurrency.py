@@ -201,8 +201,8 @@ def test_sigkill_mid_run_then_rerun_completes_without_duplicates(
             time.sleep(0.2)
         writer.send_signal(signal.SIGKILL)
     finally:
+        hold.unlink()  # a writer still running (a failed wait) finishes instead of hanging
         finish(writer)
-        hold.unlink()
     assert writer.returncode == -signal.SIGKILL
 
     listed = run("runs", "--warehouse", url, "--json")
