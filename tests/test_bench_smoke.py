@@ -24,9 +24,10 @@ def test_ingest_benchmark_measures_real_work() -> None:
         "sightings": 0,
     }
     assert counts["changed"]["changed"] == result["expected_changed"] > 0
-    assert set(result["seconds"]) == {"floor", "first", "identical", "changed"}
+    assert set(result["seconds"]) == {"floor", "source", "first", "identical", "changed"}
+    assert 0 < result["ratios"]["source_to_first"] < 1
     assert set(result["targets"]) >= {"identical_reingest_writes_nothing"}
-    for name in ("floor", "first", "identical", "changed"):
+    for name in ("floor", "source", "first", "identical", "changed"):
         assert result["cpu_seconds"][name]["median"] > 0 and result["cores_busy"][name] > 0
 
 
@@ -65,6 +66,9 @@ def test_the_readme_table_is_rendered_from_a_results_file(tmp_path: Path) -> Non
     table = markdown(results)
     assert table.startswith("| measure | value | ratio |\n|---|---|---|\n")
     assert "| ingest: first ingest, 200 records |" in table
+    source = results["results"]["ingest"]["ratios"]["source_to_first"]
+    assert "the least any re-ingest pays) | " in table
+    assert f"| {source}× the first ingest |" in table
     first_cpu = results["results"]["ingest"]["cpu_seconds"]["first"]["median"]
     assert f"CPU {first_cpu:.1f} s on" in table
     assert "target identical reingest writes nothing | met |" in table
