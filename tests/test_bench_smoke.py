@@ -25,7 +25,8 @@ def test_ingest_benchmark_measures_real_work() -> None:
     }
     assert counts["changed"]["changed"] == result["expected_changed"] > 0
     assert set(result["seconds"]) == {"floor", "source", "first", "identical", "changed"}
-    assert 0 < result["ratios"]["source_to_first"] < 1
+    assert result["seconds"]["source"]["median"] > 0
+    assert result["ratios"]["source_to_first"] < 1  # producing them is part of ingesting them
     assert set(result["targets"]) >= {"identical_reingest_writes_nothing"}
     for name in ("floor", "source", "first", "identical", "changed"):
         assert result["cpu_seconds"][name]["median"] > 0 and result["cores_busy"][name] > 0
@@ -67,8 +68,8 @@ def test_the_readme_table_is_rendered_from_a_results_file(tmp_path: Path) -> Non
     assert table.startswith("| measure | value | ratio |\n|---|---|---|\n")
     assert "| ingest: first ingest, 200 records |" in table
     source = results["results"]["ingest"]["ratios"]["source_to_first"]
-    assert "the least any re-ingest pays) | " in table
-    assert f"| {source}× the first ingest |" in table
+    (row,) = [r for r in table.splitlines() if r.startswith("| ingest: the source producing")]
+    assert row.endswith(f"| {source}× the first ingest |")
     first_cpu = results["results"]["ingest"]["cpu_seconds"]["first"]["median"]
     assert f"CPU {first_cpu:.1f} s on" in table
     assert "target identical reingest writes nothing | met |" in table
