@@ -42,7 +42,7 @@ from typing import Any
 import pyarrow as pa
 
 from pipelines.in_order import InOrder
-from pipelines.memory import arrow_memory_returned, return_freed_memory
+from pipelines.memory import arrow_memory_returned, arrow_pages_kept, return_freed_memory
 from pipelines.progress import BackfillReporter
 from sources.nhtsa.flatfile import (
     LAYOUTS,
@@ -55,6 +55,8 @@ from sources.nhtsa.flatfile import (
     file_sha256,
     flat_spec,
     is_header,
+    is_plain,
+    line_digests,
     read_blocks,
     text_table,
 )
@@ -198,15 +200,21 @@ def scan(
     """Pass 1: check every line (in bulk; the lines the bulk check cannot vouch for, one at
     a time), keep the wanted rows, count and report what is malformed."""
     result = ScanResult()
-    for start, data in read_blocks(source, BLOCK_BYTES):
-        table = checked_table(start, data)
+
+    def check(start: int, data: bytes, digests: pa.Array, read: int) -> None:
+        table = checked_table(start, data, digests)
         skip = 1 if start == 1 and is_header(request.layout, table["text"][0].as_py()) else 0
         checked = bulk.check(table, skip)
         result.rows += checked.rows
         result.matched += checked.matched
         if checked.suspects:
             _judge(table, start, checked.suspects, checker, bulk, result)
-        reporter.reading(result.rows, source.bytes_read, source.total_bytes)
+        reporter.reading(result.rows, read, source.total_bytes)
+
+    with InOrder("backfill-checks") as checks:
+        for start, data in read_blocks(source, BLOCK_BYTES):
+            digests = line_digests(data)  # the part that holds the GIL
+            checks.submit(functools.partial(check, start, data, digests, source.bytes_read))
     reporter.read_finished(result.rows, result.matched, result.malformed)
     return result
 
@@ -220,11 +228,12 @@ def _judge(
     result: ScanResult,
 ) -> None:
     """The line-at-a-time checker's verdict on the lines the bulk check left to it."""
-    texts, hashes, plain = table["text"], table["h"], table["plain"]
+    texts, hashes = table["text"], table["h"]
     kept: dict[str, list[Any]] = {k: [] for k in ("number", "key", "h", "n", "year", "plain")}
     for number in suspects:
         at = number - start
-        parts = texts[at].as_py().split("\t")
+        text = texts[at].as_py()
+        parts = text.split("\t")
         verdict = checker.check(parts)
         if isinstance(verdict, str):
             result.add_malformed(Malformed(number, verdict))
@@ -242,7 +251,7 @@ def _judge(
             ("h", hashes[at].as_py()),
             ("n", len(parts)),
             ("year", checker.year(year_text)[0]),
-            ("plain", plain[at].as_py()),
+            ("plain", is_plain(text)),
         ):
             kept[name].append(value)
     if kept["number"]:
@@ -356,7 +365,8 @@ def run_backfill(
             checker = RowChecker(request.layout, request.vehicle)
             bulk = FlatBulk(warehouse, flat_spec(request.layout, request.vehicle), scratch)
             try:
-                scanned = scan(source, request, bulk, checker, reporter)
+                with arrow_pages_kept():
+                    scanned = scan(source, request, bulk, checker, reporter)
                 result.rows, result.matched = scanned.rows, scanned.matched
                 result.malformed = scanned.malformed
                 result.malformed_lines = scanned.malformed_lines

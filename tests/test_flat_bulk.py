@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -19,6 +20,7 @@ from sources.nhtsa.flatfile import (
     VehicleFilter,
     checked_table,
     flat_spec,
+    is_plain,
     text_table,
 )
 from sources.nhtsa.parse import PLAIN_KEYS, record_key
@@ -26,6 +28,7 @@ from tests.conftest import cli
 from tests.fakes.nhtsa import cmpl_row, write_zip
 from warehouse.errors import NhtsaParseError
 from warehouse.flatbulk import FlatBulk, _split_built
+from warehouse.flatcheck import fields_pattern
 from warehouse.ingest import ingest_records
 from warehouse.records import Provenance, Record
 from warehouse.runs import start_run
@@ -38,7 +41,8 @@ CMPL = LAYOUTS["complaints"]
 _KEYS = st.sampled_from(["123", "0042", "", " 7", "12a", "9" * 18, "9" * 19, "-1", "١٢"])
 _DATES = st.sampled_from(
     ["", "00000000", "20210512", "20210230", "2021051", "0021051x", " 20210512", "00010101",
-     "19690101", "99991231", "20211301", "２０２１０５１２"]
+     "19690101", "99991231", "20211301", "２０２１０５１２", "20240229", "20230229", "20210431",
+     "20210430", "20211231", "20210100", "09991231", "10000101", "20210532"]
 )  # fmt: skip
 _YEARS = st.sampled_from(["", "2019", "9999", "0000", "19", "2019 ", "20x9", " ", "２０１９"])
 _MAKES = st.sampled_from(["HONDA", "honda", " HONDA ", "ACURA", "HONDÁ", "ŠKODA", "", "ß"])
@@ -99,6 +103,63 @@ def test_the_bulk_check_accepts_only_what_the_row_checker_accepts(
         verdict = checker.check(parts)
         assert verdict == (key, True), lines[number - 1]
         assert checker.year(parts[5])[0] == year
+
+
+def test_the_bulk_check_vouches_for_plain_lines_itself(tmp_path: Path) -> None:
+    """Lines of either layout whose fields are all of the plain shapes (every kind of
+    calendar date but 29 February) are judged in bulk: none is left to the caller."""
+    days = ["20210131", "20210228", "20210330", "20210430", "20211231", "10000101", "00000000"]
+    lines = []
+    for number, day in enumerate(days):
+        row = cmpl_row(11999000 + number, number, FAILDATE=day, DATEA=day, YEARTXT="9999")
+        lines.append("\t".join(row if number % 2 else [*row, "GA", "DRIVER"]))
+    lines.append("\t".join(cmpl_row(7, 99, ODINO="007", YEARTXT="", MANUF_DT="")))
+    data = "\n".join(lines).encode("iso-8859-1")
+    with Warehouse.open(str(tmp_path / "w.duckdb")) as wh:
+        bulk = FlatBulk(wh, flat_spec(CMPL, VehicleFilter(make="HONDA")), tmp_path)
+        try:
+            checked = bulk.check(checked_table(1, data))
+            kept = (
+                wh._connection_for_tests()
+                .execute("SELECT key, n, year FROM backfill_scratch.rows ORDER BY number")
+                .fetchall()
+            )
+        finally:
+            bulk.close()
+    assert (checked.rows, checked.matched, checked.suspects) == (len(lines), len(lines), [])
+    keys = [str(11999000 + number) for number in range(len(days))] + ["7"]
+    assert kept == [(k, 51 if i % 2 == 0 and i < len(days) else 49, None) for i, k in
+                    enumerate(keys)]  # fmt: skip
+
+
+def test_a_leap_day_is_left_to_the_line_at_a_time_checker(tmp_path: Path) -> None:
+    lines = ["\t".join(cmpl_row(11999000, 1, FAILDATE=day)) for day in ("20240229", "20230229")]
+    data = "\n".join(lines).encode("iso-8859-1")
+    with Warehouse.open(str(tmp_path / "w.duckdb")) as wh:
+        bulk = FlatBulk(wh, flat_spec(CMPL, VehicleFilter()), tmp_path)
+        try:
+            assert bulk.check(checked_table(1, data)).suspects == [1, 2]
+        finally:
+            bulk.close()
+    checker = RowChecker(CMPL, VehicleFilter())
+    assert checker.check(lines[0].split("\t")) == ("11999000", True)
+    assert isinstance(checker.check(lines[1].split("\t")), str)
+
+
+@pytest.mark.parametrize(
+    ("indexes", "line", "expected"),
+    [
+        ({"key": 1}, "a\t42\tb", {"key": "42"}),
+        ({"key": 1, "year": 5}, "a\t42\tb\tc\td\t2019\te", {"key": "42", "year": "2019"}),
+        ({"year": 3, "key": 0}, "7\t\t\t\tx", {"key": "7", "year": ""}),
+        ({"make": 2, "key": 1}, "\t\tHONDA", {"key": "", "make": "HONDA"}),
+    ],
+)
+def test_a_fields_pattern_names_the_fields_at_their_indexes(
+    indexes: dict[str, int], line: str, expected: dict[str, str]
+) -> None:
+    found = pc.extract_regex(pa.array([line]), fields_pattern(indexes))
+    assert found.to_pylist() == [expected]
 
 
 @pytest.mark.parametrize("kind", sorted(PLAIN_KEYS))
@@ -174,10 +235,32 @@ def test_arrow_lines_keep_iso_8859_1_text_and_flag_control_characters() -> None:
     table = checked_table(5, data)
     assert table["number"].to_pylist() == [5, 6, 7, 8]
     assert table["text"].to_pylist() == ["ÉTÉ\tx", "plain\ta\x01b", "", ""]
-    assert table["plain"].to_pylist() == [True, False, True, True]
+    assert [is_plain(text) for text in table["text"].to_pylist()] == [True, False, True, True]
     assert table["h"].type == pa.binary(32)
     raw = [b"\xc9T\xc9\tx", b"plain\ta\x01b", b"", b""]
     assert table["h"].to_pylist() == [hashlib.sha256(line).digest() for line in raw]
+
+
+def test_arrow_lines_of_an_ascii_block_are_split_in_place_with_line_ends_stripped() -> None:
+    data = b"a\tb\r\nc\x7f\r\r\n\n\td"
+    table = checked_table(1, data)
+    assert table["text"].to_pylist() == ["a\tb", "c\x7f", "", "\td"]
+    raw = [b"a\tb", b"c\x7f", b"", b"\td"]
+    assert table["h"].to_pylist() == [hashlib.sha256(line).digest() for line in raw]
+
+
+def test_a_line_with_a_control_character_is_left_to_the_line_at_a_time_checker(
+    tmp_path: Path,
+) -> None:
+    lines = ["\t".join(cmpl_row(11999000 + i, i, CDESCR=text)) for i, text in
+             enumerate(["plain", "bell\x07", "del\x7f is printable in JSON"])]  # fmt: skip
+    data = "\n".join(lines).encode("iso-8859-1")
+    with Warehouse.open(str(tmp_path / "w.duckdb")) as wh:
+        bulk = FlatBulk(wh, flat_spec(CMPL, VehicleFilter()), tmp_path)
+        try:
+            assert bulk.check(checked_table(1, data)).suspects == [2]
+        finally:
+            bulk.close()
 
 
 def test_a_fingerprint_is_the_digest_of_the_salt_and_its_lines_digests_in_hex(
@@ -339,8 +422,9 @@ def test_a_blocks_tables_hold_each_line_as_read_one_at_a_time(data: bytes) -> No
         "number": numbers,
         "text": texts,
         "h": [hashlib.sha256(line).digest() for line in raw],
-        "plain": [all(b >= 0x20 or b == 0x09 for b in line) for line in raw],
     }
+    plain = [all(b >= 0x20 or b == 0x09 for b in line) for line in raw]
+    assert [is_plain(text) for text in texts] == plain
 
 
 def test_value_hashes_read_sliced_and_wide_arrays_in_place() -> None:

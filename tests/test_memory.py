@@ -5,7 +5,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from pipelines.memory import _TRIM, arrow_memory_returned, return_freed_memory
+from pipelines.memory import _TRIM, arrow_memory_returned, arrow_pages_kept, return_freed_memory
 
 
 def _rss_mb() -> float:
@@ -50,5 +50,26 @@ def test_without_jemalloc_the_default_pool_is_kept(monkeypatch: pytest.MonkeyPat
     before = pa.default_memory_pool().backend_name
     with pytest.raises(KeyError) as raised, arrow_memory_returned():
         assert pa.default_memory_pool().backend_name == before
+        raise KeyError("the body's own error")
+    assert raised.value.__context__ is None  # not reported as raised while handling another
+
+
+def test_arrow_keeps_freed_pages_only_inside_the_block(monkeypatch: pytest.MonkeyPatch) -> None:
+    decays: list[int] = []
+    monkeypatch.setattr(pa, "jemalloc_set_decay_ms", decays.append)
+    with pytest.raises(KeyError), arrow_pages_kept(250):
+        assert decays == [250]
+        raise KeyError("the body's own error")
+    assert decays == [250, 0]  # returned at once again, after a failure too
+
+
+def test_without_jemalloc_freed_pages_are_left_to_the_default_pool(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def unavailable(ms: int) -> None:
+        raise NotImplementedError("built without jemalloc")
+
+    monkeypatch.setattr(pa, "jemalloc_set_decay_ms", unavailable)
+    with pytest.raises(KeyError) as raised, arrow_pages_kept():
         raise KeyError("the body's own error")
     assert raised.value.__context__ is None  # not reported as raised while handling another

@@ -1,15 +1,16 @@
 """A flat file's rows into documents, in bulk inside DuckDB.
 
-A backfill hands over its file a few MB at a time as Arrow tables of ``(number, text, h,
-plain)`` (``h``: the SHA-256 of the raw line, 32 bytes; ``plain``: no control character in
-it). Work per line runs vectorised here, on every core:
+A backfill hands over its file a few MB at a time as Arrow tables of ``(number, text, h)``
+(``h``: the SHA-256 of the raw line, 32 bytes). Work per line runs vectorised here, on every
+core:
 
-1. **Check** (:meth:`FlatBulk.check`). Each line is split on tabs and accepted when its
-   field count, identity, dates and model year are of the plain shapes the rules of
-   :class:`FlatSpec` allow; the vehicle filter is applied to accepted rows. Lines this
-   cannot vouch for come back to the caller, whose line-at-a-time checker has the last word
-   (:meth:`FlatBulk.add_checked`). Wanted rows are kept in a scratch database as
-   ``(number, key, h, field count, model year, plain)``: no text.
+1. **Check** (:meth:`FlatBulk.check`, in Arrow: :mod:`warehouse.flatcheck`). A line is
+   accepted when it fully matches its layout's pattern: field count, identity, dates and
+   model year of the plain shapes the rules of :class:`FlatSpec` allow; the vehicle filter
+   is applied to accepted rows. Lines this cannot vouch for come back to the caller, whose
+   line-at-a-time checker has the last word (:meth:`FlatBulk.add_checked`). Wanted rows
+   are kept in a scratch database as ``(number, key, h, field count, model year, plain)``:
+   no text.
 2. **Plan** (:meth:`FlatBulk.plan`). Rows are grouped into documents: each one's last line
    and the fingerprint of its lines. A document whose fingerprint is the latest recorded
    for it (``input_fingerprints``), and whose current revision still has the content hash
@@ -56,6 +57,7 @@ from duckdb import DuckDBPyConnection
 from warehouse.clock import now
 from warehouse.conflicts import retrying_conflicts
 from warehouse.errors import WarehouseError
+from warehouse.flatcheck import LineCheck
 from warehouse.ingest import Counts
 from warehouse.slices import in_slices
 from warehouse.store import Warehouse
@@ -141,58 +143,6 @@ def _field(index: int) -> str:
     return f"p[{index + 1}]"
 
 
-def _date_ok(expr: str) -> str:
-    return (
-        f"({expr} = '' OR {expr} = '00000000' OR (regexp_full_match({expr}, '[1-9][0-9]{{7}}') "
-        f"AND try_strptime({expr}, '%Y%m%d') IS NOT NULL))"
-    )
-
-
-def _accepted(shape: ShapeSpec) -> str:
-    if shape.key_index is None:
-        return "false"
-    conditions = [f"regexp_full_match({_field(shape.key_index)}, {_literal(shape.key_pattern)})"]
-    conditions += [_date_ok(_field(i)) for i in shape.date_indexes]
-    if shape.year_index is not None:
-        conditions.append(f"regexp_full_match({_field(shape.year_index)}, '([0-9]{{4}})?')")
-    return "(" + " AND ".join(conditions) + ")"
-
-
-def _key(shape: ShapeSpec) -> str:
-    if shape.key_index is None:
-        return "NULL"
-    field = _field(shape.key_index)
-    return f"CAST(TRY_CAST({field} AS BIGINT) AS VARCHAR)" if shape.key_numeric else field
-
-
-def _year(shape: ShapeSpec) -> str:
-    if shape.year_index is None:
-        return "NULL"
-    field = _field(shape.year_index)
-    return f"CASE WHEN {field} IN ('', '9999') THEN NULL ELSE TRY_CAST({field} AS INTEGER) END"
-
-
-def _vehicle(spec: FlatSpec, shape: ShapeSpec) -> str:
-    """Whether an accepted row is wanted; NULL when only the caller can tell (a make or
-    model outside printable ASCII, whose upper case SQL and Python may disagree on)."""
-    conditions = []
-    for wanted, index in ((spec.make, shape.make_index), (spec.model, shape.model_index)):
-        if wanted is None:
-            continue
-        if index is None:
-            conditions.append("false")
-            continue
-        field = _field(index)
-        conditions.append(
-            f"CASE WHEN regexp_full_match({field}, '[ -~]*') "
-            f"THEN upper(trim({field})) = {_literal(wanted)} END"
-        )
-    if spec.years is not None:
-        lo, hi = spec.years
-        conditions.append(f"coalesce({_year(shape)} BETWEEN {lo} AND {hi}, false)")
-    return "(" + " AND ".join(conditions) + ")" if conditions else "true"
-
-
 def _by_count(spec: FlatSpec, expr: object, otherwise: str = "NULL") -> str:
     if not spec.shapes:
         return otherwise
@@ -215,22 +165,6 @@ def _row_json(shape: ShapeSpec) -> str:
 
 def _label(shape: ShapeSpec) -> str:
     return _literal(shape.label)
-
-
-def check_sql(spec: FlatSpec) -> str:
-    accepted = _by_count(spec, _accepted, "false")
-    return f"""
-    CREATE OR REPLACE TEMP TABLE _flat_checked AS
-    SELECT number, h, plain, n, ok,
-           CASE WHEN ok THEN {_by_count(spec, _key)} END AS key,
-           CASE WHEN ok THEN {_by_count(spec, _year)} END AS year,
-           CASE WHEN ok THEN {_by_count(spec, lambda s: _vehicle(spec, s))} END AS wanted
-    FROM (
-        SELECT number, h, plain, n, p, {accepted} AS ok
-        FROM (SELECT number, h, plain, string_split(text, chr(9)) AS p, len(p) AS n
-              FROM _flat_chunk WHERE text <> '' AND number <> $skip)
-    )
-    """
 
 
 def build_sql(spec: FlatSpec) -> str:
@@ -294,22 +228,6 @@ CREATE TABLE {SCRATCH}.rows (
     number BIGINT, key VARCHAR, h BLOB, n INTEGER, year INTEGER, plain BOOLEAN
 )
 """
-
-_KEEP_CHECKED = f"""
-INSERT INTO {SCRATCH}.rows
-SELECT number, key, h, n, year, plain FROM _flat_checked WHERE ok AND wanted
-"""
-
-# A checked block in one scan: its rows, the wanted rows accepted, the rows left to the
-# caller, and the field counts its lines have (2.2 ms a 4 MB block, where four statements
-# took 4.8 ms).
-_CHECK_SUMMARY = """
-SELECT count(*), count(*) FILTER (WHERE ok AND wanted),
-       count(*) FILTER (WHERE NOT ok OR wanted IS NULL), coalesce(list(DISTINCT n), [])
-FROM _flat_checked
-"""
-
-_SUSPECTS = "SELECT number FROM _flat_checked WHERE NOT ok OR wanted IS NULL ORDER BY number"
 
 # Documents and their fingerprints; then what the warehouse knows of them.
 #
@@ -763,9 +681,8 @@ class FlatBulk:
         location = ":memory:" if scratch is None else str(scratch / "backfill.duckdb")
         # Statements for the layouts a block holds: planning one costs several ms per block,
         # about half of it per layout (the row checks and the row JSON of each).
-        self._check_sqls: dict[frozenset[int], str] = {}
         self._build_sqls: dict[frozenset[int], str] = {}
-        self._seen_counts: frozenset[int] = frozenset()  # the layouts checked so far
+        self._line_check = LineCheck(spec)
         self._batch_no = 0
         self._live = warehouse.is_lake
         self._con.execute(f"ATTACH {_literal(location)} AS {SCRATCH}")
@@ -774,7 +691,7 @@ class FlatBulk:
         self._carry = _LINES_SCHEMA.empty_table()  # lines of documents still open
 
     def close(self) -> None:
-        for table in ("_flat_checked", "_flat_batch", "_flat_classified", "_flat_stored",
+        for table in ("_flat_batch", "_flat_classified", "_flat_stored",
                       "_flat_fresh", "_flat_found"):  # fmt: skip
             self._con.execute(f"DROP TABLE IF EXISTS {table}")
         self._build_con.close()
@@ -791,11 +708,6 @@ class FlatBulk:
         finally:
             con.unregister(name)
 
-    def _check_sql_for(self, counts: frozenset[int]) -> str:
-        if counts not in self._check_sqls:
-            self._check_sqls[counts] = check_sql(self.spec.only(counts))
-        return self._check_sqls[counts]
-
     def _build_sql_for(self, counts: frozenset[int]) -> str:
         if counts not in self._build_sqls:
             self._build_sqls[counts] = build_sql(self.spec.only(counts))
@@ -803,22 +715,13 @@ class FlatBulk:
 
     # -- pass 1 --------------------------------------------------------------------------
     def check(self, chunk: pa.Table, skip_line: int = 0) -> Checked:
-        """Check the lines of ``chunk`` (``number``, ``text``, ``h``, ``plain``); keep the
-        wanted rows; name the lines only the caller's checker can judge."""
-        with self._registered(chunk):
-            counts = self._seen_counts or self.spec.counts
-            self._con.execute(self._check_sql_for(counts), {"skip": skip_line})
-            rows, matched, left, field_counts = self._con.execute(_CHECK_SUMMARY).fetchall()[0]
-            held = self.spec.counts & {int(n) for n in field_counts}  # the layouts it holds
-            if held - counts:
-                # Checked for the layouts seen before, and the block holds another: check it
-                # again for every layout (and expect that one from now on).
-                self._con.execute(self._check_sql_for(self.spec.counts), {"skip": skip_line})
-                rows, matched, left, _ = self._con.execute(_CHECK_SUMMARY).fetchall()[0]
-            self._seen_counts = self._seen_counts | held
-        self._con.execute(_KEEP_CHECKED)
-        suspects = [int(n) for (n,) in self._con.execute(_SUSPECTS).fetchall()] if left else []
-        return Checked(int(rows), int(matched), suspects)
+        """Check the lines of ``chunk`` (``number``, ``text``, ``h``; see
+        :mod:`warehouse.flatcheck`); keep the wanted rows; name the lines only the caller's
+        checker can judge."""
+        verdicts = self._line_check(chunk, skip_line)
+        if len(verdicts.kept):
+            self.add_checked(verdicts.kept)
+        return Checked(verdicts.rows, len(verdicts.kept), verdicts.suspects)
 
     def add_checked(self, rows: pa.Table) -> None:
         """Rows the caller accepted and wants: ``number, key, h, n, year, plain``."""

@@ -450,10 +450,18 @@ def read_blocks(source: LineSource, size: int = CHUNK_BYTES) -> Iterator[tuple[i
 
 def _lines(data: bytes) -> pa.Array:
     """The lines of a block as Arrow strings: decoded from ISO-8859-1, split at each line
-    end, carriage returns before it stripped; no Python string is made per line."""
-    text = data.decode(ENCODING)
-    lines = pc.split_pattern(pa.array([text], pa.string()), "\n").flatten()
-    return pc.utf8_rtrim(lines, characters="\r") if "\r" in text else lines
+    end, carriage returns before it stripped; no Python string is made per line. A block of
+    ASCII is its own UTF-8: Arrow splits it in place, without the GIL."""
+    if data.isascii():
+        offsets = pa.array([0, len(data)], pa.int32()).buffers()[1]
+        whole = pa.Array.from_buffers(pa.string(), 1, [None, offsets, pa.py_buffer(data)])
+        carriage = b"\r" in data
+    else:
+        text = data.decode(ENCODING)
+        whole = pa.array([text], pa.string())
+        carriage = "\r" in text
+    lines = pc.split_pattern(whole, "\n").flatten()
+    return pc.utf8_rtrim(lines, characters="\r") if carriage else lines
 
 
 def _raw_lines(data: bytes) -> list[bytes]:
@@ -461,15 +469,22 @@ def _raw_lines(data: bytes) -> list[bytes]:
     return [line.rstrip(b"\r") for line in raw] if b"\r" in data else raw
 
 
-def _raw_line_hashes(data: bytes) -> pa.FixedSizeBinaryArray:
-    """SHA-256 of each raw line (its line end stripped), 32 bytes each. (Hashing the lines
-    of a 4 MB block as ``bytes`` split from it takes ~6.3 ms; read in place from an Arrow
-    array split from it, ~8 ms.)"""
+def line_digests(data: bytes) -> pa.FixedSizeBinaryArray:
+    """SHA-256 of each raw line of a block (its line end stripped), 32 bytes each. (Hashing
+    the lines of a 4 MB block as ``bytes`` split from it takes ~6.3 ms; read in place from
+    an Arrow array split from it, ~8 ms.)"""
     return sha256_digests(_raw_lines(data))
 
 
-# Bytes a JSON string holds as they are: no control character but the tab (the separator).
-_JSON_PLAIN = bytes(range(0x20, 0x100)) + b"\t"
+# Characters a JSON string holds as they are: no control character but the tab (the
+# separator). Lines are ISO-8859-1, so their characters are their bytes.
+_CONTROL = frozenset(map(chr, range(0x20))) - {"\t"}
+
+
+def is_plain(line: str) -> bool:
+    """Whether a line's fields go into JSON as they are (but for ``\\`` and ``"``): it has no
+    control character, which JSON escapes."""
+    return _CONTROL.isdisjoint(line)
 
 
 def text_table(number: int, data: bytes) -> pa.Table:
@@ -480,25 +495,13 @@ def text_table(number: int, data: bytes) -> pa.Table:
     )
 
 
-def checked_table(number: int, data: bytes) -> pa.Table:
-    """The lines of a block as Arrow for checking: ``number``, ``text``, ``h`` (SHA-256 of
-    the raw line, line end stripped, as 32 bytes) and ``plain`` (no control character: its
-    fields go into JSON as they are, but for ``\\`` and ``"``)."""
-    lines = _lines(data)
-    if data.translate(None, _JSON_PLAIN.replace(b"\t", b"\t\n")):
-        plain = pa.array(
-            [not line.translate(None, _JSON_PLAIN) for line in _raw_lines(data)], pa.bool_()
-        )
-    else:
-        plain = pa.repeat(True, len(lines))
-    return pa.table(
-        {
-            "number": pa.array(range(number, number + len(lines)), pa.int64()),
-            "text": lines,
-            "h": _raw_line_hashes(data),
-            "plain": plain,
-        }
-    )
+def checked_table(number: int, data: bytes, digests: pa.Array | None = None) -> pa.Table:
+    """The lines of a block as Arrow for checking: ``number``, ``text`` and ``h`` (SHA-256 of
+    the raw line, line end stripped, as 32 bytes: ``digests``, when the caller made them
+    with :func:`line_digests`). Only the digests hold the GIL for long: a caller may make
+    them in one thread and the rest in another."""
+    table = text_table(number, data)
+    return table.append_column("h", [line_digests(data) if digests is None else digests])
 
 
 @dataclass(frozen=True)
