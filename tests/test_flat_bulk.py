@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -27,7 +28,7 @@ from sources.nhtsa.parse import PLAIN_KEYS, record_key
 from tests.conftest import cli
 from tests.fakes.nhtsa import cmpl_row, write_zip
 from warehouse.errors import NhtsaParseError
-from warehouse.flatbulk import FlatBulk, _split_built
+from warehouse.flatbulk import Checked, FlatBulk, FlatSpec, _split_built
 from warehouse.flatcheck import fields_pattern
 from warehouse.ingest import ingest_records
 from warehouse.records import Provenance, Record
@@ -62,22 +63,30 @@ def flat_lines(draw: st.DrawFn) -> str:
     return "\t".join(row)
 
 
+def _bulk_check(
+    tmp_path: Path, spec: FlatSpec, lines: list[str], kept: str = "key, n, year"
+) -> tuple[Checked, list[tuple[Any, ...]]]:
+    """The bulk check of ``lines`` (one block, from line 1), and the ``kept`` columns of the
+    rows it kept, in line order."""
+    data = "\n".join(lines).encode("iso-8859-1", errors="replace")
+    with Warehouse.open(str(tmp_path / "w.duckdb")) as wh:
+        bulk = FlatBulk(wh, spec, tmp_path)
+        try:
+            checked = bulk.check(checked_table(1, data))
+            rows = wh._connection_for_tests().execute(
+                f"SELECT {kept} FROM backfill_scratch.rows ORDER BY number"
+            )
+            return checked, rows.fetchall()
+        finally:
+            bulk.close()
+
+
 def _bulk_verdicts(
     tmp_path: Path, lines: list[str], wanted: VehicleFilter
 ) -> dict[int, tuple[str, int | None]]:
     """``line number → (key, year)`` of the wanted rows the bulk check accepts itself."""
-    data = "\n".join(lines).encode("iso-8859-1", errors="replace")
-    table = checked_table(1, data)
-    with Warehouse.open(str(tmp_path / "w.duckdb")) as wh:
-        bulk = FlatBulk(wh, flat_spec(CMPL, wanted), tmp_path)
-        try:
-            checked = bulk.check(table)
-            rows = wh._connection_for_tests().execute(
-                "SELECT number, key, year FROM backfill_scratch.rows"
-            )
-            kept = {int(n): (str(k), y) for n, k, y in rows.fetchall()}
-        finally:
-            bulk.close()
+    checked, rows = _bulk_check(tmp_path, flat_spec(CMPL, wanted), lines, "number, key, year")
+    kept = {int(n): (str(k), y) for n, k, y in rows}
     assert not set(kept) & set(checked.suspects)
     return kept
 
@@ -114,33 +123,40 @@ def test_the_bulk_check_vouches_for_plain_lines_itself(tmp_path: Path) -> None:
         row = cmpl_row(11999000 + number, number, FAILDATE=day, DATEA=day, YEARTXT="9999")
         lines.append("\t".join(row if number % 2 else [*row, "GA", "DRIVER"]))
     lines.append("\t".join(cmpl_row(7, 99, ODINO="007", YEARTXT="", MANUF_DT="")))
-    data = "\n".join(lines).encode("iso-8859-1")
-    with Warehouse.open(str(tmp_path / "w.duckdb")) as wh:
-        bulk = FlatBulk(wh, flat_spec(CMPL, VehicleFilter(make="HONDA")), tmp_path)
-        try:
-            checked = bulk.check(checked_table(1, data))
-            kept = (
-                wh._connection_for_tests()
-                .execute("SELECT key, n, year FROM backfill_scratch.rows ORDER BY number")
-                .fetchall()
-            )
-        finally:
-            bulk.close()
+    checked, kept = _bulk_check(tmp_path, flat_spec(CMPL, VehicleFilter(make="HONDA")), lines)
     assert (checked.rows, checked.matched, checked.suspects) == (len(lines), len(lines), [])
     keys = [str(11999000 + number) for number in range(len(days))] + ["7"]
     assert kept == [(k, 51 if i % 2 == 0 and i < len(days) else 49, None) for i, k in
                     enumerate(keys)]  # fmt: skip
 
 
+@pytest.mark.parametrize("kind", sorted(LAYOUTS))
+def test_lines_of_every_kind_and_layout_are_vouched_for_in_bulk(kind: str, tmp_path: Path) -> None:
+    """A line of each layout of each kind, its identity of the plain shape and every date and
+    model year well formed, is judged in bulk, with the identity the line-at-a-time checker
+    gives it."""
+    identity = {"complaints": "0042", "communications": "11035885", "recalls": "20V999001",
+                "investigations": "PE22003"}[kind]  # fmt: skip
+    spec = flat_spec(LAYOUTS[kind], VehicleFilter())
+    lines = []
+    for shape in spec.shapes:
+        fields = ["ANY TEXT"] * shape.count
+        assert shape.key_index is not None
+        fields[shape.key_index] = identity
+        for index in shape.date_indexes:
+            fields[index] = "20211231"
+        if shape.year_index is not None:
+            fields[shape.year_index] = "2019"
+        lines.append("\t".join(fields))
+    checked, keys = _bulk_check(tmp_path, spec, lines, "DISTINCT key")
+    assert (checked.rows, checked.matched, checked.suspects) == (len(lines), len(lines), [])
+    checker = RowChecker(LAYOUTS[kind], VehicleFilter())
+    assert keys == [(checker.check(lines[0].split("\t"))[0],)]
+
+
 def test_a_leap_day_is_left_to_the_line_at_a_time_checker(tmp_path: Path) -> None:
     lines = ["\t".join(cmpl_row(11999000, 1, FAILDATE=day)) for day in ("20240229", "20230229")]
-    data = "\n".join(lines).encode("iso-8859-1")
-    with Warehouse.open(str(tmp_path / "w.duckdb")) as wh:
-        bulk = FlatBulk(wh, flat_spec(CMPL, VehicleFilter()), tmp_path)
-        try:
-            assert bulk.check(checked_table(1, data)).suspects == [1, 2]
-        finally:
-            bulk.close()
+    assert _bulk_check(tmp_path, flat_spec(CMPL, VehicleFilter()), lines)[0].suspects == [1, 2]
     checker = RowChecker(CMPL, VehicleFilter())
     assert checker.check(lines[0].split("\t")) == ("11999000", True)
     assert isinstance(checker.check(lines[1].split("\t")), str)
@@ -254,13 +270,7 @@ def test_a_line_with_a_control_character_is_left_to_the_line_at_a_time_checker(
 ) -> None:
     lines = ["\t".join(cmpl_row(11999000 + i, i, CDESCR=text)) for i, text in
              enumerate(["plain", "bell\x07", "del\x7f is printable in JSON"])]  # fmt: skip
-    data = "\n".join(lines).encode("iso-8859-1")
-    with Warehouse.open(str(tmp_path / "w.duckdb")) as wh:
-        bulk = FlatBulk(wh, flat_spec(CMPL, VehicleFilter()), tmp_path)
-        try:
-            assert bulk.check(checked_table(1, data)).suspects == [2]
-        finally:
-            bulk.close()
+    assert _bulk_check(tmp_path, flat_spec(CMPL, VehicleFilter()), lines)[0].suspects == [2]
 
 
 def test_a_fingerprint_is_the_digest_of_the_salt_and_its_lines_digests_in_hex(
