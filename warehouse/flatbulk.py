@@ -6,11 +6,11 @@ core:
 
 1. **Check** (:meth:`FlatBulk.check`, in Arrow: :mod:`warehouse.flatcheck`). A line is
    accepted when it fully matches its layout's pattern: field count, identity, dates and
-   model year of the plain shapes the rules of :class:`FlatSpec` allow; the vehicle filter
-   is applied to accepted rows. Lines this cannot vouch for come back to the caller, whose
-   line-at-a-time checker has the last word (:meth:`FlatBulk.add_checked`). Wanted rows
-   are kept in a scratch database as ``(number, key, h, field count, model year, plain)``:
-   no text.
+   model year of the plain shapes the rules of :class:`FlatSpec` allow, and no control
+   character; the vehicle filter is applied to accepted rows. Lines this cannot vouch for
+   come back to the caller, whose line-at-a-time checker has the last word
+   (:meth:`FlatBulk.add_checked`). Wanted rows are kept in a scratch database as
+   ``(number, key, h, field count, model year, plain)``: no text.
 2. **Plan** (:meth:`FlatBulk.plan`). Rows are grouped into documents: each one's last line
    and the fingerprint of its lines. A document whose fingerprint is the latest recorded
    for it (``input_fingerprints``), and whose current revision still has the content hash
@@ -68,12 +68,13 @@ SCRATCH = "backfill_scratch"
 
 @dataclass(frozen=True)
 class ShapeSpec:
-    """One layout of a flat file (its rows have ``count`` fields), for SQL.
+    """One layout of a flat file (its rows have ``count`` fields), for the bulk path.
 
     Indexes are 0-based positions in a line's fields. A row is accepted in bulk when its
     identity field fully matches ``key_pattern`` (the identity is then the field itself,
     through an integer when ``key_numeric``), each date field is blank, ``00000000`` or a
-    calendar date ``YYYYMMDD``, and the model year is blank or four digits."""
+    calendar date ``YYYYMMDD``, the model year is blank or four digits, and it holds no
+    control character (:func:`warehouse.flatcheck.line_pattern`)."""
 
     count: int
     label: str
@@ -679,8 +680,8 @@ class FlatBulk:
         # warehouse's connection while the next block is built (see :meth:`commit`).
         self._build_con = self._con.cursor()
         location = ":memory:" if scratch is None else str(scratch / "backfill.duckdb")
-        # Statements for the layouts a block holds: planning one costs several ms per block,
-        # about half of it per layout (the row checks and the row JSON of each).
+        # Build statements for the layouts a block holds: planning one costs several ms per
+        # block, much of it per layout (the row JSON of each).
         self._build_sqls: dict[frozenset[int], str] = {}
         self._line_check = LineCheck(spec)
         self._batch_no = 0
