@@ -101,8 +101,8 @@ class LineCheck:
 
     def __init__(self, spec: FlatSpec) -> None:
         self.spec = spec
-        self._shapes = [s for s in spec.shapes if line_pattern(s) is not None]
-        self._matched = dict.fromkeys((s.count for s in self._shapes), 0)
+        self._patterns = {s: p for s in spec.shapes if (p := line_pattern(s)) is not None}
+        self._matched = dict.fromkeys((s.count for s in self._patterns), 0)
 
     def __call__(self, chunk: pa.Table, skip_line: int = 0) -> Verdicts:
         """Verdicts on ``chunk``'s lines (``number``, ``text``, ``h``), but for empty lines
@@ -114,12 +114,10 @@ class LineCheck:
         rows = len(lines)
         kept: list[pa.Table] = []
         undecided: list[pa.Array] = []
-        for shape in sorted(self._shapes, key=lambda s: -self._matched[s.count]):
+        for shape in sorted(self._patterns, key=lambda s: -self._matched[s.count]):
             if not len(lines):
                 break
-            pattern = line_pattern(shape)
-            assert pattern is not None
-            ok = pc.match_substring_regex(lines["text"], pattern)
+            ok = pc.match_substring_regex(lines["text"], self._patterns[shape])
             if pc.all(ok).as_py():
                 matched, lines = lines, lines.slice(0, 0)
             else:
