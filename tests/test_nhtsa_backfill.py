@@ -289,6 +289,22 @@ def test_usage_errors_are_one_line(tmp_path: Path) -> None:
     assert limit.exit_code == 2 and "memory limit 'lots'" in limit.stderr
 
 
+def test_a_damaged_zip_fails_the_backfill_with_nothing_written(tmp_path: Path) -> None:
+    path = complaints_file(tmp_path)
+    data = bytearray(path.read_bytes())
+    entry = data.rindex(b"PK\x01\x02")  # the member's entry in the central directory
+    data[entry + 16] ^= 0xFF  # the first byte of its CRC-32
+    path.write_bytes(bytes(data))
+    warehouse = tmp_path / "w.duckdb"
+    code, _, stderr = backfill(warehouse, "--file", path, "--kind", "complaints")
+    assert code == 1
+    assert "FLAT_CMPL.txt in FLAT_CMPL.zip is damaged: its CRC-32 does not match" in stderr
+    assert "Traceback" not in stderr
+    assert revisions(warehouse) == []  # found at the end of the first pass: before any commit
+    (run,) = json.loads(cli("runs", "--warehouse", warehouse, "--json").stdout)
+    assert run["status"] == "failed" and "damaged" in run["failures"][0]["reason"]
+
+
 def _curated(warehouse_path: Path, doc: str) -> dict[str, Any]:
     with Warehouse.open(str(warehouse_path), read_only=True) as wh:
         revision = audit.history(wh, doc)[-1]

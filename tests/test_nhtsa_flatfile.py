@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
 import zipfile
 from pathlib import Path
 
 import orjson
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sources.nhtsa.flatfile import (
     INV_FIELDS,
@@ -21,8 +24,11 @@ from sources.nhtsa.flatfile import (
     flat_record,
     is_header,
     parse_line,
+    read_blocks,
     row_matches,
+    text_table,
 )
+from sources.nhtsa.flatfile import _blocks as cut_blocks
 from tests.fakes.nhtsa import cmpl_row, write_zip
 from warehouse.errors import FlatFileError
 from warehouse.records import Provenance
@@ -133,6 +139,50 @@ def test_a_plain_text_file_and_blank_lines(tmp_path: Path) -> None:
         ("\t".join(cmpl_row(1, 1)) + "\n\n" + "\t".join(cmpl_row(2, 2)) + "\n").encode()
     )
     assert [n for n, _ in LineSource(path)] == [1, 3]
+
+
+@given(
+    text=st.binary(max_size=60).map(lambda b: bytes(b"ab\n\r"[x % 4] for x in b)),
+    cuts=st.lists(st.integers(min_value=0, max_value=60), max_size=8),
+    size=st.integers(min_value=1, max_value=25),
+)
+def test_blocks_cut_from_any_pieces_hold_every_line_once_numbered(
+    text: bytes, cuts: list[int], size: int
+) -> None:
+    edges = sorted({0, len(text), *(c for c in cuts if c < len(text))})
+    pieces = [text[a:b] for a, b in itertools.pairwise(edges)]
+    blocks = list(cut_blocks(pieces, size))
+    # The blocks are the file's lines, in order; the line end after the last is not kept.
+    assert b"\n".join(block for block, _, _ in blocks) == text.removesuffix(b"\n")
+    lines = text.split(b"\n")
+    number = 1
+    for block, spans, read in blocks:
+        assert block.split(b"\n")[0] == lines[number - 1]
+        assert 0 < read <= len(text)
+        number += spans
+    assert [read for _, _, read in blocks][-1:] == ([len(text)] if blocks else [])
+
+
+def test_blocks_of_a_zip_number_their_lines_as_the_line_reader_does(tmp_path: Path) -> None:
+    rows = [cmpl_row(i, i, CDESCR="freiné" * (i % 5)) for i in range(1, 400)]
+    text = "".join(
+        "\t".join(row) + ("\r\n" if i % 3 else "\n") + ("\n" if i % 7 == 0 else "")
+        for i, row in enumerate(rows)
+    )
+    path = tmp_path / "FLAT_CMPL.zip"
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("FLAT_CMPL.txt", text.rstrip("\n").encode("iso-8859-1"))
+    source = LineSource(path)
+    expected = list(source)
+    read: list[tuple[int, str]] = []
+    blocks = 0
+    for start, data in read_blocks(source, 3_000):
+        blocks += 1
+        rows_read = text_table(start, data).to_pylist()
+        read.extend((r["number"], r["text"]) for r in rows_read if r["text"])
+    assert blocks > 20
+    assert read == expected
+    assert source.bytes_read == source.total_bytes
 
 
 def test_members_of_a_zip(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ import io
 import queue
 import threading
 import zipfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO
@@ -29,6 +29,7 @@ import pyarrow.compute as pc
 from sources.digits import is_ascii_digits
 from sources.nhtsa.parse import _KEY_FIELDS as KEY_FIELDS
 from sources.nhtsa.parse import DOC_KIND, PLAIN_KEYS, flat_date, model_year, record_key
+from sources.nhtsa.zipped import member_pieces
 from warehouse.canonical import CANONICAL_FORM_VERSION, canonical_json, right_sized
 from warehouse.errors import FlatFileError, NhtsaParseError
 from warehouse.flatbulk import FlatSpec, ShapeSpec
@@ -213,6 +214,17 @@ class LineSource:
                 if text:
                     yield number, text.decode(ENCODING)
 
+    def pieces(self, size: int) -> Iterator[bytes]:
+        """The file's bytes (a zip's data member inflated), in pieces of at most ``size``."""
+        if self.member is None:
+            with self.path.open("rb", buffering=0) as handle:
+                while piece := handle.read(size):
+                    yield piece
+            return
+        with zipfile.ZipFile(self.path) as archive:
+            info = archive.getinfo(self.member)
+        yield from member_pieces(self.path, info, size)
+
     def _open(self) -> IO[bytes]:
         if self.member is None:
             return self.path.open("rb", buffering=1 << 20)
@@ -393,18 +405,56 @@ CHUNK_BYTES = 1 << 22
 _PREFETCH = 4
 
 
+def _whole_lines(pieces: list[bytes]) -> tuple[bytes | None, list[bytes]]:
+    """The whole lines ``pieces`` hold, joined, without the line end after the last of them
+    (None if no piece holds a line end), and the pieces of what follows."""
+    for at in range(len(pieces) - 1, -1, -1):
+        piece = pieces[at]
+        cut = piece.rfind(b"\n")
+        if cut < 0:
+            continue
+        rest = [r for r in (piece[cut + 1 :], *pieces[at + 1 :]) if r]
+        if at == 0:
+            return piece[:cut], rest
+        return b"".join([*pieces[:at], memoryview(piece)[:cut]]), rest
+    return None, pieces
+
+
+def _blocks(pieces: Iterable[bytes], size: int) -> Iterator[tuple[bytes, int, int]]:
+    """Blocks of whole lines cut from ``pieces`` each time about ``size`` bytes are held:
+    each with how many line numbers it spans (its line ends and the one cut after it; 0 for
+    a last line with no line end after it) and how many bytes were read by then."""
+    pending: list[bytes] = []
+    held = read = 0
+    for piece in pieces:
+        pending.append(piece)
+        held += len(piece)
+        read += len(piece)
+        if held >= size:
+            block, pending = _whole_lines(pending)
+            held = sum(map(len, pending))
+            if block is not None:
+                yield block, block.count(b"\n") + 1, read
+    block, pending = _whole_lines(pending)
+    if block is not None:
+        yield block, block.count(b"\n") + 1, read
+    if pending:
+        yield b"".join(pending), 0, read
+
+
 def read_blocks(source: LineSource, size: int = CHUNK_BYTES) -> Iterator[tuple[int, bytes]]:
-    """``(number of the first line, bytes)`` for the whole file, a few MB of whole lines at a
-    time (ISO-8859-1, line ends between them, none after the last); lines are numbered as
-    :class:`LineSource` numbers them (empty lines included). A thread reads and inflates
-    ahead of the caller (zlib releases the GIL), so unzipping overlaps the parsing."""
-    chunks: queue.Queue[bytes | BaseException | None] = queue.Queue(_PREFETCH)
+    """``(number of the first line, bytes)`` for the whole file, about ``size`` bytes of whole
+    lines at a time (ISO-8859-1, line ends between them, none after the last); lines are
+    numbered as :class:`LineSource` numbers them (empty lines included). A thread reads,
+    inflates and cuts the blocks ahead of the caller (zlib releases the GIL), so unzipping
+    overlaps the parsing."""
+    blocks: queue.Queue[tuple[bytes, int, int] | BaseException | None] = queue.Queue(_PREFETCH)
     stop = threading.Event()
 
-    def put(item: bytes | BaseException | None) -> bool:
+    def put(item: tuple[bytes, int, int] | BaseException | None) -> bool:
         while not stop.is_set():
             try:
-                chunks.put(item, timeout=0.1)
+                blocks.put(item, timeout=0.1)
                 return True
             except queue.Full:
                 continue
@@ -412,10 +462,9 @@ def read_blocks(source: LineSource, size: int = CHUNK_BYTES) -> Iterator[tuple[i
 
     def reader() -> None:
         try:
-            with source._open() as raw:
-                while block := raw.read(size):
-                    if not put(block):
-                        return
+            for block in _blocks(source.pieces(size), size):
+                if not put(block):
+                    return
             put(None)
         except BaseException as exc:  # handed to the consumer, raised there
             put(exc)
@@ -424,25 +473,16 @@ def read_blocks(source: LineSource, size: int = CHUNK_BYTES) -> Iterator[tuple[i
     thread.start()
     source.bytes_read = 0
     number = 1
-    tail = b""
     try:
         while True:
-            block = chunks.get()
-            if isinstance(block, BaseException):
-                raise block
-            if block is None:
+            item = blocks.get()
+            if isinstance(item, BaseException):
+                raise item
+            if item is None:
                 break
-            source.bytes_read += len(block)
-            data = tail + block if tail else block
-            cut = data.rfind(b"\n")
-            if cut < 0:
-                tail = data
-                continue
-            tail = data[cut + 1 :]
-            yield number, data[:cut]
-            number += data.count(b"\n", 0, cut) + 1
-        if tail:
-            yield number, tail
+            block, lines, source.bytes_read = item
+            yield number, block
+            number += lines
     finally:
         stop.set()
         thread.join()
