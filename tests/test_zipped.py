@@ -46,6 +46,20 @@ def test_a_member_reads_as_zipfile_reads_it(tmp_path: Path, method: int, size: i
         assert len(pieces) > 1  # handed out as it is read, not whole
 
 
+def test_a_zip64_member_is_read_past_its_longer_local_header(tmp_path: Path) -> None:
+    data = _text()
+    path = tmp_path / "a.zip"
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("README.txt", "a member before the data")
+        with archive.open(MEMBER, "w", force_zip64=True) as member:  # sizes in an extra field
+            member.write(data)
+    with zipfile.ZipFile(path) as archive:
+        info = archive.getinfo(MEMBER)
+    header = path.read_bytes()[info.header_offset : info.header_offset + 30]
+    assert int.from_bytes(header[28:30], "little") >= 20  # the zip64 extra field is there
+    assert b"".join(member_pieces(path, info, 1 << 16)) == data
+
+
 def test_a_member_whose_crc_does_not_match_is_refused(tmp_path: Path) -> None:
     info = _archive(tmp_path / "a.zip", _text())
     info.CRC ^= 1
