@@ -83,7 +83,7 @@ DEFAULT_BATCH_SIZE = ROW_GROUP_SIZE  # documents per transaction: a row group of
 BLOCK_BYTES = 4 << 20
 MALFORMED_KEPT = 1_000  # line details kept in memory (all are counted)
 LEDGER_WARNINGS = 100  # line details written to the run ledger
-_MEMORY_LIMIT_RE = re.compile(r"^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$", re.IGNORECASE)
+_MEMORY_LIMIT_RE = re.compile(r"\d+(\.\d+)? *(KB|MB|GB|KiB|MiB|GiB)", re.IGNORECASE | re.ASCII)
 _SCRATCH_PREFIX = "receipts-backfill-"
 
 
@@ -333,7 +333,7 @@ def run_backfill(
     reporter = reporter or BackfillReporter()
     if request.kind not in LAYOUTS:
         raise UsageError(f"unknown kind {request.kind!r}; valid: {', '.join(LAYOUTS)}")
-    if not _MEMORY_LIMIT_RE.match(request.memory_limit):
+    if not _MEMORY_LIMIT_RE.fullmatch(request.memory_limit):
         raise UsageError(f"memory limit {request.memory_limit!r} is not like '256MB' or '2GB'")
     try:
         source = LineSource(request.path, request.member)

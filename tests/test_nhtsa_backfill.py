@@ -289,6 +289,24 @@ def test_usage_errors_are_one_line(tmp_path: Path) -> None:
     assert limit.exit_code == 2 and "memory limit 'lots'" in limit.stderr
 
 
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("--memory-limit", "\u0661\u0669\u0662MB", "is not like '256MB' or '2GB'"),
+        ("--memory-limit", "192\tMB", "is not like '256MB' or '2GB'"),
+        ("--years", "\u0662\u0660\u0661\u0669", "expected YEAR or FIRST-LAST"),
+    ],
+)
+def test_digits_outside_ascii_are_usage_errors(
+    tmp_path: Path, option: str, value: str, message: str
+) -> None:
+    result = cli(
+        "backfill", "nhtsa", "--file", complaints_file(tmp_path), "--kind", "complaints",
+        "--warehouse", tmp_path / "w.duckdb", option, value,
+    )  # fmt: skip
+    assert result.exit_code == 2 and message in result.stderr
+
+
 def test_a_damaged_zip_fails_the_backfill_with_nothing_written(tmp_path: Path) -> None:
     path = complaints_file(tmp_path)
     data = bytearray(path.read_bytes())

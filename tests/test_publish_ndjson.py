@@ -190,6 +190,9 @@ def test_target_must_be_ndjson_path(tmp_path: Path) -> None:
     [
         ("SANITY_DATASET", "Prod Data", "SANITY_DATASET='Prod Data' is not a dataset name"),
         ("SANITY_API_VERSION", "2025-2-19", "SANITY_API_VERSION='2025-2-19' is not YYYY-MM-DD"),
+        # Digits and letters outside ASCII look like a version or a name, and are neither.
+        ("SANITY_API_VERSION", "\u0662\u0660\u0662\u0665-02-19", "is not YYYY-MM-DD"),
+        ("SANITY_DATASET", "produ\u00e7\u00e3o", "is not a dataset name"),
         ("SANITY_API_HOST", "proxy.local", "must be an http(s):// URL"),
     ],
 )

@@ -78,6 +78,27 @@ def test_fields_get_the_sanity_type_of_their_values() -> None:
     }
 
 
+def test_dates_and_urls_are_told_by_ascii_digits_and_whole_values() -> None:
+    docs = [
+        _doc(
+            "ns.article.1",
+            "article",
+            arabic_day="\u0662\u0660\u0662\u0666-10-27",  # digits, but not ASCII ones
+            day_and_more="2026-10-27\n",
+            url_and_more="https://dev.to/a/b\n",
+            day="2026-10-27",
+        )
+    ]
+    (article,) = infer_types(docs)
+    assert {name: f["type"] for name, f in _by_name(article.fields).items()} == {
+        "arabic_day": "string",
+        "day_and_more": "text",
+        "url_and_more": "text",
+        "day": "date",
+        "provenance": "object",
+    }
+
+
 def test_a_field_the_pipeline_does_not_own_is_editable_and_strings_widen_to_text() -> None:
     docs = [
         {"_id": "n.t.1", "_type": "note", "label": "x", "provenance": {"ownedFields": []}},

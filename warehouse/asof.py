@@ -21,7 +21,7 @@ from warehouse.clock import now
 from warehouse.errors import PointError
 from warehouse.store import Warehouse
 
-_RUN = re.compile(r"^\d+$")
+_RUN = re.compile(r"\d+", re.ASCII)
 
 
 def utc_iso(value: datetime | None) -> str | None:
@@ -96,7 +96,7 @@ def resolve_point(warehouse: Warehouse, text: str) -> Point:
     value = text.strip()
     if value.lower() == "now":
         return Point(at=now())
-    if _RUN.match(value):
+    if _RUN.fullmatch(value):
         run_id = int(value)
         if not run_exists(warehouse, run_id):
             newest = warehouse._scalar("SELECT max(run_id) FROM runs")

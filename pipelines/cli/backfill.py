@@ -28,13 +28,13 @@ from warehouse.store import Warehouse
 
 DEFAULT_MAX_DOWNLOAD = 4 * 1024**3
 MALFORMED_SHOWN = 20
-_YEARS_RE = re.compile(r"^(\d{4})(?:-(\d{4}))?$")
+_YEARS_RE = re.compile(r"(\d{4})(?:-(\d{4}))?", re.ASCII)
 
 
 def parse_years(value: str | None) -> tuple[int, int] | None:
     if value is None:
         return None
-    match = _YEARS_RE.match(value.strip())
+    match = _YEARS_RE.fullmatch(value.strip())
     if not match:
         raise click.BadParameter(
             "expected YEAR or FIRST-LAST, e.g. 2017-2022", param_hint="--years"

@@ -26,9 +26,11 @@ from typing import Any
 
 from warehouse.errors import PublishError
 
-_URL = re.compile(r"^https?://\S+$")
-_DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$")
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_URL = re.compile(r"https?://\S+", re.ASCII)
+_DATETIME = re.compile(
+    r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?", re.ASCII
+)
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII)
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 TEXT_LENGTH = 200
 PROVENANCE = "provenance"
@@ -48,11 +50,11 @@ class FieldSpec:
 
 
 def _string_kind(value: str) -> str:
-    if _URL.match(value):
+    if _URL.fullmatch(value):
         return "url"
-    if _DATETIME.match(value):
+    if _DATETIME.fullmatch(value):
         return "datetime"
-    if _DATE.match(value):
+    if _DATE.fullmatch(value):
         return "date"
     if "\n" in value or len(value) > TEXT_LENGTH:
         return "text"

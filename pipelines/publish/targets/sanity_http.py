@@ -52,9 +52,9 @@ REQUIRED_ENV = (ENV_PROJECT, ENV_DATASET, ENV_TOKEN)
 ALL_ENV = (*REQUIRED_ENV, ENV_API_VERSION, ENV_API_HOST)
 DEFAULT_API_VERSION = "2025-02-19"
 
-_DATASET_RE = re.compile(r"^~?[a-z0-9][-\w]{0,63}$")
-_PROJECT_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$", re.IGNORECASE)
-_VERSION_RE = re.compile(r"^(\d{4}-\d{2}-\d{2}|1|X)$")
+_DATASET_RE = re.compile(r"~?[a-z0-9][-\w]{0,63}", re.ASCII)
+_PROJECT_RE = re.compile(r"[a-z0-9][a-z0-9-]{0,63}", re.IGNORECASE)
+_VERSION_RE = re.compile(r"\d{4}-\d{2}-\d{2}|1|X", re.ASCII)
 # Reads are retried on these (Sanity's client retries 429/502/503 for reads and queries).
 SANITY_TRANSIENT = frozenset({429, 500, 502, 503, 504})
 # A mutation answered with one of these may have committed before the answer went wrong.
@@ -107,15 +107,15 @@ class SanitySettings:
         if not all(env.get(name) for name in REQUIRED_ENV):
             return None
         project, dataset = env[ENV_PROJECT], env[ENV_DATASET]
-        if not _PROJECT_RE.match(project):
+        if not _PROJECT_RE.fullmatch(project):
             raise UsageError(f"{ENV_PROJECT}={project!r} is not a Sanity project id")
-        if not _DATASET_RE.match(dataset):
+        if not _DATASET_RE.fullmatch(dataset):
             raise UsageError(
                 f"{ENV_DATASET}={dataset!r} is not a dataset name (lowercase letters, digits, "
                 "'_' and '-', at most 64 characters)"
             )
         version = (env.get(ENV_API_VERSION) or DEFAULT_API_VERSION).removeprefix("v")
-        if not _VERSION_RE.match(version):
+        if not _VERSION_RE.fullmatch(version):
             raise UsageError(f"{ENV_API_VERSION}={version!r} is not YYYY-MM-DD (or 1, X)")
         host = env.get(ENV_API_HOST) or ""
         if host and not host.startswith(("https://", "http://")):
