@@ -53,7 +53,7 @@ ALL_ENV = (*REQUIRED_ENV, ENV_API_VERSION, ENV_API_HOST)
 DEFAULT_API_VERSION = "2025-02-19"
 
 _DATASET_RE = re.compile(r"~?[a-z0-9][-\w]{0,63}", re.ASCII)
-_PROJECT_RE = re.compile(r"[a-z0-9][a-z0-9-]{0,63}", re.IGNORECASE)
+_PROJECT_RE = re.compile(r"[a-z0-9][a-z0-9-]{0,63}", re.IGNORECASE | re.ASCII)
 _VERSION_RE = re.compile(r"\d{4}-\d{2}-\d{2}|1|X", re.ASCII)
 # Reads are retried on these (Sanity's client retries 429/502/503 for reads and queries).
 SANITY_TRANSIENT = frozenset({429, 500, 502, 503, 504})
