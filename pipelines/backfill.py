@@ -65,11 +65,11 @@ from warehouse.canonical import canonical_json
 from warehouse.clock import now
 from warehouse.errors import BackfillError, FlatFileError, ReceiptsError, UsageError
 from warehouse.flatbulk import CommitContext, FlatBulk, Plan
+from warehouse.flatcheck import KEPT_SCHEMA
 from warehouse.ids import doc_id
 from warehouse.ingest import Counts
 from warehouse.runs import finish_run, latest_checkpoint, start_run
 from warehouse.store import Warehouse
-from warehouse.value_hashes import DIGEST_TYPE
 
 SOURCE = "nhtsa"
 COMMAND = "backfill"
@@ -229,7 +229,7 @@ def _judge(
 ) -> None:
     """The line-at-a-time checker's verdict on the lines the bulk check left to it."""
     texts, hashes = table["text"], table["h"]
-    kept: dict[str, list[Any]] = {k: [] for k in ("number", "key", "h", "n", "year", "plain")}
+    kept: dict[str, list[Any]] = {name: [] for name in KEPT_SCHEMA.names}
     for number in suspects:
         at = number - start
         text = texts[at].as_py()
@@ -255,18 +255,7 @@ def _judge(
         ):
             kept[name].append(value)
     if kept["number"]:
-        bulk.add_checked(
-            pa.table(
-                {
-                    "number": pa.array(kept["number"], pa.int64()),
-                    "key": pa.array(kept["key"], pa.string()),
-                    "h": pa.array(kept["h"], DIGEST_TYPE),
-                    "n": pa.array(kept["n"], pa.int32()),
-                    "year": pa.array(kept["year"], pa.int32()),
-                    "plain": pa.array(kept["plain"], pa.bool_()),
-                }
-            )
-        )
+        bulk.add_checked(pa.table(kept, schema=KEPT_SCHEMA))
 
 
 # -- pass 2: building and committing -------------------------------------------------------

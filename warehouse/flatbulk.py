@@ -102,10 +102,6 @@ class FlatSpec:
     model: str | None = None
     years: tuple[int, int] | None = None
 
-    @property
-    def counts(self) -> frozenset[int]:
-        return frozenset(shape.count for shape in self.shapes)
-
     def only(self, counts: frozenset[int]) -> FlatSpec:
         """This spec with only the layouts of ``counts`` fields: SQL made from it treats the
         rows of the others as it treats rows of no layout."""

@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from warehouse.value_hashes import DIGEST_TYPE
+
 if TYPE_CHECKING:
     from warehouse.flatbulk import FlatSpec, ShapeSpec
 
@@ -43,12 +45,12 @@ _FIELD = "[^\\t]*"
 # A field of a plain line: no control character (JSON escapes those), tabs separate fields.
 _PLAIN_FIELD = "[^\\x00-\\x1f]*"
 
-# The columns of the rows a check keeps.
+# The columns of the rows a check keeps (and of every row staged for the plan).
 KEPT_SCHEMA = pa.schema(
     [
         ("number", pa.int64()),
         ("key", pa.string()),
-        ("h", pa.binary(32)),
+        ("h", DIGEST_TYPE),
         ("n", pa.int32()),
         ("year", pa.int32()),
         ("plain", pa.bool_()),
