@@ -72,6 +72,51 @@ def ours(
     return time.perf_counter() - started, counts.as_dict()
 
 
+def _filler(listing: int, count: int) -> Iterator[Record]:
+    """Small records of another kind: the rest of a warehouse a listing shares."""
+    provenance = Provenance(source_format="synthetic")
+    for i in range(count):
+        yield Record(
+            doc_id=f"synthetic/filler/{listing}-{i}",
+            kind="filler",
+            body=b'{"i":%d,"listing":%d}' % (i, listing),
+            provenance=provenance,
+        )
+
+
+def in_a_larger_warehouse(
+    values: list[dict[str, Any]], workdir: Path, batch_size: int, repeats: int, times: int = 10
+) -> dict[str, Any]:
+    """An identical re-ingest of ``values`` in a warehouse of those records alone, then in
+    the same warehouse once it holds ``times`` as many documents (other listings' small
+    records): what a re-ingest pays for the rest of the warehouse (medians, spreads)."""
+    count = len(values)
+    alone: list[float] = []
+    larger: list[float] = []
+    with Warehouse.open(str(workdir / "larger.duckdb")) as wh:
+        ours(values, wh, batch_size)
+        for _ in range(repeats):
+            alone.append(ours(values, wh, batch_size)[0])
+        info = start_run(wh, "bench", "filler", "filler")
+        ingestor = Ingestor(wh, info.run_id, batch_size=batch_size)
+        for listing in range(times - 1):
+            ingestor.ingest(
+                "synthetic", Listing(f"synthetic:filler-{listing}", _filler(listing, count))
+            )
+        finish_run(wh, info.run_id, "ok", {}, [])
+        documents = table_sizes(wh)["documents"]
+        for _ in range(repeats):
+            seconds, counts = ours(values, wh, batch_size)
+            if counts["unchanged"] != count:
+                raise RuntimeError(f"the re-ingest in the larger warehouse counted {counts}")
+            larger.append(seconds)
+    return {
+        "documents": documents,
+        "seconds": {"alone": spread(alone), "larger": spread(larger)},
+        "ratio": round(statistics.median(larger) / statistics.median(alone), 2),
+    }
+
+
 def _cpu_noted(cpu: list[float], call: Callable[[], T]) -> T:
     """``call()``, with the CPU time it took (this process, every thread) appended to ``cpu``."""
     started = time.process_time()
@@ -151,6 +196,7 @@ def run(
             times["first"].append(first_s)
             times["identical"].append(again_s)
             times["changed"].append(changed_s)
+        larger = in_a_larger_warehouse(values, workdir, batch_size, repeats)
         peak_small = peak_rss_mb(count // 4, batch_size, workdir)
         peak_full = peak_rss_mb(count, batch_size, workdir)
     median = {name: statistics.median(values) for name, values in times.items()}
@@ -176,6 +222,9 @@ def run(
         "counts": {"first": first, "identical": again, "changed": changed_counts},
         "expected_changed": n_changed,
         "identical_rows_written": writes,
+        # An identical re-ingest in a warehouse of its records alone and in one ten times as
+        # large: what the rest of the warehouse costs it.
+        "larger_warehouse": larger,
         "peak_rss_mb": {
             f"{count // 4}_records": round(peak_small, 1),
             f"{count}_records": round(peak_full, 1),

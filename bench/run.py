@@ -103,6 +103,17 @@ def ingest_rows(result: dict[str, Any]) -> list[Row]:
                 f"{ratios['source_to_first']}× the first ingest",
             ),
         )
+    larger = result.get("larger_warehouse")  # results from before it was measured lack it
+    if larger is not None:
+        rows.append(
+            (
+                f"ingest: identical re-ingest in a warehouse of {larger['documents']:,} "
+                f"documents (vs of its {count:,} alone)",
+                _timed(larger["seconds"]["larger"]),
+                f"{larger['ratio']}× the same in a warehouse of its records alone "
+                f"({larger['seconds']['alone']['median']} s)",
+            )
+        )
     peak = result["peak_rss_mb"]
     rows.append(
         (

@@ -28,6 +28,11 @@ def test_ingest_benchmark_measures_real_work() -> None:
     assert result["seconds"]["source"]["median"] > 0
     assert result["ratios"]["source_to_first"] < 1  # producing them is part of ingesting them
     assert set(result["targets"]) >= {"identical_reingest_writes_nothing"}
+    # The same re-ingest, then in a warehouse of ten times as many documents.
+    larger = result["larger_warehouse"]
+    assert larger["documents"] == 4_000
+    assert larger["seconds"]["alone"]["runs"] == larger["seconds"]["larger"]["runs"] == 1
+    assert larger["ratio"] > 0
     for name in ("floor", "source", "first", "identical", "changed"):
         assert result["cpu_seconds"][name]["median"] > 0 and result["cores_busy"][name] > 0
 
@@ -73,3 +78,6 @@ def test_the_readme_table_is_rendered_from_a_results_file(tmp_path: Path) -> Non
     first_cpu = results["results"]["ingest"]["cpu_seconds"]["first"]["median"]
     assert f"CPU {first_cpu:.1f} s on" in table
     assert "target identical reingest writes nothing | met |" in table
+    larger = results["results"]["ingest"]["larger_warehouse"]
+    (row,) = [r for r in table.splitlines() if "in a warehouse of 2,000 documents" in r]
+    assert f"| {larger['ratio']}× the same in a warehouse of its records alone" in row

@@ -22,6 +22,7 @@ from warehouse.clock import now
 from warehouse.conflicts import retrying_conflicts
 from warehouse.errors import IntegrityError, MassRetireRefused
 from warehouse.records import Listing, Record
+from warehouse.scopes import CURRENT_IN_SCOPE
 from warehouse.sightings import record_misses
 from warehouse.store import Warehouse
 
@@ -106,6 +107,18 @@ def _first_per_doc(records: list[Record], ids: list[str]) -> tuple[list[Record],
     return list(first.values()), list(first)
 
 
+def _shared_prefix(*ids: str) -> str:
+    """The longest prefix every one of ``ids`` starts with (of a batch's, the prefix its lowest
+    and highest doc_ids share)."""
+    low, high = min(ids), max(ids)
+    size = 0
+    for a, b in zip(low, high, strict=False):
+        if a != b:
+            break
+        size += 1
+    return low[:size]
+
+
 def _key_table(rows: list[Record], ids: list[str], hashes: list[str]) -> pa.Table:
     return pa.table(
         {
@@ -166,17 +179,48 @@ def _snapshot_table(rows: list[Record], hashes: list[str], new: set[str]) -> pa.
     )
 
 
-_CLASSIFY = """
-CREATE OR REPLACE TEMP TABLE _classified AS
-WITH cur AS (
-    -- One pass over the batch's revisions. A tombstone's hash is NULL, which arg_max
-    -- skips, but the CASE below looks at the tombstone flag before it compares hashes.
-    SELECT doc_id, max(revision) AS revision, arg_max(content_hash, revision) AS content_hash,
-           arg_max(tombstone, revision) AS tombstone
-    FROM revisions
-    WHERE doc_id IN (SELECT doc_id FROM _batch)
-    GROUP BY doc_id
+# The current revision of each document of the batch. A tombstone's hash is NULL, which
+# arg_max skips, but the classification looks at the tombstone flag before it compares hashes.
+_CURRENT = """
+SELECT doc_id, max(revision) AS revision, arg_max(content_hash, revision) AS content_hash,
+       arg_max(tombstone, revision) AS tombstone
+FROM revisions
+WHERE {where}
+GROUP BY doc_id
+"""
+
+# -- What the warehouse knows of a listing's documents, read once per listing ---------------
+# Each batch is classified against the current revisions, and its sightings and corpus
+# memberships are looked up, with a scan of the table concerned: every revision, sighting and
+# membership of the warehouse, again for each batch, however few of them are the listing's.
+# An identical re-ingest of 200,000 records took 1.4 s in a warehouse of those alone and 5.5 s
+# in one of 2,000,000 documents. On a DuckDB file (one writer: nothing else changes the
+# warehouse while the listing is written), a listing of several batches instead reads once,
+# at its second batch, what the warehouse knows of the documents whose doc_id starts with the
+# prefix its first two batches share: their current revisions, their sightings and their
+# memberships of the corpus; the batches whose every doc_id has that prefix are looked up
+# there. What a batch writes never makes these tables stale for a later batch: a doc_id is
+# written once per listing (later records for it are skipped), and only by its own batch.
+_KNOWN_CURRENT = "CREATE OR REPLACE TEMP TABLE _known_current AS " + _CURRENT.format(
+    where="starts_with(doc_id, $prefix)"
 )
+_KNOWN_SIGHTINGS = """
+CREATE OR REPLACE TEMP TABLE _known_sightings AS
+SELECT doc_id, content_hash, source_url, source_commit FROM sightings
+WHERE starts_with(doc_id, $prefix)
+"""
+_KNOWN_MEMBERS = """
+CREATE OR REPLACE TEMP TABLE _known_members AS
+SELECT doc_id FROM memberships
+WHERE corpus = $corpus AND starts_with(doc_id, $prefix)
+GROUP BY doc_id
+HAVING arg_max(event, run_id) = 'joined'
+"""
+_KNOWN_TABLES = ("_known_current", "_known_sightings", "_known_members")
+
+_CLASSIFY_TEMPLATE = """
+CREATE OR REPLACE TEMP TABLE _classified AS
+WITH cur AS ({current})
 SELECT
     b.*,
     cur.revision AS current_revision,
@@ -192,6 +236,12 @@ FROM _batch b LEFT JOIN cur ON cur.doc_id = b.doc_id
 -- listing had seen so far, again for every batch.
 WHERE NOT EXISTS (SELECT 1 FROM _seen s WHERE s.doc_id = b.doc_id)
 """
+_CLASSIFY = _CLASSIFY_TEMPLATE.format(
+    current=_CURRENT.format(where="doc_id IN (SELECT doc_id FROM _batch)")
+)
+_CLASSIFY_KNOWN = _CLASSIFY_TEMPLATE.format(
+    current="SELECT * FROM _known_current WHERE doc_id IN (SELECT doc_id FROM _batch)"
+)
 
 _TO_WRITE = "SELECT doc_id, current_revision FROM _classified WHERE outcome <> 'unchanged'"
 
@@ -221,30 +271,38 @@ SELECT doc_id, coalesce(current_revision, 0) + 1, content_hash, false, NULL,
 FROM _payload
 """
 
-_INSERT_SIGHTINGS = """
+_INSERT_SIGHTINGS_FROM = """
 INSERT INTO sightings
 SELECT c.doc_id, c.content_hash, c.source_url, coalesce(c.source_commit, ''), $run, c.fetched_at
 FROM _classified c
 WHERE c.source_url IS NOT NULL AND NOT EXISTS (
-    SELECT 1 FROM sightings s
+    SELECT 1 FROM {sightings} s
     WHERE s.doc_id = c.doc_id AND s.content_hash = c.content_hash
       AND s.source_url = c.source_url AND s.source_commit = coalesce(c.source_commit, '')
 )
 """
+_INSERT_SIGHTINGS = _INSERT_SIGHTINGS_FROM.format(sightings="sightings")
+_INSERT_SIGHTINGS_KNOWN = _INSERT_SIGHTINGS_FROM.format(sightings="_known_sightings")
 
 _COUNT_OUTCOMES = "SELECT outcome, count(*) FROM _classified GROUP BY outcome"
 
-_JOIN_CORPUS = """
+_JOIN_CORPUS_IF = """
 INSERT INTO memberships
 SELECT $corpus, c.doc_id, 'joined', $run, $at
 FROM _classified c
-WHERE c.doc_id NOT IN (
+WHERE c.doc_id NOT IN ({members})
+"""
+_JOIN_CORPUS = _JOIN_CORPUS_IF.format(
+    members="""
     SELECT doc_id FROM memberships
     WHERE corpus = $corpus AND doc_id IN (SELECT doc_id FROM _classified)
     GROUP BY doc_id
     HAVING arg_max(event, run_id) = 'joined'
+    """
 )
-"""
+_JOIN_CORPUS_KNOWN = _JOIN_CORPUS_IF.format(
+    members="SELECT doc_id FROM _known_members WHERE doc_id IN (SELECT doc_id FROM _classified)"
+)
 
 _DEPARTED = """
 SELECT doc_id FROM corpus_members
@@ -252,20 +310,20 @@ WHERE corpus = $corpus AND doc_id NOT IN (SELECT doc_id FROM _run_seen)
 ORDER BY doc_id
 """
 
-_GONE = """
+_GONE = f"""
 SELECT c.doc_id, c.revision
-FROM current_revisions c
+FROM {CURRENT_IN_SCOPE} c
 WHERE c.scope = $scope AND NOT c.tombstone
   AND c.doc_id NOT IN (SELECT doc_id FROM _seen)
 ORDER BY c.doc_id
 """
 
-_KEEP_SCOPE = """
+_KEEP_SCOPE = f"""
 INSERT INTO _run_seen
-SELECT doc_id FROM current_revisions WHERE scope = $scope AND NOT tombstone
+SELECT doc_id FROM {CURRENT_IN_SCOPE} c WHERE scope = $scope AND NOT tombstone
 """
 
-_LIVE_IN_SCOPE = "SELECT count(*) FROM current_revisions WHERE scope = $scope AND NOT tombstone"
+_LIVE_IN_SCOPE = f"SELECT count(*) FROM {CURRENT_IN_SCOPE} c WHERE scope = $scope AND NOT tombstone"
 
 
 @dataclass
@@ -280,6 +338,8 @@ class Ingestor:
     corpus: str | None = None
     _batch_no: int = field(default=0, init=False)
     _run_seen_ready: bool = field(default=False, init=False)
+    # The doc_id prefix of the listing's known tables, while they are there.
+    _known: str | None = field(default=None, init=False)
     # Batches whose commit conflicted with another writer of a lake and were written again.
     conflicts_retried: int = field(default=0, init=False)
 
@@ -327,12 +387,21 @@ class Ingestor:
         self._ensure_run_seen()
         con.execute("CREATE OR REPLACE TEMP TABLE _seen (doc_id VARCHAR)")
         records = iter(listing.records)
-        with self.warehouse.bulk_writes():
-            while batch := list(islice(records, self.batch_size)):
-                total.add(self._commit_batch(source, listing.scope, batch))
-                del batch  # before the next batch is read: one batch's records at a time
-            if total.records == 0:  # an empty listing still records its run's progress
-                total.add(self._commit_batch(source, listing.scope, []))
+        first_ids: tuple[str, str] | None = None  # the lowest and highest of the first batch
+        try:
+            with self.warehouse.bulk_writes():
+                while batch := list(islice(records, self.batch_size)):
+                    ids = [r.doc_id for r in batch]
+                    if first_ids is None:
+                        first_ids = (min(ids), max(ids))
+                    elif self._known is None and not self.warehouse.is_lake:
+                        self._read_known(_shared_prefix(*first_ids, *ids))
+                    total.add(self._commit_batch(source, listing.scope, batch, ids))
+                    del batch, ids  # before the next batch is read: one batch at a time
+                if total.records == 0:  # an empty listing still records its run's progress
+                    total.add(self._commit_batch(source, listing.scope, [], []))
+        finally:
+            self._forget_known()
         if listing.complete:
             total.add(self._retire_missing(source, listing.scope))
         else:  # what an incomplete listing lacks is not gone, but it is recorded as unseen
@@ -342,12 +411,33 @@ class Ingestor:
             con.execute(_KEEP_SCOPE, {"scope": listing.scope})
         return total
 
-    def _commit_batch(self, source: str, scope: str, records: list[Record]) -> Counts:
-        rows, ids = _first_per_doc(records, [r.doc_id for r in records])
+    def _read_known(self, prefix: str) -> None:
+        """Read what the warehouse knows of the listing's documents whose doc_id starts with
+        ``prefix`` (see :data:`_KNOWN_CURRENT`)."""
+        con = self.warehouse._con
+        con.execute(_KNOWN_CURRENT, {"prefix": prefix})
+        con.execute(_KNOWN_SIGHTINGS, {"prefix": prefix})
+        if self.corpus is not None:
+            con.execute(_KNOWN_MEMBERS, {"prefix": prefix, "corpus": self.corpus})
+        self._known = prefix
+
+    def _forget_known(self) -> None:
+        if self._known is not None:
+            for table in _KNOWN_TABLES:
+                self.warehouse._con.execute(f"DROP TABLE IF EXISTS {table}")
+        self._known = None
+
+    def _commit_batch(
+        self, source: str, scope: str, records: list[Record], ids: list[str]
+    ) -> Counts:
+        """Commit a batch of ``records`` (``ids``: their doc_ids)."""
+        rows, ids = _first_per_doc(records, ids)
         hashes = [hashlib.sha256(r.body).hexdigest() for r in rows]
         checkpoint = next((r.checkpoint for r in reversed(records) if r.checkpoint), None)
         keys = _key_table(rows, ids, hashes)
-        return self._commit(source, scope, keys, rows, hashes, len(records), checkpoint)
+        prefix = self._known
+        known = prefix is not None and all(i.startswith(prefix) for i in ids)
+        return self._commit(source, scope, keys, rows, hashes, len(records), checkpoint, known)
 
     def _commit(
         self,
@@ -358,9 +448,12 @@ class Ingestor:
         hashes: list[str],
         records: int,
         checkpoint: str | None,
+        known: bool = False,
     ) -> Counts:
         """Classify a batch's key table and write what is new, changed or restored; ``rows``
         holds (at least) the records of those, with their bytes, and ``hashes`` their hashes.
+        ``known``: the batch is looked up in the listing's known tables (:meth:`_read_known`),
+        not in the warehouse's.
 
         A commit that conflicts with another writer of a lake is retried, the whole batch
         (classified again against what the other writer committed), at most
@@ -368,7 +461,7 @@ class Ingestor:
         :attr:`conflicts_retried`."""
 
         def attempt() -> Counts:
-            return self._commit_once(source, scope, keys, rows, hashes, records, checkpoint)
+            return self._commit_once(source, scope, keys, rows, hashes, records, checkpoint, known)
 
         def retried() -> None:
             self.conflicts_retried += 1
@@ -387,6 +480,7 @@ class Ingestor:
         hashes: list[str],
         records: int,
         checkpoint: str | None,
+        known: bool,
     ) -> Counts:
         con = self.warehouse._con
         counts = Counts(records=records)
@@ -394,17 +488,19 @@ class Ingestor:
         con.register("_batch", keys)
         try:
             with self.warehouse._transaction():
-                con.execute(_CLASSIFY)
+                con.execute(_CLASSIFY_KNOWN if known else _CLASSIFY)
                 for outcome, n in con.execute(_COUNT_OUTCOMES).fetchall():
                     setattr(counts, outcome, int(n))
                 if counts.new or counts.changed or counts.restored:
                     self._write(rows, hashes, params)
-                con.execute(_INSERT_SIGHTINGS, {"run": self.run_id})
+                con.execute(
+                    _INSERT_SIGHTINGS_KNOWN if known else _INSERT_SIGHTINGS, {"run": self.run_id}
+                )
                 con.execute("INSERT INTO _seen SELECT doc_id FROM _classified")
                 con.execute("INSERT INTO _run_seen SELECT doc_id FROM _classified")
                 if self.corpus is not None:
                     con.execute(
-                        _JOIN_CORPUS,
+                        _JOIN_CORPUS_KNOWN if known else _JOIN_CORPUS,
                         {"corpus": self.corpus, "run": self.run_id, "at": params["at"]},
                     )
                 self._record_progress(source, scope, counts, checkpoint)

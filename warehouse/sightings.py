@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from warehouse.clock import now
+from warehouse.scopes import CURRENT_IN_SCOPE
 from warehouse.snapshots import checked_body
 from warehouse.store import Warehouse
 
@@ -61,10 +62,10 @@ def body_seen_at(warehouse: Warehouse, doc_id: str, url: str, commit: str | None
 
 
 # -- documents a listing missed ------------------------------------------------------------
-_RECORD_MISSES = """
+_RECORD_MISSES = f"""
 INSERT INTO listing_misses
 SELECT $run, $scope, c.doc_id, c.revision, $at
-FROM current_revisions c
+FROM {CURRENT_IN_SCOPE} c
 WHERE c.scope = $scope AND NOT c.tombstone
   AND c.doc_id NOT IN (SELECT doc_id FROM _seen)
   AND NOT EXISTS (
