@@ -139,9 +139,7 @@ def test_a_listing_of_one_batch_reads_nothing_more(
     assert calls == []
 
 
-def test_the_known_tables_are_dropped_when_a_batch_fails(
-    wh: Warehouse, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_known_tables_are_dropped_when_the_source_fails(wh: Warehouse) -> None:
     def failing() -> Iterator[Record]:
         yield from [rec("item", str(i), i) for i in range(5)]
         raise RuntimeError("the source broke")

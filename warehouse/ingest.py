@@ -271,7 +271,7 @@ SELECT doc_id, coalesce(current_revision, 0) + 1, content_hash, false, NULL,
 FROM _payload
 """
 
-_INSERT_SIGHTINGS_FROM = """
+_INSERT_SIGHTINGS_TEMPLATE = """
 INSERT INTO sightings
 SELECT c.doc_id, c.content_hash, c.source_url, coalesce(c.source_commit, ''), $run, c.fetched_at
 FROM _classified c
@@ -281,18 +281,18 @@ WHERE c.source_url IS NOT NULL AND NOT EXISTS (
       AND s.source_url = c.source_url AND s.source_commit = coalesce(c.source_commit, '')
 )
 """
-_INSERT_SIGHTINGS = _INSERT_SIGHTINGS_FROM.format(sightings="sightings")
-_INSERT_SIGHTINGS_KNOWN = _INSERT_SIGHTINGS_FROM.format(sightings="_known_sightings")
+_INSERT_SIGHTINGS = _INSERT_SIGHTINGS_TEMPLATE.format(sightings="sightings")
+_INSERT_SIGHTINGS_KNOWN = _INSERT_SIGHTINGS_TEMPLATE.format(sightings="_known_sightings")
 
 _COUNT_OUTCOMES = "SELECT outcome, count(*) FROM _classified GROUP BY outcome"
 
-_JOIN_CORPUS_IF = """
+_JOIN_CORPUS_TEMPLATE = """
 INSERT INTO memberships
 SELECT $corpus, c.doc_id, 'joined', $run, $at
 FROM _classified c
 WHERE c.doc_id NOT IN ({members})
 """
-_JOIN_CORPUS = _JOIN_CORPUS_IF.format(
+_JOIN_CORPUS = _JOIN_CORPUS_TEMPLATE.format(
     members="""
     SELECT doc_id FROM memberships
     WHERE corpus = $corpus AND doc_id IN (SELECT doc_id FROM _classified)
@@ -300,7 +300,7 @@ _JOIN_CORPUS = _JOIN_CORPUS_IF.format(
     HAVING arg_max(event, run_id) = 'joined'
     """
 )
-_JOIN_CORPUS_KNOWN = _JOIN_CORPUS_IF.format(
+_JOIN_CORPUS_KNOWN = _JOIN_CORPUS_TEMPLATE.format(
     members="SELECT doc_id FROM _known_members WHERE doc_id IN (SELECT doc_id FROM _classified)"
 )
 
@@ -381,7 +381,11 @@ class Ingestor:
         return departed
 
     def ingest(self, source: str, listing: Listing) -> Counts:
-        """Ingest one listing; tombstone what a complete listing no longer contains."""
+        """Ingest one listing; tombstone what a complete listing no longer contains.
+
+        On a DuckDB file, the batches of a listing of several are looked up in what the
+        warehouse knows of the listing's documents, read once at its second batch (see
+        :data:`_KNOWN_CURRENT`)."""
         con = self.warehouse._con
         total = Counts()
         self._ensure_run_seen()
