@@ -130,6 +130,22 @@ def test_a_listing_of_several_batches_reads_what_is_known_of_its_prefix_once(
     assert known_tables(wh) == []  # dropped when the listing ends
 
 
+def test_bytes_stored_by_a_batch_outside_the_prefix_are_not_stored_again(
+    wh: Warehouse,
+) -> None:
+    # The third batch (outside the prefix of the first two) stores new bytes; the fourth, in
+    # the prefix, holds the same bytes for another document: they are stored once.
+    items = [rec("item", str(i), 0) for i in range(4)]
+    listing = [*items, rec("other", "x", {"new": 1}), rec("other", "y", 0)]
+    listing += [rec("item", "z", {"new": 1})]
+    counts = ingest(wh, listing, scope="s", complete=False)
+    assert counts.new == 7
+    stored = wh._con.execute(
+        "SELECT count(*), count(DISTINCT content_hash) FROM snapshots"
+    ).fetchall()[0]
+    assert stored == (2, 2)
+
+
 def test_a_listing_of_one_batch_reads_nothing_more(
     wh: Warehouse, monkeypatch: pytest.MonkeyPatch
 ) -> None:

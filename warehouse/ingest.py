@@ -216,7 +216,7 @@ WHERE corpus = $corpus AND starts_with(doc_id, $prefix)
 GROUP BY doc_id
 HAVING arg_max(event, run_id) = 'joined'
 """
-_KNOWN_TABLES = ("_known_current", "_known_sightings", "_known_members")
+_KNOWN_TABLES = ("_known_current", "_known_sightings", "_known_members", "_known_stored")
 
 _CLASSIFY_TEMPLATE = """
 CREATE OR REPLACE TEMP TABLE _classified AS
@@ -250,6 +250,31 @@ SELECT DISTINCT c.content_hash FROM _classified c
 WHERE c.outcome <> 'unchanged'
   AND NOT EXISTS (SELECT 1 FROM snapshots s WHERE s.content_hash = c.content_hash)
 """
+
+# With the known tables, which bytes are stored already is answered from a 64-bit digest of
+# every stored hash (read with them, then added to by each batch that stores bytes), not by a
+# scan of every stored hash for each batch: a written hash whose digest is not there is new;
+# only the others (bytes stored already, or a digest collision) are looked up in
+# ``snapshots``.
+_KNOWN_STORED = """
+CREATE OR REPLACE TEMP TABLE _known_stored AS SELECT hash(content_hash) AS digest FROM snapshots
+"""
+# (The batch's digests are matched first, so that no statement builds a hash table of every
+# stored digest.)
+_WRITTEN_HASHES = """
+WITH written AS (
+    SELECT DISTINCT content_hash, hash(content_hash) AS digest FROM _classified
+    WHERE outcome <> 'unchanged'
+)
+SELECT w.content_hash, w.digest IN (
+    SELECT digest FROM _known_stored WHERE digest IN (SELECT digest FROM written)
+)
+FROM written w
+"""
+_STORED_AMONG = """
+SELECT DISTINCT content_hash FROM snapshots WHERE content_hash IN (SELECT * FROM _maybe_stored)
+"""
+_KEEP_STORED = "INSERT INTO _known_stored SELECT hash(content_hash) FROM _snapshots"
 
 _INSERT_DOCUMENTS = """
 INSERT INTO documents
@@ -421,6 +446,7 @@ class Ingestor:
         con = self.warehouse._con
         con.execute(_KNOWN_CURRENT, {"prefix": prefix})
         con.execute(_KNOWN_SIGHTINGS, {"prefix": prefix})
+        con.execute(_KNOWN_STORED)
         if self.corpus is not None:
             con.execute(_KNOWN_MEMBERS, {"prefix": prefix, "corpus": self.corpus})
         self._known = prefix
@@ -496,7 +522,7 @@ class Ingestor:
                 for outcome, n in con.execute(_COUNT_OUTCOMES).fetchall():
                     setattr(counts, outcome, int(n))
                 if counts.new or counts.changed or counts.restored:
-                    self._write(rows, hashes, params)
+                    self._write(rows, hashes, params, known)
                 con.execute(
                     _INSERT_SIGHTINGS_KNOWN if known else _INSERT_SIGHTINGS, {"run": self.run_id}
                 )
@@ -512,9 +538,12 @@ class Ingestor:
             con.unregister("_batch")
         return counts
 
-    def _write(self, rows: list[Record], hashes: list[str], params: dict[str, Any]) -> None:
+    def _write(
+        self, rows: list[Record], hashes: list[str], params: dict[str, Any], known: bool
+    ) -> None:
         """The documents, snapshots and revisions of a classified batch's new, changed and
-        restored records (inside the batch's transaction)."""
+        restored records (inside the batch's transaction); ``known``: with the listing's
+        known tables."""
         con = self.warehouse._con
         to_write = dict(con.execute(_TO_WRITE).fetchall())
         if len(to_write) == len(rows):
@@ -530,7 +559,7 @@ class Ingestor:
                 )
             payload = [r for r, _ in kept]
             digests = [h for _, h in kept]
-        new = {h for (h,) in con.execute(_NEW_SNAPSHOTS).fetchall()}
+        new = self._new_hashes(known)
         current = [to_write[r.doc_id] for r in payload]
         con.register("_payload", _payload_table(payload, digests, current))
         try:
@@ -540,11 +569,29 @@ class Ingestor:
                 con.register("_snapshots", _snapshot_table(payload, digests, new))
                 try:
                     con.execute(_INSERT_SNAPSHOTS, {"run": self.run_id})
+                    if self._known is not None:  # any batch's, in the prefix or not
+                        con.execute(_KEEP_STORED)
                 finally:
                     con.unregister("_snapshots")
             con.execute(_INSERT_REVISIONS, params)
         finally:
             con.unregister("_payload")
+
+    def _new_hashes(self, known: bool) -> set[str]:
+        """The hashes the classified batch writes whose bytes no snapshot holds yet."""
+        con = self.warehouse._con
+        if not known:
+            return {h for (h,) in con.execute(_NEW_SNAPSHOTS).fetchall()}
+        written = con.execute(_WRITTEN_HASHES).fetchall()
+        maybe = [h for h, maybe_stored in written if maybe_stored]
+        if not maybe:
+            return {h for h, _ in written}
+        con.register("_maybe_stored", pa.table({"content_hash": pa.array(maybe, pa.string())}))
+        try:
+            stored = {h for (h,) in con.execute(_STORED_AMONG).fetchall()}
+        finally:
+            con.unregister("_maybe_stored")
+        return {h for h, _ in written if h not in stored}
 
     def _retire_missing(self, source: str, scope: str) -> Counts:
         con = self.warehouse._con
