@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pipelines.manifest import load_manifest, parse_manifest
-from sources.github.source import GithubEntry, path_problem
+from sources.github.source import GithubEntry, commit_problem, path_problem
 from tests.conftest import REPO, cli, write_manifest
 from warehouse.errors import ManifestError
 
@@ -199,3 +199,9 @@ def test_github_commands_have_help_and_appear_in_the_readme(command: list[str]) 
     assert f"`receipts {command[0]} " in readme
     if command == ["verify"]:
         assert "--upstream [MANIFEST]" in result.stdout and "--upstream [MANIFEST]" in readme
+
+
+def test_a_commit_with_a_line_end_is_no_pinned_commit() -> None:
+    sha = "0123456789abcdef0123456789abcdef01234567"
+    assert commit_problem(sha) is None
+    assert commit_problem(sha + "\n") is not None  # ``$`` would have matched before it

@@ -29,7 +29,7 @@ def test_doc_ids_are_paths_of_their_upstream_identity() -> None:
     )
 
 
-@pytest.mark.parametrize("bad", ["", " x", "a b", "/abs", "trailing/", "a//b"])
+@pytest.mark.parametrize("bad", ["", " x", "a b", "/abs", "trailing/", "a//b", "11561420\n"])
 def test_doc_id_refuses_malformed_parts(bad: str) -> None:
     with pytest.raises(IdentityError):
         doc_id("forem", "comment", bad)
@@ -59,6 +59,7 @@ def test_unsafe_keys_get_a_readable_prefix_and_a_hash_suffix() -> None:
         ("_system", False),
         ("a b", False),
         ("x" * 65, False),
+        ("hyphaeAtlas\n", False),
     ],
 )
 def test_namespace_rules(namespace: str, ok: bool) -> None:
@@ -96,3 +97,12 @@ def test_in_namespace_is_exact_about_the_dot() -> None:
     assert not in_namespace("nsX.a", "ns")
     assert not in_namespace("drafts.ns.a", "ns")
     assert not in_namespace("ns", "ns")
+
+
+def test_a_line_end_is_no_part_of_a_clean_key_or_a_valid_id() -> None:
+    # A pattern ending in ``$`` also matches before a final line end: the rules end in \Z.
+    made = sanity_id("hyphaeAtlas", "comment", "3ee98\n")
+    assert made != "hyphaeAtlas.comment.3ee98\n" and "\n" not in made
+    assert made.startswith("hyphaeAtlas.comment.3ee98-")
+    assert not is_valid_sanity_id("hyphaeAtlas.comment.3ee98\n")
+    assert not in_namespace("hyphaeAtlas.comment.3ee98\n", "hyphaeAtlas")

@@ -22,14 +22,14 @@ NAMESPACE_MAX = 64
 HASH_SUFFIX_HEX = 16
 
 _SEGMENT = r"[A-Za-z0-9_][A-Za-z0-9_-]*"
-NAMESPACE_RE = re.compile(rf"^{_SEGMENT}(?:\.{_SEGMENT})*$")
-KIND_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
-_SAFE_KEY_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]*$")
-_HASHED_SHAPE_RE = re.compile(rf"-[0-9a-f]{{{HASH_SUFFIX_HEX}}}$")
+NAMESPACE_RE = re.compile(rf"^{_SEGMENT}(?:\.{_SEGMENT})*\Z")
+KIND_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*\Z")
+_SAFE_KEY_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]*\Z")
+_HASHED_SHAPE_RE = re.compile(rf"-[0-9a-f]{{{HASH_SUFFIX_HEX}}}\Z")
 _UNSAFE_CHAR_RE = re.compile(r"[^A-Za-z0-9_-]+")
-_SANITY_ID_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
+_SANITY_ID_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}\Z")
 RESERVED_FIRST_SEGMENTS = frozenset({"drafts", "versions"})
-_DOC_ID_PART_RE = re.compile(r"^[^\s/][^\s]*$")
+_DOC_ID_PART_RE = re.compile(r"^[^\s/][^\s]*\Z")
 
 
 def doc_id(source: str, kind: str, *key: str) -> str:

@@ -33,7 +33,7 @@ class Receipt:
 
 
 # The shape of the transaction ids our pushes send (pipelines.publish.push.transaction_id).
-TRANSACTION_ID_RE = re.compile(r"^rcpt-([1-9][0-9]*)-([1-9][0-9]*)-[0-9a-f]{16}$")
+TRANSACTION_ID_RE = re.compile(r"^rcpt-([1-9][0-9]*)-([1-9][0-9]*)-[0-9a-f]{16}\Z")
 APPLIED_STATUSES = ("committed", "reconciled")
 
 

@@ -31,7 +31,7 @@ _TEXT_MEDIA = (
     "application/javascript",
     "application/x-ndjson",
 )
-_PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
 @dataclass(frozen=True)

@@ -49,7 +49,7 @@ from warehouse.ids import sanity_id
 from warehouse.store import Warehouse
 
 KEY_HEX = 12
-_FIELD_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+_FIELD_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*\Z")
 RESERVED_FIELDS = frozenset({"provenance"})
 _SHOWN_FAILURES = 5
 

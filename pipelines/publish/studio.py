@@ -31,7 +31,7 @@ _DATETIME = re.compile(
     r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?", re.ASCII
 )
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII)
-_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
 TEXT_LENGTH = 200
 PROVENANCE = "provenance"
 GROUP = "provenance"

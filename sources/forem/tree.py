@@ -53,7 +53,7 @@ TREE_KEYS: tuple[str, ...] = ("article_id", "parent_id_code", "depth")
 
 # An id_code is the numeric comment id written in base 26 (Ruby ``to_s(26)``: digits then
 # ``a``-``p``); any lowercase letter is accepted in case an instance encodes differently.
-ID_CODE_RE = re.compile(r"^[0-9a-z]{1,32}$")
+ID_CODE_RE = re.compile(r"^[0-9a-z]{1,32}\Z")
 
 DELETED_BODY = "<p>[deleted]</p>"
 HIDDEN_BODY = "<p>[hidden by post author]</p>"

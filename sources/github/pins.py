@@ -27,7 +27,7 @@ from sources.github.source import API, GithubClients, GithubEntry
 from sources.http import HttpClient
 from warehouse.errors import ManifestNotPinnable, PinError
 
-_SHA = re.compile(r"^[0-9a-f]{40}$")
+_SHA = re.compile(r"^[0-9a-f]{40}\Z")
 SHA_MEDIA_TYPE = "application/vnd.github.sha"
 
 

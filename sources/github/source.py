@@ -88,10 +88,10 @@ FORMATS: dict[str, tuple[str, bool]] = {
     "binary": ("application/octet-stream", False),
 }
 
-_SHA1_HEX = re.compile(r"^[0-9a-fA-F]{40}$")
-_SHORT_HEX = re.compile(r"^[0-9a-fA-F]{4,39}$")
-_SHA256_HEX = re.compile(r"^[0-9a-f]{64}$")
-_REPO = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$")
+_SHA1_HEX = re.compile(r"^[0-9a-fA-F]{40}\Z")
+_SHORT_HEX = re.compile(r"^[0-9a-fA-F]{4,39}\Z")
+_SHA256_HEX = re.compile(r"^[0-9a-f]{64}\Z")
+_REPO = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}\Z")
 _LFS_POINTER = b"version https://git-lfs.github.com/spec/v1"
 
 

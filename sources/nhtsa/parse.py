@@ -87,8 +87,8 @@ def is_empty_result(data: Any) -> bool:
 
 
 # -- dates ---------------------------------------------------------------------------------
-_SLASH_DATE = re.compile(r"^([0-9]{1,2})/([0-9]{1,2})/([0-9]{4})$")
-_ISO_DATE = re.compile(r"^([0-9]{4})-([0-9]{2})-([0-9]{2})(?:[T ].*)?$")
+_SLASH_DATE = re.compile(r"^([0-9]{1,2})/([0-9]{1,2})/([0-9]{4})\Z")
+_ISO_DATE = re.compile(r"^([0-9]{4})-([0-9]{2})-([0-9]{2})(?:[T ].*)?\Z")
 
 
 def _iso(year: int, month: int, day: int, raw: str, what: str) -> str:
@@ -184,9 +184,9 @@ _KEY_FIELDS: dict[str, tuple[str, ...]] = {
     "communications": ("nhtsaIdNumber", "nhtsaID", "ID"),
 }
 _NUMERIC_KINDS = frozenset({"complaints", "communications"})
-_CAMPAIGN = re.compile(r"^[0-9]{2}[A-Z][0-9]{6}$")
-_ACTION = re.compile(r"^([A-Z]{2})-?([0-9]{2})-?([0-9]{3})$")
-_SAFE_KEY = re.compile(r"^[A-Za-z0-9-]{1,40}$")
+_CAMPAIGN = re.compile(r"^[0-9]{2}[A-Z][0-9]{6}\Z")
+_ACTION = re.compile(r"^([A-Z]{2})-?([0-9]{2})-?([0-9]{3})\Z")
+_SAFE_KEY = re.compile(r"^[A-Za-z0-9-]{1,40}\Z")
 
 
 # Identities a bulk reader may take as they stand: a value that fully matches the pattern
