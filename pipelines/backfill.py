@@ -73,10 +73,12 @@ from warehouse.store import Warehouse
 
 SOURCE = "nhtsa"
 COMMAND = "backfill"
-# DuckDB's buffers for the scratch database, the statements and what is committed but not
-# yet in the file; beyond this it spills to disk (a lower limit costs speed: 160MB made two
-# million rows ~20% slower; 256MB and 320MB gained nothing once batches filled row groups).
-DEFAULT_MEMORY_LIMIT = "192MB"
+# DuckDB's buffers for the scratch database, the plan's statements and what is committed but
+# not yet in the file; beyond this it spills to disk. The build statements run in a database
+# of their own (warehouse.build_engine), with a limit of their own. Two million rows: 128MB
+# here kept the peak RSS at 540-550 MB; 160MB and 192MB ran within the noise of it (67-74 s
+# against 69-78 s) with peaks of 572-606 MB.
+DEFAULT_MEMORY_LIMIT = "128MB"
 DEFAULT_BATCH_SIZE = ROW_GROUP_SIZE  # documents per transaction: a row group of each table
 # The file is handed to DuckDB this many bytes at a time: enough lines per statement for
 # its threads to share, few enough to keep memory flat.

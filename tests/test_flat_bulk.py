@@ -27,6 +27,8 @@ from sources.nhtsa.flatfile import (
 from sources.nhtsa.parse import PLAIN_KEYS, record_key
 from tests.conftest import cli
 from tests.fakes.nhtsa import cmpl_row, write_zip
+from warehouse.build_engine import DEFAULT_MEMORY_LIMIT as DEFAULT_BUILD_MEMORY_LIMIT
+from warehouse.build_engine import BuildEngine
 from warehouse.errors import NhtsaParseError
 from warehouse.flatbulk import Checked, FlatBulk, FlatSpec, _split_built
 from warehouse.flatcheck import fields_pattern
@@ -229,6 +231,35 @@ def test_documents_are_built_only_when_their_lines_or_their_stored_bytes_changed
         ingest_records(wh, run, "nhtsa", "api:complaints", [other])
     third = _backfill(warehouse, path)
     assert third["built"] == 1 and third["documents"]["changed"] == 1  # type: ignore[index]
+
+
+def test_a_backfill_builds_in_a_database_of_its_own_and_closes_it(
+    tmp_path: Path, warehouse_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The build statements run in the build engine (not on the warehouse's connection),
+    whose spill directory is gone when the backfill ends."""
+    built: list[str] = []
+    engines: list[BuildEngine] = []
+    run, init = BuildEngine.run, BuildEngine.__init__
+
+    def recording_init(self: BuildEngine, memory_limit: str, spill_parent: Path | None) -> None:
+        init(self, memory_limit, tmp_path / "spill")
+        engines.append(self)
+
+    def recording_run(self: BuildEngine, sql: str, table: pa.Table, name: str) -> pa.Table:
+        out = run(self, sql, table, name)
+        built.extend(out.column("doc_id").to_pylist())
+        return out
+
+    (tmp_path / "spill").mkdir()
+    monkeypatch.setattr(BuildEngine, "__init__", recording_init)
+    monkeypatch.setattr(BuildEngine, "run", recording_run)
+    rows = [cmpl_row(11999500 + i, i + 1) for i in range(3)]
+    result = _backfill(warehouse_path, write_zip(tmp_path / "A.zip", "FLAT_CMPL.txt", rows))
+    assert result["built"] == 3
+    assert sorted(built) == [f"nhtsa/complaint/{11999500 + i}" for i in range(3)]
+    assert len(engines) == 1 and engines[0].memory_limit == DEFAULT_BUILD_MEMORY_LIMIT
+    assert list((tmp_path / "spill").iterdir()) == []  # made at the first build, then removed
 
 
 def test_a_warehouse_without_fingerprints_builds_once_and_writes_no_revision(

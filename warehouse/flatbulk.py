@@ -25,8 +25,10 @@ core:
    (new, changed, unchanged, restored); the range's end is the checkpoint a resumed run
    starts after. A range whose documents the plan found unchanged and already sighted at
    this file (every range, when the same file is backfilled again) writes only that. A
-   commit may run in another thread while the next block is built: the build uses a
-   connection of its own (:meth:`FlatBulk.take_built` hands a range's documents over). On
+   commit may run in another thread while the next block is built: the build reads the
+   plan's lines on a connection of its own and runs its statement in a database of its
+   own (:mod:`warehouse.build_engine`; :meth:`FlatBulk.take_built` hands a range's
+   documents over). On
    a DuckDB file the backfill is the only writer from start to end, so the warehouse's
    state read by the plan still holds and no batch scans the growing tables; on a lake
    each batch is classified inside its transaction, and a document the plan left unbuilt
@@ -54,6 +56,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from duckdb import DuckDBPyConnection
 
+from warehouse.build_engine import DEFAULT_MEMORY_LIMIT as DEFAULT_BUILD_MEMORY_LIMIT
+from warehouse.build_engine import BuildEngine
 from warehouse.clock import now
 from warehouse.conflicts import retrying_conflicts
 from warehouse.errors import WarehouseError
@@ -666,15 +670,25 @@ class CommitContext:
 class FlatBulk:
     """One backfill's scratch database and its bulk work; see the module docstring."""
 
-    def __init__(self, warehouse: Warehouse, spec: FlatSpec, scratch: Path | None = None) -> None:
+    def __init__(
+        self,
+        warehouse: Warehouse,
+        spec: FlatSpec,
+        scratch: Path | None = None,
+        build_memory_limit: str = DEFAULT_BUILD_MEMORY_LIMIT,
+    ) -> None:
         """``scratch``: a directory for the scratch database's file; without one it is kept
-        in memory."""
+        in memory. ``build_memory_limit``: DuckDB's limit for the build statements' own
+        database (:mod:`warehouse.build_engine`), which spills to ``scratch`` (or the
+        system's temporary directory) beyond it."""
         self.warehouse = warehouse
         self.spec = spec
         self._con = warehouse._con
-        # Pass 2 builds on a connection of its own, so that a batch can commit on the
-        # warehouse's connection while the next block is built (see :meth:`commit`).
+        # Pass 2 reads the plan's lines on a connection of its own, so that a batch can
+        # commit on the warehouse's connection while the next block is built (see
+        # :meth:`commit`), and builds in a database of its own.
         self._build_con = self._con.cursor()
+        self._engine = BuildEngine(build_memory_limit, scratch)
         location = ":memory:" if scratch is None else str(scratch / "backfill.duckdb")
         # Build statements for the layouts a block holds: planning one costs several ms per
         # block, much of it per layout (the row JSON of each).
@@ -692,6 +706,7 @@ class FlatBulk:
                       "_flat_fresh", "_flat_found"):  # fmt: skip
             self._con.execute(f"DROP TABLE IF EXISTS {table}")
         self._build_con.close()
+        self._engine.close()
         self._con.execute(f"DETACH {SCRATCH}")
 
     @contextmanager
@@ -785,8 +800,7 @@ class FlatBulk:
                 lines = lines.filter(plain)
             if len(lines):
                 counts = frozenset(pc.unique(lines["n"]).to_pylist())
-                with self._registered(lines, "_flat_lines", self._build_con):
-                    built = self._build_con.sql(self._build_sql_for(counts)).to_arrow_table()
+                built = self._engine.run(self._build_sql_for(counts), lines, "_flat_lines")
                 self._built.append(hashed(built))
         return list(leftover.items())
 

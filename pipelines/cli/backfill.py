@@ -24,6 +24,7 @@ from pipelines.progress import backfill_reporter_for
 from sources.http import HttpFactory, host_of
 from sources.nhtsa.flatfile import LAYOUTS, VehicleFilter
 from sources.nhtsa.source import STATIC
+from warehouse.build_engine import DEFAULT_MEMORY_LIMIT as DEFAULT_BUILD_MEMORY_LIMIT
 from warehouse.store import Warehouse
 
 DEFAULT_MAX_DOWNLOAD = 4 * 1024**3
@@ -141,7 +142,9 @@ def backfill() -> None:
     default=DEFAULT_MEMORY_LIMIT,
     show_default=True,
     help="DuckDB memory limit for the warehouse and the staging area; beyond it they spill. "
-    "A larger limit evicts less and runs faster, and the process holds more memory.",
+    "A larger limit evicts less and runs faster, and the process holds more memory. (Each "
+    "block's documents are built in a DuckDB database of their own, limited to "
+    f"{DEFAULT_BUILD_MEMORY_LIMIT}; it holds one block's lines.)",
 )
 @click.option(
     "--scratch-dir",
