@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import duckdb
 import pyarrow as pa
 import pytest
 
-from warehouse.build_engine import BuildEngine
+from warehouse.build_engine import BuildEngine, remove_abandoned
 
 
 def test_a_statement_reads_the_table_it_is_given_under_its_name(tmp_path: Path) -> None:
@@ -57,3 +60,59 @@ def test_its_spill_directory_is_made_at_its_first_statement_and_removed_at_close
     engine.close()
     assert list(tmp_path.iterdir()) == []
     engine.close()  # closing twice is harmless
+
+
+def _spill_of(engine: BuildEngine) -> Path:
+    one = pa.table({"x": [1]})
+    out = engine.run("SELECT current_setting('temp_directory') AS d FROM _t", one, "_t")
+    return Path(out.column("d")[0].as_py())
+
+
+_KILLED_OWNER = """
+import os, signal, sys
+from pathlib import Path
+import pyarrow as pa
+from warehouse.build_engine import BuildEngine, remove_abandoned
+engine = BuildEngine("64MB", Path(sys.argv[1]))
+engine.run("SELECT 1 AS x FROM _t", pa.table({"x": [1]}), "_t")
+print(flush=True)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_a_spill_directory_left_by_a_killed_owner_goes_with_the_next_engine(
+    tmp_path: Path,
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _KILLED_OWNER, str(tmp_path)],
+        cwd=Path(__file__).resolve().parents[1],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    (left,) = tmp_path.iterdir()
+    assert left.name.startswith("receipts-build-")
+
+    engine = BuildEngine("64MB", tmp_path)
+    try:
+        mine = _spill_of(engine)
+        assert list(tmp_path.iterdir()) == [mine]
+    finally:
+        engine.close()
+
+
+def test_a_live_engine_s_directory_and_one_not_yet_owned_are_left_alone(tmp_path: Path) -> None:
+    unowned = tmp_path / "receipts-build-starting"
+    unowned.mkdir()
+    first, second = BuildEngine("64MB", tmp_path), BuildEngine("64MB", tmp_path)
+    try:
+        theirs = _spill_of(first)
+        mine = _spill_of(second)
+        assert sorted(tmp_path.iterdir()) == sorted([unowned, theirs, mine])
+        assert remove_abandoned(tmp_path) == []
+        second.close()
+        first.close()
+        assert list(tmp_path.iterdir()) == [unowned]
+    finally:
+        first.close()
+        second.close()

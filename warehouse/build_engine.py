@@ -11,11 +11,16 @@ database of their own, whose buffers hold one block's lines and nothing else.
 
 Its memory follows the block (a few MB of lines, plus the lines of documents still open);
 its limit is a backstop, beyond which it spills to a directory of its own (two databases
-must not share one: their spill files would have the same names).
+must not share one: their spill files would have the same names). Its owner holds a
+``flock`` on ``.owner`` inside it while the database is open; the kernel drops it when the
+owner dies, even by SIGKILL. A directory left by a killed backfill is removed by the next
+engine opened beside it: one whose ``.owner`` lock it can take.
 """
 
 from __future__ import annotations
 
+import fcntl
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -26,6 +31,7 @@ import pyarrow as pa
 from warehouse.slices import in_slices
 
 _SPILL_PREFIX = "receipts-build-"
+_OWNER = ".owner"
 DEFAULT_MEMORY_LIMIT = "256MB"
 
 
@@ -41,10 +47,13 @@ class BuildEngine:
         self.spill_parent = spill_parent
         self._con: duckdb.DuckDBPyConnection | None = None
         self._spill: Path | None = None
+        self._owner: int | None = None
 
     def _connection(self) -> duckdb.DuckDBPyConnection:
         if self._con is None:
             self._spill = Path(tempfile.mkdtemp(prefix=_SPILL_PREFIX, dir=self.spill_parent))
+            self._owner = _hold(self._spill)
+            remove_abandoned(self._spill.parent)
             config: dict[str, str | bool | int | float | list[str]] = {
                 "memory_limit": self.memory_limit,
                 "temp_directory": str(self._spill),
@@ -68,3 +77,38 @@ class BuildEngine:
         if self._spill is not None:
             shutil.rmtree(self._spill, ignore_errors=True)
             self._spill = None
+        if self._owner is not None:
+            os.close(self._owner)
+            self._owner = None
+
+
+def _hold(spill: Path) -> int:
+    """A descriptor holding the exclusive ``flock`` of ``spill``'s ``.owner``. The file is
+    locked under another name and then renamed: ``.owner`` is never seen unlocked while its
+    engine lives."""
+    unnamed = spill / (_OWNER + ".new")
+    fd = os.open(unnamed, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    os.rename(unnamed, spill / _OWNER)
+    return fd
+
+
+def remove_abandoned(parent: Path) -> list[Path]:
+    """Remove the spill directories under ``parent`` whose owner is gone (their ``.owner``
+    lock can be taken) and return them. A directory without ``.owner`` is left alone: its
+    engine may be between making it and locking it."""
+    removed = []
+    for spill in sorted(parent.glob(_SPILL_PREFIX + "*")):
+        try:
+            fd = os.open(spill / _OWNER, os.O_RDWR)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            continue  # its owner holds it
+        shutil.rmtree(spill, ignore_errors=True)
+        os.close(fd)
+        removed.append(spill)
+    return removed
