@@ -72,10 +72,9 @@ _KILLED_OWNER = """
 import os, signal, sys
 from pathlib import Path
 import pyarrow as pa
-from warehouse.build_engine import BuildEngine, remove_abandoned
+from warehouse.build_engine import BuildEngine
 engine = BuildEngine("64MB", Path(sys.argv[1]))
 engine.run("SELECT 1 AS x FROM _t", pa.table({"x": [1]}), "_t")
-print(flush=True)
 os.kill(os.getpid(), signal.SIGKILL)
 """
 
