@@ -252,10 +252,11 @@ WHERE c.outcome <> 'unchanged'
 """
 
 # With the known tables, which bytes are stored already is answered from a 64-bit digest of
-# every stored hash (read with them, then added to by each batch that stores bytes), not by a
-# scan of every stored hash for each batch: a written hash whose digest is not there is new;
-# only the others (bytes stored already, or a digest collision) are looked up in
-# ``snapshots``.
+# every stored hash (read at the listing's first batch that writes, then added to by each
+# batch that stores bytes), not by a scan of every stored hash for each batch: a written hash
+# whose digest is not there is new; only the others (bytes stored already, or a digest
+# collision) are looked up in ``snapshots``. A listing that writes nothing, as an identical
+# re-ingest, never reads it (2,200,000 stored hashes: 0.05-0.11 s and a 17 MB table).
 _KNOWN_STORED = """
 CREATE OR REPLACE TEMP TABLE _known_stored AS SELECT hash(content_hash) AS digest FROM snapshots
 """
@@ -365,6 +366,8 @@ class Ingestor:
     _run_seen_ready: bool = field(default=False, init=False)
     # The doc_id prefix of the listing's known tables, while they are there.
     _known: str | None = field(default=None, init=False)
+    # Whether ``_known_stored`` has been read (at the listing's first batch that writes).
+    _stored_read: bool = field(default=False, init=False)
     # Batches whose commit conflicted with another writer of a lake and were written again.
     conflicts_retried: int = field(default=0, init=False)
 
@@ -446,7 +449,6 @@ class Ingestor:
         con = self.warehouse._con
         con.execute(_KNOWN_CURRENT, {"prefix": prefix})
         con.execute(_KNOWN_SIGHTINGS, {"prefix": prefix})
-        con.execute(_KNOWN_STORED)
         if self.corpus is not None:
             con.execute(_KNOWN_MEMBERS, {"prefix": prefix, "corpus": self.corpus})
         self._known = prefix
@@ -456,6 +458,7 @@ class Ingestor:
             for table in _KNOWN_TABLES:
                 self.warehouse._con.execute(f"DROP TABLE IF EXISTS {table}")
         self._known = None
+        self._stored_read = False
 
     def _commit_batch(
         self, source: str, scope: str, records: list[Record], ids: list[str]
@@ -569,7 +572,7 @@ class Ingestor:
                 con.register("_snapshots", _snapshot_table(payload, digests, new))
                 try:
                     con.execute(_INSERT_SNAPSHOTS, {"run": self.run_id})
-                    if self._known is not None:  # any batch's, in the prefix or not
+                    if self._stored_read:  # any batch's, in the prefix or not
                         con.execute(_KEEP_STORED)
                 finally:
                     con.unregister("_snapshots")
@@ -582,6 +585,9 @@ class Ingestor:
         con = self.warehouse._con
         if not known:
             return {h for (h,) in con.execute(_NEW_SNAPSHOTS).fetchall()}
+        if not self._stored_read:
+            con.execute(_KNOWN_STORED)
+            self._stored_read = True
         written = con.execute(_WRITTEN_HASHES).fetchall()
         maybe = [h for h, maybe_stored in written if maybe_stored]
         if not maybe:
