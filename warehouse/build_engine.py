@@ -52,13 +52,17 @@ class BuildEngine:
     def _connection(self) -> duckdb.DuckDBPyConnection:
         if self._con is None:
             self._spill = Path(tempfile.mkdtemp(prefix=_SPILL_PREFIX, dir=self.spill_parent))
-            self._owner = _hold(self._spill)
-            remove_abandoned(self._spill.parent)
-            config: dict[str, str | bool | int | float | list[str]] = {
-                "memory_limit": self.memory_limit,
-                "temp_directory": str(self._spill),
-            }
-            self._con = duckdb.connect(":memory:", config=config)
+            try:
+                self._owner = _hold(self._spill)
+                remove_abandoned(self._spill.parent)
+                config: dict[str, str | bool | int | float | list[str]] = {
+                    "memory_limit": self.memory_limit,
+                    "temp_directory": str(self._spill),
+                }
+                self._con = duckdb.connect(":memory:", config=config)
+            except BaseException:
+                self.close()  # no spill directory is left behind by a failed open
+                raise
         return self._con
 
     def run(self, sql: str, table: pa.Table, name: str) -> pa.Table:
