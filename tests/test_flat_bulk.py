@@ -428,6 +428,31 @@ def test_a_stored_digest_is_looked_up_not_trusted(
     assert _snapshot_copies(tmp_path / "w.duckdb") == expected
 
 
+def test_bytes_stored_by_one_batch_are_not_stored_again_by_a_later_one(
+    tmp_path: Path, warehouse_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two documents of one run with the same bytes, committed in two batches: the second
+    batch finds the first batch's bytes stored (the digests each batch adds to what the plan
+    read) and does not store them again."""
+    from warehouse import flatbulk
+
+    same = b'{"modelYears":[],"rows":[]}'
+    hashed = flatbulk.hashed
+
+    def all_alike(table: pa.Table) -> pa.Table:
+        bodies = pa.array([same] * len(table), pa.binary())
+        return hashed(table.set_column(table.schema.get_field_index("body"), "body", bodies))
+
+    monkeypatch.setattr(flatbulk, "hashed", all_alike)
+    rows = [cmpl_row(11999800 + i, i + 1) for i in range(3)]
+    path = write_zip(tmp_path / "A.zip", "FLAT_CMPL.txt", rows)
+    result = cli("backfill", "nhtsa", "--warehouse", warehouse_path, "--json", "--file", path,
+                 "--kind", "complaints", "--batch-size", "1")  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["documents"]["new"] == 3
+    assert _snapshot_copies(warehouse_path) == {hashlib.sha256(same).hexdigest(): 1}
+
+
 def test_a_commit_passes_on_whole_blocks_and_splits_only_the_one_it_ends_in() -> None:
     def block(*ends: int) -> pa.Table:
         return pa.table({"end_line": pa.array(ends, pa.int64()), "body": [b"x"] * len(ends)})
