@@ -61,6 +61,7 @@ from sources.nhtsa.flatfile import (
     text_table,
 )
 from warehouse.backends import ROW_GROUP_SIZE
+from warehouse.build_engine import DEFAULT_MEMORY_LIMIT as DEFAULT_BUILD_MEMORY_LIMIT
 from warehouse.canonical import canonical_json
 from warehouse.clock import now
 from warehouse.errors import BackfillError, FlatFileError, ReceiptsError, UsageError
@@ -77,7 +78,8 @@ COMMAND = "backfill"
 # not yet in the file; beyond this it spills to disk. The build statements run in a database
 # of their own (warehouse.build_engine), with a limit of their own. Two million rows: 128MB
 # here kept the peak RSS at 540-550 MB; 160MB and 192MB ran within the noise of it (67-74 s
-# against 69-78 s) with peaks of 572-606 MB.
+# against 69-78 s) with peaks of 572-606 MB. While the backfill plans, before the build
+# database opens, the warehouse may use that database's allowance too (plan_memory_limit).
 DEFAULT_MEMORY_LIMIT = "128MB"
 DEFAULT_BATCH_SIZE = ROW_GROUP_SIZE  # documents per transaction: a row group of each table
 # The file is handed to DuckDB this many bytes at a time: enough lines per statement for
@@ -85,8 +87,31 @@ DEFAULT_BATCH_SIZE = ROW_GROUP_SIZE  # documents per transaction: a row group of
 BLOCK_BYTES = 4 << 20
 MALFORMED_KEPT = 1_000  # line details kept in memory (all are counted)
 LEDGER_WARNINGS = 100  # line details written to the run ledger
-_MEMORY_LIMIT_RE = re.compile(r"\d+(\.\d+)? *(KB|MB|GB|KiB|MiB|GiB)", re.IGNORECASE | re.ASCII)
+_MEMORY_LIMIT_RE = re.compile(r"(\d+(?:\.\d+)?) *(KB|MB|GB|KiB|MiB|GiB)", re.IGNORECASE | re.ASCII)
+_UNIT_BYTES = {
+    "kb": 10**3,
+    "mb": 10**6,
+    "gb": 10**9,
+    "kib": 1 << 10,
+    "mib": 1 << 20,
+    "gib": 1 << 30,
+}
 _SCRATCH_PREFIX = "receipts-backfill-"
+
+
+def memory_bytes(limit: str) -> int:
+    """The bytes of a memory limit like ``'128MB'`` (1000s) or ``'2GiB'`` (1024s), as DuckDB
+    reads it."""
+    match = _MEMORY_LIMIT_RE.fullmatch(limit)
+    if match is None:
+        raise UsageError(f"memory limit {limit!r} is not like '256MB' or '2GB'")
+    return int(float(match.group(1)) * _UNIT_BYTES[match.group(2).lower()])
+
+
+def plan_memory_limit(limit: str) -> str:
+    """The warehouse's limit while the backfill plans: ``limit`` and the build database's
+    (:data:`DEFAULT_BUILD_MEMORY_LIMIT`), which is not yet open then."""
+    return f"{memory_bytes(limit) + memory_bytes(DEFAULT_BUILD_MEMORY_LIMIT)}B"
 
 
 @dataclass(frozen=True)
@@ -324,8 +349,7 @@ def run_backfill(
     reporter = reporter or BackfillReporter()
     if request.kind not in LAYOUTS:
         raise UsageError(f"unknown kind {request.kind!r}; valid: {', '.join(LAYOUTS)}")
-    if not _MEMORY_LIMIT_RE.fullmatch(request.memory_limit):
-        raise UsageError(f"memory limit {request.memory_limit!r} is not like '256MB' or '2GB'")
+    planning_limit = plan_memory_limit(request.memory_limit)  # refuses a malformed limit
     try:
         source = LineSource(request.path, request.member)
         digest = file_sha256(request.path)
@@ -354,7 +378,12 @@ def run_backfill(
             warehouse.bulk_writes(),
         ):
             checker = RowChecker(request.layout, request.vehicle)
-            bulk = FlatBulk(warehouse, flat_spec(request.layout, request.vehicle), scratch)
+            bulk = FlatBulk(
+                warehouse,
+                flat_spec(request.layout, request.vehicle),
+                scratch,
+                plan_memory_limit=planning_limit,
+            )
             try:
                 with arrow_pages_kept():
                     scanned = scan(source, request, bulk, checker, reporter)

@@ -9,12 +9,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pipelines.backfill import memory_bytes, plan_memory_limit
 from sources.nhtsa.flatfile import (
     LAYOUTS,
     RowChecker,
@@ -29,7 +31,7 @@ from tests.conftest import cli
 from tests.fakes.nhtsa import cmpl_row, write_zip
 from warehouse.build_engine import DEFAULT_MEMORY_LIMIT as DEFAULT_BUILD_MEMORY_LIMIT
 from warehouse.build_engine import BuildEngine
-from warehouse.errors import NhtsaParseError
+from warehouse.errors import NhtsaParseError, UsageError
 from warehouse.flatbulk import Checked, FlatBulk, FlatSpec, _split_built
 from warehouse.flatcheck import fields_pattern
 from warehouse.ingest import ingest_records
@@ -260,6 +262,63 @@ def test_a_backfill_builds_in_a_database_of_its_own_and_closes_it(
     assert sorted(built) == [f"nhtsa/complaint/{11999500 + i}" for i in range(3)]
     assert len(engines) == 1 and engines[0].memory_limit == DEFAULT_BUILD_MEMORY_LIMIT
     assert list((tmp_path / "spill").iterdir()) == []  # made at the first build, then removed
+
+
+def _duckdb_reads(limit: str) -> str:
+    """``limit`` as DuckDB reports it back once set."""
+    con = duckdb.connect()
+    try:
+        con.execute(f"SET memory_limit = '{limit}'")
+        return str(con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0])
+    finally:
+        con.close()
+
+
+def test_the_plan_groups_and_joins_with_the_build_databases_allowance_too(
+    tmp_path: Path, warehouse_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before the build database opens, the plan's steps may use its allowance as well as
+    the warehouse's limit; the plan kept for pass 2 is made, and the commits run, under the
+    warehouse's limit alone."""
+    limits: dict[str, str] = {}
+    step = FlatBulk._plan_step
+
+    def recording_step(self: FlatBulk, table: str, query: str, params: Any) -> None:
+        limits[table] = str(
+            self._con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+        )
+        step(self, table, query, params)
+
+    commit = FlatBulk.commit
+
+    def recording_commit(self: FlatBulk, *args: Any) -> Any:
+        limits["commit"] = str(
+            self._con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+        )
+        return commit(self, *args)
+
+    monkeypatch.setattr(FlatBulk, "_plan_step", recording_step)
+    monkeypatch.setattr(FlatBulk, "commit", recording_commit)
+    path = write_zip(tmp_path / "A.zip", "FLAT_CMPL.txt", [cmpl_row(11999900, 1)])
+    result = cli("backfill", "nhtsa", "--warehouse", warehouse_path, "--json", "--file", path,
+                 "--kind", "complaints", "--memory-limit", "64MB")  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    planning = _duckdb_reads(f"{64 * 10**6 + memory_bytes(DEFAULT_BUILD_MEMORY_LIMIT)}B")
+    assert {t: limits[t] for t in ("plan_fingerprints", "plan_d")} == {
+        "plan_fingerprints": planning,
+        "plan_d": planning,
+    }
+    assert limits["docs"] == limits["commit"] == _duckdb_reads("64MB")
+
+
+def test_a_memory_limit_is_read_in_duckdbs_units() -> None:
+    assert memory_bytes("128MB") == 128 * 10**6 and memory_bytes("2GiB") == 2 << 30
+    assert memory_bytes("1.5 GB") == 1_500_000_000
+    for limit in ("128MB", "1.5GB", "300KiB"):
+        assert _duckdb_reads(f"{memory_bytes(limit)}B") == _duckdb_reads(limit)
+    assert plan_memory_limit("64MB") == f"{64 * 10**6 + memory_bytes(DEFAULT_BUILD_MEMORY_LIMIT)}B"
+    with pytest.raises(UsageError):
+        memory_bytes("lots")
 
 
 def test_a_warehouse_without_fingerprints_builds_once_and_writes_no_revision(
