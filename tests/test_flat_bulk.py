@@ -264,12 +264,16 @@ def test_a_backfill_builds_in_a_database_of_its_own_and_closes_it(
     assert list((tmp_path / "spill").iterdir()) == []  # made at the first build, then removed
 
 
+def _memory_limit_of(con: Any) -> str:
+    return str(con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0])
+
+
 def _duckdb_reads(limit: str) -> str:
     """``limit`` as DuckDB reports it back once set."""
     con = duckdb.connect()
     try:
         con.execute(f"SET memory_limit = '{limit}'")
-        return str(con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0])
+        return _memory_limit_of(con)
     finally:
         con.close()
 
@@ -284,17 +288,13 @@ def test_the_plan_groups_and_joins_with_the_build_databases_allowance_too(
     step = FlatBulk._plan_step
 
     def recording_step(self: FlatBulk, table: str, query: str, params: Any) -> None:
-        limits[table] = str(
-            self._con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
-        )
+        limits[table] = _memory_limit_of(self._con)
         step(self, table, query, params)
 
     commit = FlatBulk.commit
 
     def recording_commit(self: FlatBulk, *args: Any) -> Any:
-        limits["commit"] = str(
-            self._con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
-        )
+        limits["commit"] = _memory_limit_of(self._con)
         return commit(self, *args)
 
     monkeypatch.setattr(FlatBulk, "_plan_step", recording_step)
