@@ -108,10 +108,10 @@ def memory_bytes(limit: str) -> int:
     return int(float(match.group(1)) * _UNIT_BYTES[match.group(2).lower()])
 
 
-def plan_memory_limit(limit: str) -> str:
+def plan_memory_limit(limit: str, build_limit: str) -> str:
     """The warehouse's limit while the backfill plans: ``limit`` and the build database's
-    (:data:`DEFAULT_BUILD_MEMORY_LIMIT`), which is not yet open then."""
-    return f"{memory_bytes(limit) + memory_bytes(DEFAULT_BUILD_MEMORY_LIMIT)}B"
+    ``build_limit``, which is not yet open then."""
+    return f"{memory_bytes(limit) + memory_bytes(build_limit)}B"
 
 
 @dataclass(frozen=True)
@@ -349,7 +349,8 @@ def run_backfill(
     reporter = reporter or BackfillReporter()
     if request.kind not in LAYOUTS:
         raise UsageError(f"unknown kind {request.kind!r}; valid: {', '.join(LAYOUTS)}")
-    planning_limit = plan_memory_limit(request.memory_limit)  # refuses a malformed limit
+    build_limit = DEFAULT_BUILD_MEMORY_LIMIT
+    planning_limit = plan_memory_limit(request.memory_limit, build_limit)  # refuses a bad one
     try:
         source = LineSource(request.path, request.member)
         digest = file_sha256(request.path)
@@ -382,6 +383,7 @@ def run_backfill(
                 warehouse,
                 flat_spec(request.layout, request.vehicle),
                 scratch,
+                build_memory_limit=build_limit,
                 plan_memory_limit=planning_limit,
             )
             try:

@@ -62,6 +62,32 @@ def test_its_spill_directory_is_made_at_its_first_statement_and_removed_at_close
     engine.close()  # closing twice is harmless
 
 
+def test_a_missing_spill_parent_is_made_and_removed_at_close_when_nothing_else_is_in_it(
+    tmp_path: Path,
+) -> None:
+    parent = tmp_path / "w.duckdb.tmp"
+    engine = BuildEngine("64MB", parent)
+    assert _spill_of(engine).parent == parent
+    engine.close()
+    assert not parent.exists()
+
+    # Something else spilled there meanwhile (the warehouse's own files): it stays.
+    engine = BuildEngine("64MB", parent)
+    _spill_of(engine)
+    (parent / "duckdb_temp_storage-0.tmp").write_bytes(b"x")
+    engine.close()
+    assert [p.name for p in parent.iterdir()] == ["duckdb_temp_storage-0.tmp"]
+
+
+def test_a_spill_parent_that_was_there_is_left(tmp_path: Path) -> None:
+    parent = tmp_path / "there"
+    parent.mkdir()
+    engine = BuildEngine("64MB", parent)
+    _spill_of(engine)
+    engine.close()
+    assert parent.is_dir() and list(parent.iterdir()) == []
+
+
 def _spill_of(engine: BuildEngine) -> Path:
     one = pa.table({"x": [1]})
     out = engine.run("SELECT current_setting('temp_directory') AS d FROM _t", one, "_t")

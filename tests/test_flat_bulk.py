@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ from sources.nhtsa.flatfile import (
     text_table,
 )
 from sources.nhtsa.parse import PLAIN_KEYS, record_key
-from tests.conftest import cli
+from tests.conftest import TEST_WAREHOUSE, cli
 from tests.fakes.nhtsa import cmpl_row, write_zip
 from warehouse.build_engine import DEFAULT_MEMORY_LIMIT as DEFAULT_BUILD_MEMORY_LIMIT
 from warehouse.build_engine import BuildEngine
@@ -264,6 +265,34 @@ def test_a_backfill_builds_in_a_database_of_its_own_and_closes_it(
     assert list((tmp_path / "spill").iterdir()) == []  # made at the first build, then removed
 
 
+def test_without_a_scratch_directory_the_build_spills_beside_the_warehouses_own_spill_files(
+    tmp_path: Path, warehouse_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The build database spills into ``<file>.tmp``, where DuckDB spills the warehouse's
+    buffers (a lake's build spills to the system's temporary directory); a directory the
+    build had to make is gone when the backfill ends."""
+    spills: list[Path] = []
+    run = BuildEngine.run
+
+    def recording_run(self: BuildEngine, sql: str, table: pa.Table, name: str) -> pa.Table:
+        setting = "SELECT current_setting('temp_directory') AS d FROM _t"
+        spills.append(Path(run(self, setting, pa.table({"x": [1]}), "_t").column("d")[0].as_py()))
+        return run(self, sql, table, name)
+
+    monkeypatch.setattr(BuildEngine, "run", recording_run)
+    monkeypatch.chdir(tmp_path)  # a lake's warehouse spills to ./.tmp
+    rows = [cmpl_row(11999600 + i, i + 1) for i in range(3)]
+    result = _backfill(warehouse_path, write_zip(tmp_path / "A.zip", "FLAT_CMPL.txt", rows))
+    assert result["built"] == 3 and spills
+    if TEST_WAREHOUSE == "duckdb":
+        beside = warehouse_path.absolute().with_name(warehouse_path.name + ".tmp")
+        assert {spill.parent for spill in spills} == {beside}
+        assert not beside.exists()
+    else:
+        assert {spill.parent for spill in spills} == {Path(tempfile.gettempdir())}
+    assert not any(spill.exists() for spill in spills)
+
+
 def _memory_limit_of(con: Any) -> str:
     return str(con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0])
 
@@ -316,7 +345,7 @@ def test_a_memory_limit_is_read_in_duckdbs_units() -> None:
     assert memory_bytes("1.5 GB") == 1_500_000_000
     for limit in ("128MB", "1.5GB", "300KiB"):
         assert _duckdb_reads(f"{memory_bytes(limit)}B") == _duckdb_reads(limit)
-    assert plan_memory_limit("64MB") == f"{64 * 10**6 + memory_bytes(DEFAULT_BUILD_MEMORY_LIMIT)}B"
+    assert plan_memory_limit("64MB", "4MB") == f"{68 * 10**6}B"
     with pytest.raises(UsageError):
         memory_bytes("lots")
 

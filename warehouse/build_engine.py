@@ -11,7 +11,10 @@ database of their own, whose buffers hold one block's lines and nothing else.
 
 Its memory follows the block (a few MB of lines, plus the lines of documents still open);
 its limit is a backstop, beyond which it spills to a directory of its own (two databases
-must not share one: their spill files would have the same names). Its owner holds a
+must not share one: their spill files would have the same names), made in a parent its owner
+names: beside the warehouse's own spill files, so that a large spill lands on the disk the
+user chose for the warehouse, not in a small temporary file system. A parent the engine had
+to make is removed at close when nothing else is left in it. Its owner holds a
 ``flock`` on ``.owner`` inside it while the database is open; the kernel drops it when the
 owner dies, even by SIGKILL. A directory left by a killed backfill is removed by the next
 engine opened beside it: one whose ``.owner`` lock it can take.
@@ -19,6 +22,7 @@ engine opened beside it: one whose ``.owner`` lock it can take.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import shutil
@@ -41,17 +45,22 @@ class BuildEngine:
 
     def __init__(self, memory_limit: str, spill_parent: Path | None = None) -> None:
         """``memory_limit``: DuckDB's limit for this database (``'128MB'``);
-        ``spill_parent``: where its spill directory is made (default: the system's
-        temporary directory)."""
+        ``spill_parent``: where its spill directory is made, made too if need be (default:
+        the system's temporary directory)."""
         self.memory_limit = memory_limit
         self.spill_parent = spill_parent
         self._con: duckdb.DuckDBPyConnection | None = None
         self._spill: Path | None = None
         self._owner: int | None = None
+        self._made_parent = False
 
     def _connection(self) -> duckdb.DuckDBPyConnection:
         if self._con is None:
-            self._spill = Path(tempfile.mkdtemp(prefix=_SPILL_PREFIX, dir=self.spill_parent))
+            parent = self.spill_parent
+            if parent is not None and not parent.is_dir():
+                parent.mkdir(parents=True)
+                self._made_parent = True
+            self._spill = Path(tempfile.mkdtemp(prefix=_SPILL_PREFIX, dir=parent))
             try:
                 self._owner = _hold(self._spill)
                 remove_abandoned(self._spill.parent)
@@ -84,6 +93,10 @@ class BuildEngine:
         if self._owner is not None:
             os.close(self._owner)
             self._owner = None
+        if self._made_parent and self.spill_parent is not None:
+            self._made_parent = False
+            with contextlib.suppress(OSError):  # not empty: something else spills there too
+                self.spill_parent.rmdir()
 
 
 def _hold(spill: Path) -> int:

@@ -685,8 +685,9 @@ class FlatBulk:
     ) -> None:
         """``scratch``: a directory for the scratch database's file; without one it is kept
         in memory. ``build_memory_limit``: DuckDB's limit for the build statements' own
-        database (:mod:`warehouse.build_engine`), which spills to ``scratch`` (or the
-        system's temporary directory) beyond it. ``plan_memory_limit``: the warehouse's
+        database (:mod:`warehouse.build_engine`), which spills beyond it to ``scratch``, or
+        beside the warehouse's own spill files (``<file>.tmp``), or, for a lake, to the
+        system's temporary directory. ``plan_memory_limit``: the warehouse's
         limit while :meth:`plan` groups the rows and joins them with what the warehouse
         knows (default: the limit it has); the plan it keeps for pass 2 is made under the
         limit it has."""
@@ -697,7 +698,9 @@ class FlatBulk:
         # commit on the warehouse's connection while the next block is built (see
         # :meth:`commit`), and builds in a database of its own.
         self._build_con = self._con.cursor()
-        self._engine = BuildEngine(build_memory_limit, scratch)
+        self._engine = BuildEngine(
+            build_memory_limit, scratch if scratch is not None else warehouse.spill_directory
+        )
         self._plan_memory_limit = plan_memory_limit
         location = ":memory:" if scratch is None else str(scratch / "backfill.duckdb")
         # Build statements for the layouts a block holds: planning one costs several ms per

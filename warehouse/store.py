@@ -501,6 +501,13 @@ class Warehouse:
         return out
 
     # -- settings ------------------------------------------------------------------------
+    @property
+    def spill_directory(self) -> Path | None:
+        """Where DuckDB spills this warehouse's buffers beyond its memory limit: ``<file>.tmp``
+        beside a DuckDB file (whether or not it exists yet); None for anything else."""
+        path = _local_path(self.location)
+        return None if path is None else path.absolute().with_name(path.name + ".tmp")
+
     @contextmanager
     def memory_limit(self, limit: str) -> Iterator[None]:
         """DuckDB's memory limit set to ``limit`` (e.g. ``'256MB'``) for the duration."""

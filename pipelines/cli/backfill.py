@@ -151,9 +151,10 @@ def backfill() -> None:
 @click.option(
     "--scratch-dir",
     type=click.Path(path_type=Path, file_okay=False),
-    help="Stage rows in a DuckDB file in this directory while grouping them into documents "
-    "(default: in memory, spilling to the warehouse's temporary directory beyond "
-    "--memory-limit).",
+    help="Stage rows in a DuckDB file in this directory while grouping them into documents, "
+    "and spill the build database here (default: rows in memory, spilling beyond "
+    "--memory-limit to the warehouse's temporary directory, <file>.tmp, where the build "
+    "database spills too; for a lake, the build spills to the system's temporary directory).",
 )
 @click.option(
     "--download-dir",
