@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -321,6 +322,35 @@ def test_a_damaged_zip_fails_the_backfill_with_nothing_written(tmp_path: Path) -
     assert revisions(warehouse) == []  # found at the end of the first pass: before any commit
     (run,) = json.loads(cli("runs", "--warehouse", warehouse, "--json").stdout)
     assert run["status"] == "failed" and "damaged" in run["failures"][0]["reason"]
+
+
+def test_rows_are_staged_in_a_thread_of_their_own_whose_failure_fails_the_backfill(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Checked rows are added to the scratch database in a thread beside the checking, in
+    file order; when adding one block's rows fails, the backfill fails with nothing
+    committed, and the blocks after it are not staged."""
+    monkeypatch.setattr(backfill_module, "BLOCK_BYTES", 16 << 10)
+    staged: list[tuple[str, int]] = []
+    add = FlatBulk.add_checked
+
+    def failing(bulk: FlatBulk, rows: pa.Table) -> None:
+        staged.append((threading.current_thread().name, rows["number"][0].as_py()))
+        if len(staged) == 3:
+            raise OSError("no space left on device")
+        add(bulk, rows)
+
+    monkeypatch.setattr(FlatBulk, "add_checked", failing)
+    path = generate(tmp_path / "GEN.zip", 3_000)
+    warehouse = tmp_path / "w.duckdb"
+    code, _, stderr = backfill(warehouse, "--file", path, "--kind", "complaints")
+    assert code == 1 and "no space left on device" in stderr and "Traceback" not in stderr
+    assert {name for name, _ in staged} == {"backfill-staging"}
+    firsts = [first for _, first in staged]
+    assert len(firsts) == 3 and firsts == sorted(firsts)
+    assert revisions(warehouse) == []
+    (run,) = json.loads(cli("runs", "--warehouse", warehouse, "--json").stdout)
+    assert run["status"] == "failed" and "no space left" in run["failures"][0]["reason"]
 
 
 def _curated(warehouse_path: Path, doc: str) -> dict[str, Any]:

@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -739,13 +739,19 @@ class FlatBulk:
         return self._build_sqls[counts]
 
     # -- pass 1 --------------------------------------------------------------------------
-    def check(self, chunk: pa.Table, skip_line: int = 0) -> Checked:
+    def check(
+        self,
+        chunk: pa.Table,
+        skip_line: int = 0,
+        keep: Callable[[pa.Table], None] | None = None,
+    ) -> Checked:
         """Check the lines of ``chunk`` (``number``, ``text``, ``h``; see
-        :mod:`warehouse.flatcheck`); keep the wanted rows; name the lines only the caller's
-        checker can judge."""
+        :mod:`warehouse.flatcheck`); keep the wanted rows (:meth:`add_checked`, or hand them
+        to ``keep``, which must add them in the order it is given them); name the lines
+        only the caller's checker can judge."""
         verdicts = self._line_check(chunk, skip_line)
         if len(verdicts.kept):
-            self.add_checked(verdicts.kept)
+            (keep or self.add_checked)(verdicts.kept)
         return Checked(verdicts.rows, len(verdicts.kept), verdicts.suspects)
 
     def add_checked(self, rows: pa.Table) -> None:
