@@ -232,7 +232,7 @@ def scan(
     them (Arrow kernels, which release it); a third adds the wanted rows to the scratch
     database (DuckDB). Measured on a 2,000,000-row re-run: pass 1 took 10.0-11.8 s, where
     with the check and the staging in one thread, and the split there too, it took
-    12.7-13.6 s (the main thread waited 7.2-7.8 s for it; 3.0-3.5 s now)."""
+    12.7-13.6 s (the main thread waited 7.4-7.8 s for it; 3.0-3.5 s now)."""
     result = ScanResult()
 
     with InOrder("backfill-staging") as staging:
