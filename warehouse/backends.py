@@ -232,6 +232,11 @@ def connect_lake(
     return wrapped  # a DuckDBPyConnection to everyone who uses it
 
 
+def spill_location(location: str) -> str:
+    """Where a connection to the DuckDB file at ``location`` spills: ``<file>.tmp``."""
+    return f"{location}.tmp"
+
+
 def connect_file(
     location: str, *, read_only: bool, config: dict[str, Any], local_file: bool
 ) -> duckdb.DuckDBPyConnection:
@@ -243,7 +248,7 @@ def connect_file(
     scheme) is opened as it is."""
     if not local_file:
         return duckdb.connect(location, read_only=read_only, config=config)
-    con = duckdb.connect(":memory:", config={**config, "temp_directory": f"{location}.tmp"})
+    con = duckdb.connect(":memory:", config={**config, "temp_directory": spill_location(location)})
     options = f"ROW_GROUP_SIZE {ROW_GROUP_SIZE}" + (", READ_ONLY" if read_only else "")
     try:
         con.execute(f"ATTACH {_quote(location)} AS {FILE_ALIAS} ({options})")

@@ -506,7 +506,7 @@ class Warehouse:
         """Where DuckDB spills this warehouse's buffers beyond its memory limit: ``<file>.tmp``
         beside a DuckDB file (whether or not it exists yet); None for anything else."""
         path = _local_path(self.location)
-        return None if path is None else path.absolute().with_name(path.name + ".tmp")
+        return None if path is None else Path(backends.spill_location(str(path))).absolute()
 
     @contextmanager
     def memory_limit(self, limit: str) -> Iterator[None]:
