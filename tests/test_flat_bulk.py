@@ -541,6 +541,39 @@ def test_bytes_stored_by_one_batch_are_not_stored_again_by_a_later_one(
     assert _snapshot_copies(warehouse_path) == {hashlib.sha256(same).hexdigest(): 1}
 
 
+def test_a_batch_missing_the_bytes_of_a_document_to_build_commits_nothing(
+    tmp_path: Path, warehouse_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A document the plan builds whose bytes do not reach its batch stops the backfill
+    before that batch commits: the batches before it stay, it and the rest do not."""
+    take_built = FlatBulk.take_built
+    dropped: list[str] = []
+
+    def losing_one(self: FlatBulk, hi: int) -> pa.Table:
+        built = take_built(self, hi)
+        if hi >= 3 and not dropped and len(built):
+            dropped.append(str(built["doc_id"][0]))
+            return built.slice(1)
+        return built
+
+    monkeypatch.setattr(FlatBulk, "take_built", losing_one)
+    rows = [cmpl_row(11999900 + i, i + 1) for i in range(5)]
+    path = write_zip(tmp_path / "A.zip", "FLAT_CMPL.txt", rows)
+    result = cli("backfill", "nhtsa", "--warehouse", warehouse_path, "--json", "--file", path,
+                 "--kind", "complaints", "--batch-size", "2")  # fmt: skip
+    assert result.exit_code == 1
+    assert "1 documents ending by line 4 were not built" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert dropped == ["nhtsa/complaint/11999902"]
+    with Warehouse.open(str(warehouse_path), read_only=True) as wh:
+        stored = (
+            wh._connection_for_tests()
+            .execute("SELECT doc_id FROM revisions ORDER BY doc_id")
+            .fetchall()
+        )
+    assert stored == [("nhtsa/complaint/11999900",), ("nhtsa/complaint/11999901",)]
+
+
 def test_a_commit_passes_on_whole_blocks_and_splits_only_the_one_it_ends_in() -> None:
     def block(*ends: int) -> pa.Table:
         return pa.table({"end_line": pa.array(ends, pa.int64()), "body": [b"x"] * len(ends)})

@@ -422,8 +422,8 @@ SELECT number, key, end_line, n, year, plain_doc, doc_rows FROM {SCRATCH}.lines
 WHERE number BETWEEN $first AND $last
 """
 
-_BATCH = f"""
-CREATE OR REPLACE TEMP TABLE _flat_batch AS
+# A batch's documents: what the plan says of each, and its bytes' hash when it was built.
+_BATCH_ROWS = f"""
 SELECT d.*, b.content_hash, b.size, b.source_format, b.lines
 FROM (
     SELECT $prefix || key AS doc_id, lower(hex(fingerprint)) AS fingerprint,
@@ -436,7 +436,9 @@ LEFT JOIN (SELECT doc_id, content_hash, size, source_format, lines FROM _flat_bu
     USING (doc_id)
 """
 
-_MISSING_BYTES = "SELECT count(*) FROM _flat_batch WHERE build AND content_hash IS NULL"
+_BATCH = f"CREATE OR REPLACE TEMP TABLE _flat_batch AS {_BATCH_ROWS}"
+
+_MISSING_BYTES = "SELECT count(*) FROM {table} WHERE build AND content_hash IS NULL"
 
 # Whether every document of a range is one the plan found unchanged and already sighted at
 # this file (as every one is when the same file is backfilled again): such a range writes
@@ -450,8 +452,10 @@ WHERE end_line > $lo AND end_line <= $hi
 
 # Classification, as the ingest engine's. On a DuckDB file this backfill is the only writer
 # from start to end, so the warehouse's state read when the run was planned still holds:
-# no batch scans the warehouse's growing tables.
-_CLASSIFY_PLANNED = """
+# no batch scans the warehouse's growing tables, and a batch is classified as it is read
+# from the plan, before its transaction (one statement: the batch is not first made a table
+# of its own, as on a lake).
+_CLASSIFY_PLANNED = f"""
 CREATE OR REPLACE TEMP TABLE _flat_classified AS
 SELECT b.* EXCLUDE (current_revision, current_hash, current_tombstone),
        coalesce(b.content_hash, b.current_hash) AS hash, b.current_revision,
@@ -462,7 +466,7 @@ SELECT b.* EXCLUDE (current_revision, current_hash, current_tombstone),
            ELSE 'changed'
        END AS outcome,
        false AS stale
-FROM _flat_batch b
+FROM ({_BATCH_ROWS}) b
 """
 
 # On a lake other writers may commit between two batches: each batch is classified against
@@ -883,8 +887,10 @@ class FlatBulk:
                     self._insert_progress(context, hi, counts)
                 return counts, int(rows)
         with self._registered(built, "_flat_built"):
-            self._con.execute(_BATCH, {"lo": lo, "hi": hi, "prefix": self.spec.doc_prefix})
-            missing = int(self.warehouse._scalar(_MISSING_BYTES))
+            batch = {"lo": lo, "hi": hi, "prefix": self.spec.doc_prefix}
+            self._con.execute(_BATCH if self._live else _CLASSIFY_PLANNED, batch)
+            table = "_flat_batch" if self._live else "_flat_classified"
+            missing = int(self.warehouse._scalar(_MISSING_BYTES.format(table=table)))
             if missing:
                 raise WarehouseError(f"{missing} documents ending by line {hi} were not built")
 
@@ -900,7 +906,8 @@ class FlatBulk:
         rows = 0
         base = {"run": context.run_id}
         with self.warehouse._transaction():
-            con.execute(_CLASSIFY_LIVE if self._live else _CLASSIFY_PLANNED)
+            if self._live:
+                con.execute(_CLASSIFY_LIVE)
             for outcome, n, outcome_rows, stale in con.execute(_COUNT_OUTCOMES).fetchall():
                 if stale:
                     raise WarehouseError(
