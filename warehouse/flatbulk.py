@@ -530,13 +530,22 @@ _STORED_DIGESTS = """
 CREATE OR REPLACE TEMP TABLE _flat_stored AS SELECT hash(content_hash) AS digest FROM snapshots
 """
 
+# The digests are matched with a semi-join whose hash table holds the batch's digests, and
+# which scans the stored ones: a join whose table held every stored digest would build it
+# again for each batch, over more digests each time (two million rows: 5.5 s for the 94
+# batches, where this takes 2.4 s).
 _FRESH = f"""
 CREATE OR REPLACE TEMP TABLE _flat_fresh AS
-SELECT c.doc_id, c.hash, c.size, hash(c.hash) AS digest,
-       hash(c.hash) IN (SELECT digest FROM _flat_stored) AS maybe_stored
-FROM _flat_classified c
-WHERE c.outcome <> 'unchanged'
-{_FIRST_OF_HASH}
+WITH fresh AS (
+    SELECT c.doc_id, c.hash, c.size, hash(c.hash) AS digest
+    FROM _flat_classified c
+    WHERE c.outcome <> 'unchanged'
+    {_FIRST_OF_HASH}
+)
+SELECT f.*, s.digest IS NOT NULL AS maybe_stored
+FROM fresh f LEFT JOIN (
+    SELECT DISTINCT digest FROM _flat_stored WHERE digest IN (SELECT digest FROM fresh)
+) s USING (digest)
 """
 
 _NONE_FOUND = "CREATE OR REPLACE TEMP TABLE _flat_found (hash VARCHAR)"
