@@ -33,7 +33,7 @@ from tests.fakes.nhtsa import cmpl_row, write_zip
 from warehouse.build_engine import DEFAULT_MEMORY_LIMIT as DEFAULT_BUILD_MEMORY_LIMIT
 from warehouse.build_engine import BuildEngine
 from warehouse.errors import NhtsaParseError, UsageError
-from warehouse.flatbulk import Checked, FlatBulk, FlatSpec, _split_built
+from warehouse.flatbulk import Checked, FlatBulk, FlatSpec, _split_built, hashed
 from warehouse.flatcheck import fields_pattern
 from warehouse.ingest import ingest_records
 from warehouse.records import Provenance, Record
@@ -572,6 +572,28 @@ def test_a_batch_missing_the_bytes_of_a_document_to_build_commits_nothing(
             .fetchall()
         )
     assert stored == [("nhtsa/complaint/11999900",), ("nhtsa/complaint/11999901",)]
+
+
+def test_built_bodies_are_hashed_chunk_by_chunk_in_place() -> None:
+    """A build's bodies arrive in several chunks (one per branch of its union, at least):
+    each is hashed where it is, and the table keeps the chunks it was given."""
+    bodies = [b'{"a":1}', b"", b'{"b":"\xc3\xa9"}', b"x" * 3000]
+    chunked = pa.chunked_array([pa.array(bodies[:1], pa.binary()),
+                                pa.array(bodies[1:3], pa.binary()),
+                                pa.array([b"pad", *bodies[3:]], pa.binary()).slice(1)])  # fmt: skip
+    table = pa.table(
+        {
+            "doc_id": [f"d{i}" for i in range(4)],
+            "end_line": pa.array(range(4), pa.int64()),
+            "body": chunked,
+            "source_format": ["f"] * 4,
+            "lines": ["1"] * 4,
+        }
+    )
+    result = hashed(table)
+    assert result["content_hash"].to_pylist() == [hashlib.sha256(b).hexdigest() for b in bodies]
+    assert result["size"].to_pylist() == [len(b) for b in bodies]
+    assert result["body"].num_chunks == 3 and result["body"].to_pylist() == bodies
 
 
 def test_a_commit_passes_on_whole_blocks_and_splits_only_the_one_it_ends_in() -> None:

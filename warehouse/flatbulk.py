@@ -217,9 +217,11 @@ def build_sql(spec: FlatSpec) -> str:
 def hashed(table: pa.Table) -> pa.Table:
     """``table`` (``doc_id, end_line, body, source_format, lines``) with each body's
     ``content_hash`` and ``size`` (the columns of a batch's built documents). Hashed here, not in
-    SQL: OpenSSL's SHA-256 runs several times faster than DuckDB's."""
-    bodies = table["body"].combine_chunks()
-    hashes = value_sha256(bodies)
+    SQL: OpenSSL's SHA-256 runs several times faster than DuckDB's. The bodies are read
+    where they are, chunk by chunk: joined into one array first, they were copied once more
+    (about 5% of a first backfill's page faults)."""
+    bodies = table["body"]
+    hashes = [digest for chunk in bodies.chunks for digest in value_sha256(chunk)]
     sizes = pc.binary_length(bodies).cast(pa.int64())
     return pa.table(
         [table["doc_id"], table["end_line"], bodies, pa.array(hashes, pa.string()), sizes,
