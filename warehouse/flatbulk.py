@@ -898,9 +898,11 @@ class FlatBulk:
                     self._insert_progress(context, hi, counts)
                 return counts, int(rows)
         with self._registered(built, "_flat_built"):
-            batch = {"lo": lo, "hi": hi, "prefix": self.spec.doc_prefix}
-            self._con.execute(_BATCH if self._live else _CLASSIFY_PLANNED, batch)
-            table = "_flat_batch" if self._live else "_flat_classified"
+            if self._live:  # classified inside the commit's transaction
+                statement, table = _BATCH, "_flat_batch"
+            else:
+                statement, table = _CLASSIFY_PLANNED, "_flat_classified"
+            self._con.execute(statement, {"lo": lo, "hi": hi, "prefix": self.spec.doc_prefix})
             missing = int(self.warehouse._scalar(_MISSING_BYTES.format(table=table)))
             if missing:
                 raise WarehouseError(f"{missing} documents ending by line {hi} were not built")
