@@ -11,7 +11,7 @@ import pytest
 
 from tests.conftest import cli, write_manifest
 from warehouse.backends import parse
-from warehouse.copy import table_digests
+from warehouse.digests import table_digests
 from warehouse.errors import UsageError, WarehouseError
 from warehouse.store import Warehouse
 

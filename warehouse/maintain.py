@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from warehouse.backends import LAKE_ALIAS
-from warehouse.copy import table_digests
+from warehouse.digests import Progress, table_digests
 from warehouse.errors import IntegrityError
 from warehouse.store import Warehouse
 
@@ -36,12 +36,23 @@ def _snapshots(warehouse: Warehouse) -> int:
     return int(warehouse._scalar(f"SELECT count(*) FROM ducklake_snapshots('{LAKE_ALIAS}')"))
 
 
-def maintain(warehouse: Warehouse, keep: timedelta = timedelta(days=7)) -> MaintainReport:
+def _check_unchanged(before: dict[str, str], after: dict[str, str]) -> None:
+    if after != before:
+        changed = sorted(t for t in before if before[t] != after.get(t))
+        raise IntegrityError(f"maintenance changed {', '.join(changed)}; restore from a backup")
+
+
+def maintain(
+    warehouse: Warehouse, keep: timedelta = timedelta(days=7), progress: Progress | None = None
+) -> MaintainReport:
     """Compact a lake's data files, expire catalog snapshots older than ``keep`` and clean
-    up the files they alone used. A DuckDB file is checkpointed."""
-    before = table_digests(warehouse)
+    up the files they alone used. A DuckDB file is checkpointed. Either way every table's
+    digest (:func:`warehouse.digests.table_digest`) is the same after as before;
+    ``progress(step, done, total)`` hears of the rows digested."""
+    before = table_digests(warehouse, progress, "rows digested before")
     if not warehouse.is_lake:
         warehouse._con.execute("CHECKPOINT")
+        _check_unchanged(before, table_digests(warehouse, progress, "rows digested after"))
         return MaintainReport(warehouse.backend, 1, 1, 0, 0, len(before))
     files, snapshots = _files(warehouse), _snapshots(warehouse)
     with warehouse.serial("maintain"):
@@ -55,10 +66,8 @@ def maintain(warehouse: Warehouse, keep: timedelta = timedelta(days=7)) -> Maint
         warehouse._con.execute(
             f"CALL ducklake_cleanup_old_files('{LAKE_ALIAS}', cleanup_all => true)"
         )
-    after = table_digests(warehouse)
-    if after != before:
-        changed = sorted(t for t in before if before[t] != after.get(t))
-        raise IntegrityError(f"maintenance changed {', '.join(changed)}; restore from a backup")
+    after = table_digests(warehouse, progress, "rows digested after")
+    _check_unchanged(before, after)
     return MaintainReport(
         warehouse.backend, files, _files(warehouse), snapshots, _snapshots(warehouse), len(after)
     )

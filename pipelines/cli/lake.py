@@ -7,7 +7,8 @@ from datetime import timedelta
 
 import click
 
-from pipelines.cli.common import emit_json, handle_errors, json_option, warehouse_option
+from pipelines.cli.common import emit_json, handle_errors, json_option, quiet, warehouse_option
+from pipelines.progress import steps_for
 from warehouse.backends import WarehouseURL
 from warehouse.copy import copy_warehouse
 from warehouse.maintain import maintain as maintain_warehouse
@@ -28,9 +29,14 @@ from warehouse.store import Warehouse
 def maintain(warehouse: str, keep_days: float, as_json: bool) -> None:
     """Compact a DuckLake warehouse: merge small data files, expire old catalog snapshots
     and delete the files nothing uses any more. Every table's digest is checked before and
-    after: no row, and no revision, changes. On a DuckDB file: a checkpoint."""
-    with Warehouse.open(warehouse) as wh:
-        report = maintain_warehouse(wh, timedelta(days=keep_days))
+    after: no row, and no revision, changes. On a DuckDB file: a checkpoint, with the same
+    check. Digests read each table as a stream: memory stays bounded whatever its size."""
+    progress = steps_for("maintain: ", quiet=as_json or quiet())
+    try:
+        with Warehouse.open(warehouse) as wh:
+            report = maintain_warehouse(wh, timedelta(days=keep_days), progress)
+    finally:
+        progress.close()
     if as_json:
         emit_json(report.__dict__)
         return
@@ -48,13 +54,18 @@ def maintain(warehouse: str, keep_days: float, as_json: bool) -> None:
 @json_option
 @handle_errors
 def copy(warehouse: str, to: str, to_data_path: str | None, as_json: bool) -> None:
-    """Copy the warehouse into a new one (a DuckDB file into a DuckLake, or back),
-    then check that every table of both has the same digest."""
-    with (
-        Warehouse.open(warehouse, read_only=True) as source,
-        Warehouse.open(WarehouseURL(to, to_data_path), migrate=False) as destination,
-    ):
-        report = copy_warehouse(source, destination)
+    """Copy the warehouse into a new one (a DuckDB file into a DuckLake, or back) in one
+    transaction, each table streamed in batches of at most 16 MB, then check that every
+    table of both has the same digest."""
+    progress = steps_for("copy: ", quiet=as_json or quiet())
+    try:
+        with (
+            Warehouse.open(warehouse, read_only=True) as source,
+            Warehouse.open(WarehouseURL(to, to_data_path), migrate=False) as destination,
+        ):
+            report = copy_warehouse(source, destination, progress)
+    finally:
+        progress.close()
     if as_json:
         emit_json(report.__dict__)
         return

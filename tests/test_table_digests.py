@@ -1,0 +1,122 @@
+"""Table digests (``warehouse.digests.table_digest``): what ``copy`` and ``maintain`` compare.
+They read each table as a stream in any order, so a warehouse larger than DuckDB's memory
+limit can be copied and maintained."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import cli, write_manifest
+from warehouse import digests
+from warehouse.digests import table_digest, table_digests
+from warehouse.store import Warehouse
+
+MANIFEST = """
+[corpus]
+name = "big"
+namespace = "big"
+
+[[synthetic]]
+name = "b"
+count = {count}
+size = {size}
+seed = 3
+complete = true
+"""
+
+ROWS = [
+    ("a", 1, b"\x00\xff", "2026-12-04 10:00:00+00", "1.50"),
+    ("b", 2, b"", "2026-12-04 10:00:00.000123+00", None),
+    ("c", None, b"x", None, "0.00"),
+]
+
+
+def _table(path: Path, rows: list[tuple[object, ...]]) -> Warehouse:
+    wh = Warehouse.open(str(path))
+    con = wh._connection_for_tests()
+    con.execute(
+        "CREATE TABLE t (k VARCHAR, n INTEGER, b BLOB, ts TIMESTAMPTZ, d DECIMAL(9, 2), "
+        "l VARCHAR[], m MAP(INTEGER, VARCHAR))"
+    )
+    for row in rows:
+        con.execute(
+            "INSERT INTO t VALUES (?, ?, ?, ?, ?, [?, 'y'], MAP {1: ?})", [*row, row[0], row[0]]
+        )
+    return wh
+
+
+def test_the_same_rows_in_any_order_have_one_digest(tmp_path: Path) -> None:
+    with (
+        _table(tmp_path / "a.duckdb", ROWS) as a,
+        _table(tmp_path / "b.duckdb", ROWS[::-1]) as b,
+    ):
+        assert table_digest(a, "t") == table_digest(b, "t")
+        assert len(table_digest(a, "t")) == 64
+        assert table_digests(a)["t"] == table_digest(b, "t")
+
+
+@pytest.mark.parametrize(
+    "rows",
+    [
+        ROWS[:2],  # a row missing
+        [*ROWS, ROWS[0]],  # a row twice
+        [ROWS[0], ROWS[1], ("c", None, b"y", None, "0.00")],  # one byte of a blob
+        [ROWS[0], ROWS[1], ("c", None, b"x", "2026-12-04 10:00:00.000001+00", "0.00")],
+        [ROWS[0], ROWS[1], ("c", None, b"x", None, "0.01")],
+    ],
+    ids=["missing", "twice", "blob", "time", "decimal"],
+)
+def test_any_change_of_the_rows_changes_the_digest(
+    tmp_path: Path, rows: list[tuple[object, ...]]
+) -> None:
+    with _table(tmp_path / "a.duckdb", ROWS) as a, _table(tmp_path / "b.duckdb", rows) as b:
+        assert table_digest(a, "t") != table_digest(b, "t")
+
+
+def test_a_table_is_digested_a_few_rows_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with _table(tmp_path / "a.duckdb", ROWS * 3) as a:
+        whole = table_digest(a, "t")
+        monkeypatch.setattr(digests, "DIGEST_ROWS", 2)
+        assert table_digest(a, "t") == whole
+
+
+def test_copy_and_maintain_a_warehouse_larger_than_the_memory_limit(tmp_path: Path) -> None:
+    """Bodies of 120 MB under a memory limit of 80 MB: sorting the snapshots to digest them,
+    or copying them in one transaction a batch at a time, ran out of memory."""
+    manifest = write_manifest(tmp_path, MANIFEST.format(count=12_000, size=10_000))
+    source = tmp_path / "w.duckdb"
+    assert cli("ingest", manifest, "--warehouse", source).exit_code == 0
+    small = {"RECEIPTS_DUCKDB_MEMORY_LIMIT": "80MB"}
+    copy = tmp_path / "copy.duckdb"
+    copied = cli("copy", "--warehouse", source, "--to", copy, "--json", env=small)
+    assert copied.exit_code == 0, copied.stderr
+    report = json.loads(copied.stdout)
+    assert report["rows"]["snapshots"] == 12_000
+    with Warehouse.open(str(source), read_only=True) as a, Warehouse.open(str(copy)) as b:
+        assert table_digests(a) == table_digests(b)
+        assert report["digests"] == table_digests(a)
+    done = cli("maintain", "--warehouse", copy, "--json", env=small)
+    assert done.exit_code == 0, done.stderr
+    assert json.loads(done.stdout)["tables_checked"] == len(report["digests"])
+
+
+def test_copy_and_maintain_say_how_far_they_are(tmp_path: Path) -> None:
+    manifest = write_manifest(tmp_path, MANIFEST.format(count=30, size=100))
+    source = tmp_path / "w.duckdb"
+    assert cli("ingest", manifest, "--warehouse", source).exit_code == 0
+    copied = cli("copy", "--warehouse", source, "--to", tmp_path / "copy.duckdb")
+    assert copied.exit_code == 0, copied.stderr
+    lines = copied.stderr.splitlines()
+    rows = int(copied.stdout.split()[1])
+    for step in ("rows copied", "rows digested in the source", "rows digested in the copy"):
+        assert any(line.startswith(f"copy: {step}: {rows:,}/{rows:,} in ") for line in lines)
+    done = cli("maintain", "--warehouse", source)
+    assert done.exit_code == 0, done.stderr
+    for step in ("rows digested before", "rows digested after"):
+        assert f"maintain: {step}: " in done.stderr
+    assert cli("maintain", "--warehouse", source, "--json").stderr == ""
