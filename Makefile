@@ -32,7 +32,7 @@ LAKE_BIN := $(LAKE_VENV)/bin
 # The lake tests: the dedicated ones (real processes, both catalogs), then this subset of the
 # suite with the warehouse fixtures on each DuckLake catalog (RECEIPTS_TEST_WAREHOUSE).
 LAKE_TESTS := tests/test_lake_concurrency.py tests/test_lake_backends.py tests/test_row_groups.py \
-	tests/test_table_digests.py
+	tests/test_table_digests.py tests/test_large_listings.py
 LAKE_SUBSET := tests/test_ingest_engine.py tests/test_audit_commands.py tests/test_flat_bulk.py \
 	tests/test_snapshot_compression.py
 

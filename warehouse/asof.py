@@ -13,12 +13,14 @@ or ``now`` (the current state, at the warehouse clock's time).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Any, NamedTuple
 
 from warehouse.clock import now
 from warehouse.errors import PointError
+from warehouse.staged import PREVIOUS, staged_rows
 from warehouse.store import Warehouse
 
 _RUN = re.compile(r"\d+", re.ASCII)
@@ -140,37 +142,49 @@ class CorpusRow(NamedTuple):
         }
 
 
-def as_of(
+def iter_as_of(
     warehouse: Warehouse, point: Point, source: str | None = None, corpus: str | None = None
-) -> list[CorpusRow]:
+) -> Iterator[CorpusRow]:
     """Every document the warehouse held at ``point`` (of one source, of the members of
     one corpus), with the revision it had then and the run that wrote it, ordered by
-    doc_id. Documents tombstoned at that point are left out."""
+    doc_id, read as a stream (see :mod:`warehouse.staged`). Documents tombstoned at that
+    point are left out."""
     condition, params = point.condition("r", "point")
     source_filter = ""
+    filter_params: dict[str, Any] = {}
     if source is not None:
         source_filter += "AND d.source = $source"
-        params["source"] = source
+        filter_params["source"] = source
     if corpus is not None:
         members, member_params = members_sql(point, "member_point")
         source_filter += f" AND r.doc_id IN (SELECT doc_id FROM ({members}) WHERE member)"
-        params.update(member_params, corpus=corpus)
-    rows = warehouse._con.execute(
-        f"""
-        WITH cut AS (
-            SELECT r.doc_id, max(r.revision) AS revision
-            FROM revisions r WHERE {condition} GROUP BY r.doc_id
-        )
-        SELECT r.doc_id, d.source, d.kind, r.revision, r.content_hash, r.valid_from_run
-        FROM cut
-        JOIN revisions r USING (doc_id, revision)
-        JOIN documents d USING (doc_id)
-        WHERE NOT r.tombstone {source_filter}
-        ORDER BY r.doc_id
-        """,
-        params,
-    ).fetchall()
-    return [CorpusRow._make(row) for row in rows]
+        filter_params.update(member_params, corpus=corpus)
+    stages = [
+        (
+            f"SELECT r.doc_id, max(r.revision) AS revision FROM revisions r WHERE {condition} "
+            "GROUP BY r.doc_id",
+            params,
+        ),
+        (
+            "SELECT r.doc_id, r.revision, r.content_hash, r.valid_from_run "
+            f"FROM {PREVIOUS} cut JOIN revisions r USING (doc_id, revision) WHERE NOT r.tombstone",
+            {},
+        ),
+        (
+            "SELECT r.doc_id, d.source, d.kind, r.revision, r.content_hash, r.valid_from_run "
+            f"FROM {PREVIOUS} r JOIN documents d USING (doc_id) WHERE TRUE {source_filter}",
+            filter_params,
+        ),
+    ]
+    for row in staged_rows(warehouse, stages, "doc_id"):
+        yield CorpusRow._make(row)
+
+
+def as_of(
+    warehouse: Warehouse, point: Point, source: str | None = None, corpus: str | None = None
+) -> list[CorpusRow]:
+    """:func:`iter_as_of`, as a list."""
+    return list(iter_as_of(warehouse, point, source, corpus))
 
 
 def known_sources(warehouse: Warehouse) -> list[str]:

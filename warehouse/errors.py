@@ -38,7 +38,8 @@ shows the traceback only with ``--debug``, and the run ledger records it as such
     │   ├── SchemaError              a schema this version does not understand
     │   ├── NotFound                 no such document, revision or run
     │   ├── PointError               a RUN|DATE argument is malformed or names no run
-    │   └── MassRetireRefused        a run would retire more than half of a scope
+    │   ├── MassRetireRefused        a run would retire more than half of a scope
+    │   └── OutOfMemory              a statement needed more memory than DuckDB's limit
     ├── PublishError                 nothing (more) was published; the message says why
     │   ├── CurationError
     │   ├── NamespaceViolation       a mutation would write outside the namespace
@@ -327,6 +328,18 @@ class MassRetireRefused(WarehouseError):
 # -- publishing ----------------------------------------------------------------------------
 class PublishError(ReceiptsError):
     """Nothing (more) was published; the message says why."""
+
+
+class OutOfMemory(WarehouseError):
+    """DuckDB needed more memory for a statement than its limit allows, and could not spill
+    the rest to disk. Not a bug of the data: the work is larger than the limit."""
+
+    def __init__(self, detail: str, variable: str, default: str) -> None:
+        super().__init__(f"the warehouse's database ran out of memory under its limit: {detail}")
+        self.hint = (
+            f"give it more: {variable}=2GB (the default is {default}); a backfill also takes "
+            "--memory-limit"
+        )
 
 
 class CurationError(PublishError):

@@ -8,6 +8,7 @@ write no longer hashes to its address).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Any, NamedTuple
 from warehouse.asof import Point
 from warehouse.errors import SnapshotCorrupted, UsageError
 from warehouse.snapshots import checked_body
+from warehouse.staged import PREVIOUS, staged_rows
 from warehouse.store import Warehouse
 
 
@@ -53,26 +55,38 @@ def _filters(
     return " AND ".join(conditions), params
 
 
-def list_documents(
+def iter_documents(
     warehouse: Warehouse,
     *,
     source: str | None = None,
     kind: str | None = None,
     corpus: str | None = None,
     changed_since: Point | None = None,
-) -> list[DocumentRow]:
-    """Documents with their current revision, by doc_id; ``changed_since`` keeps those whose
-    current revision became valid after that point."""
+) -> Iterator[DocumentRow]:
+    """Documents with their current revision, by doc_id, read as a stream (see
+    :mod:`warehouse.staged`); ``changed_since`` keeps those whose current revision became
+    valid after that point."""
     where, params = _filters(source, kind, corpus, changed_since)
-    rows = warehouse._con.execute(
-        "SELECT c.doc_id, d.source, d.kind, c.revision, c.content_hash, c.tombstone, "
-        "c.valid_from_run, c.valid_from, s.size "
-        "FROM current_revisions c JOIN documents d USING (doc_id) "
-        "LEFT JOIN snapshots s ON s.content_hash = c.content_hash "
-        f"WHERE {where} ORDER BY c.doc_id",
-        params,
-    ).fetchall()
-    return [DocumentRow(*row) for row in rows]
+    stages = [
+        (
+            "SELECT doc_id, revision, content_hash, tombstone, valid_from_run, valid_from "
+            "FROM current_revisions",
+            {},
+        ),
+        (
+            "SELECT c.doc_id, d.source, d.kind, c.revision, c.content_hash, c.tombstone, "
+            f"c.valid_from_run, c.valid_from FROM {PREVIOUS} c JOIN documents d USING (doc_id) "
+            f"WHERE {where}",
+            params,
+        ),
+        (
+            f"SELECT c.*, s.size FROM {PREVIOUS} c "
+            "LEFT JOIN snapshots s ON s.content_hash = c.content_hash",
+            {},
+        ),
+    ]
+    for row in staged_rows(warehouse, stages, "doc_id"):
+        yield DocumentRow(*row)
 
 
 class SearchHit(NamedTuple):

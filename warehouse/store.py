@@ -25,6 +25,8 @@ from warehouse import backends, canonical
 from warehouse.catalog_lock import CatalogLocks
 from warehouse.clock import now
 from warehouse.errors import (
+    OutOfMemory,
+    ReceiptsError,
     SchemaError,
     UsageError,
     WarehouseBusy,
@@ -593,3 +595,13 @@ class Warehouse:
         """The raw connection, only for tests that tamper with stored rows behind the
         warehouse's back (bit rot, an edited migration)."""
         return self._con
+
+
+def known_error(exc: BaseException) -> ReceiptsError | None:
+    """The known error a DuckDB exception stands for, if any: running out of memory under
+    the limit is the size of the work, not a bug (DuckDB's advice after its first line is
+    left out: the hint says what to change here)."""
+    if isinstance(exc, duckdb.OutOfMemoryException):
+        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else "out of memory"
+        return OutOfMemory(detail, ENV_MEMORY_LIMIT, DEFAULT_MEMORY_LIMIT)
+    return None

@@ -42,7 +42,15 @@ from pipelines.cli.pins import report_pin_drift
 from pipelines.manifest import load_manifest
 from sources.registry import SOURCES
 from warehouse import audit
-from warehouse.asof import Point, as_of, known_corpora, known_sources, resolve_point, utc_iso
+from warehouse.asof import (
+    Point,
+    as_of,
+    iter_as_of,
+    known_corpora,
+    known_sources,
+    resolve_point,
+    utc_iso,
+)
 from warehouse.clock import now
 from warehouse.drift import compare, default_points, snapshot_bodies
 from warehouse.errors import NotFound, PointError, QuoteError
@@ -389,15 +397,15 @@ def as_of_command(
                 f"no corpus {corpus!r} in the warehouse; known: {', '.join(corpora) or 'none'}",
                 param_hint="--corpus",
             )
+        if fmt in ("nl", "csv"):  # written as they are read: a corpus can be millions
+            emit((row.as_json() for row in iter_as_of(wh, point, source, corpus)), AS_OF_ALL, fmt)
+            return
         rows = as_of(wh, point, source, corpus)
     documents = [row.as_json() for row in rows]
     if fmt == "json":
         emit_json(
             {"point": point.as_json(), "source": source, "corpus": corpus, "documents": documents}
         )
-        return
-    if fmt in ("nl", "csv"):
-        emit(documents, AS_OF_ALL, fmt)
         return
     name = f"corpus {corpus}" if corpus else "corpus"
     of = f" ({source})" if source else ""

@@ -23,7 +23,7 @@ from sources.http import HttpFactory
 from warehouse.backends import ENV_DATA_PATH, WarehouseURL
 from warehouse.errors import ReceiptsError
 from warehouse.ingest import DEFAULT_BATCH_SIZE
-from warehouse.store import DEFAULT_WAREHOUSE, ENV_WAREHOUSE
+from warehouse.store import DEFAULT_WAREHOUSE, ENV_WAREHOUSE, known_error
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -126,6 +126,9 @@ def handle_errors(func: F) -> F:
         except Exception as exc:
             if debugging():
                 traceback.print_exc(file=sys.stderr)
+            known = known_error(exc)
+            if known is not None:
+                fail(type(known).__name__, str(known), known.hint, exits.for_error(known), as_json)
             fail("InternalError", internal_error_message(exc), None, exits.EXIT_FAILURE, as_json)
 
     return wrapper  # type: ignore[return-value]

@@ -15,7 +15,7 @@ from pipelines.cli.listing import emit, listing_options
 from pipelines.manifest import load_manifest
 from warehouse.asof import Point, resolve_point
 from warehouse.errors import PointError
-from warehouse.explore import EXPORT_FORMATS, export_tables, list_documents, search_current
+from warehouse.explore import EXPORT_FORMATS, export_tables, iter_documents, search_current
 from warehouse.store import Warehouse
 
 SNIPPET = 40
@@ -68,17 +68,17 @@ def ls(
     made it current (tombstoned documents say so)."""
     with Warehouse.open(warehouse, read_only=True) as wh:
         since = _point(wh, changed_since, "--changed-since")
-        rows = list_documents(wh, source=source, kind=kind, corpus=corpus, changed_since=since)
-    listed = [
-        {
-            **row._asdict(),
-            "content_hash": row.content_hash
-            if fmt in ("json", "nl", "csv")
-            else (row.content_hash or "TOMBSTONE")[:12],
-        }
-        for row in rows
-    ]
-    emit(listed, LS_TEXT if fmt is None else LS_ALL, fmt, empty="no documents match")
+        rows = iter_documents(wh, source=source, kind=kind, corpus=corpus, changed_since=since)
+        listed = (
+            {
+                **row._asdict(),
+                "content_hash": row.content_hash
+                if fmt in ("json", "nl", "csv")
+                else (row.content_hash or "TOMBSTONE")[:12],
+            }
+            for row in rows
+        )
+        emit(listed, LS_TEXT if fmt is None else LS_ALL, fmt, empty="no documents match")
 
 
 # -- search --------------------------------------------------------------------------------

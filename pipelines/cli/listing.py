@@ -10,7 +10,8 @@ import csv
 import io
 import json
 import sys
-from collections.abc import Callable, Sequence
+import textwrap
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -20,6 +21,7 @@ from rich.table import Table
 
 F = TypeVar("F", bound=Callable[..., Any])
 FORMATS = ("table", "json", "nl", "csv")
+CSV_FLUSH_BYTES = 1 << 16  # CSV is written out in pieces of about this size
 
 
 def listing_options(func: F) -> F:
@@ -57,29 +59,52 @@ def json_value(value: Any) -> Any:
     return value
 
 
+def _json_array(items: Iterable[Any]) -> Iterator[str]:
+    """``json.dumps(list(items), indent=2, ensure_ascii=False)``, a piece at a time."""
+    first = True
+    for item in items:
+        yield ("[\n" if first else ",\n") + textwrap.indent(
+            json.dumps(item, indent=2, ensure_ascii=False), "  "
+        )
+        first = False
+    yield "[]" if first else "\n]"
+
+
 def emit(
-    rows: Sequence[dict[str, Any]],
+    rows: Iterable[dict[str, Any]],
     columns: Sequence[str],
     fmt: str | None,
     *,
     empty: str = "nothing to list",
 ) -> None:
+    """``rows`` as a table, or as JSON, NDJSON or CSV written as they come (a listing of
+    millions of rows is never held whole); a table needs every row first (its widths)."""
     fmt = fmt or "table"
     if fmt == "json":
-        payload = [{c: json_value(r.get(c)) for c in columns} for r in rows]
-        click.echo(json.dumps(payload, indent=2, ensure_ascii=False))
-    elif fmt == "nl":
+        payload = ({c: json_value(r.get(c)) for c in columns} for r in rows)
+        for piece in _json_array(payload):
+            click.echo(piece, nl=False)
+        click.echo()
+        return
+    if fmt == "nl":
         for row in rows:
             line = {c: json_value(row.get(c)) for c in columns}
             click.echo(json.dumps(line, ensure_ascii=False, separators=(",", ":")))
-    elif fmt == "csv":
+        return
+    if fmt == "csv":
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
         writer.writerow(columns)
         for row in rows:
             writer.writerow(["" if row.get(c) is None else json_value(row.get(c)) for c in columns])
+            if buffer.tell() > CSV_FLUSH_BYTES:
+                click.echo(buffer.getvalue(), nl=False)
+                buffer.seek(0)
+                buffer.truncate()
         click.echo(buffer.getvalue(), nl=False)
-    elif not rows:
+        return
+    rows = list(rows)
+    if not rows:
         click.echo(empty)
     else:
         table = Table(box=None, header_style="bold", pad_edge=False)

@@ -1,0 +1,95 @@
+"""Reading a large warehouse: ``ls``, ``as-of`` and ``drift`` finish under a memory limit
+their one-statement joins did not fit in, and listings write their rows as they read them;
+running out of DuckDB's memory is reported as such, with the setting to change."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from pipelines.cli.listing import _json_array, emit
+from tests.conftest import cli, write_manifest
+
+MANIFEST = """
+[corpus]
+name = "many"
+namespace = "many"
+
+[[synthetic]]
+name = "m"
+count = 150000
+size = 64
+seed = 5
+complete = true
+"""
+
+
+@pytest.fixture(scope="module")
+def many(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A warehouse of 150,000 small documents."""
+    directory = tmp_path_factory.mktemp("many")
+    manifest = write_manifest(directory, MANIFEST)
+    warehouse = directory / "w.duckdb"
+    assert cli("ingest", manifest, "--warehouse", warehouse).exit_code == 0
+    return warehouse
+
+
+def test_ls_as_of_and_drift_read_every_document_under_a_small_memory_limit(many: Path) -> None:
+    """64 MB: the listings' joins and their sort, and drift's joins, each in one statement,
+    ran out of memory."""
+    small = {"RECEIPTS_DUCKDB_MEMORY_LIMIT": "64MB"}
+    listed = cli("ls", "--warehouse", many, "--csv", env=small)
+    assert listed.exit_code == 0, listed.stderr
+    rows = list(csv.DictReader(io.StringIO(listed.stdout)))
+    assert len(rows) == 150_000
+    ids = [r["doc_id"] for r in rows]
+    assert ids == sorted(ids) and len(set(ids)) == len(ids)
+    assert {r["size"] for r in rows[:3]} != {""}
+    at = cli("as-of", "1", "--warehouse", many, "--nl", env=small)
+    assert at.exit_code == 0, at.stderr
+    documents = [json.loads(line) for line in at.stdout.splitlines()]
+    assert [d["doc_id"] for d in documents] == ids
+    assert {d["revision"] for d in documents} == {1}
+    drift = cli("drift", "--since", "1", "--warehouse", many, "--json", env=small)
+    assert drift.exit_code == 0, drift.stderr
+    assert json.loads(drift.stdout)["counts"]["synthetic"]["unchanged"] == 150_000
+
+
+def test_running_out_of_memory_says_so_and_what_to_change(many: Path) -> None:
+    tiny = {"RECEIPTS_DUCKDB_MEMORY_LIMIT": "16MB"}
+    result = cli("ls", "--warehouse", many, env=tiny)
+    assert result.exit_code == 1
+    assert "ran out of memory under its limit" in result.stderr
+    assert "RECEIPTS_DUCKDB_MEMORY_LIMIT=" in result.stderr
+    assert "internal error" not in result.stderr and "Traceback" not in result.stderr
+    error = json.loads(cli("ls", "--warehouse", many, "--json", env=tiny).stdout)["error"]
+    assert error["type"] == "OutOfMemory" and "256MB" in error["hint"]
+
+
+@pytest.mark.parametrize(
+    "items", [[], [{}], [{"a": 1}], [{"a": [1, {"b": None}], "é": "ü"}, {"c": []}, 3]]
+)
+def test_a_json_array_written_piece_by_piece_is_the_same_text(items: list[object]) -> None:
+    assert "".join(_json_array(iter(items))) == json.dumps(items, indent=2, ensure_ascii=False)
+
+
+def test_csv_written_in_pieces_is_the_same_text() -> None:
+    rows = [{"a": i, "b": "x," * (i % 50), "c": None} for i in range(5_000)]
+    runner = CliRunner()
+
+    @click.command()
+    def listing() -> None:
+        emit(iter(rows), ["a", "b", "c"], "csv")
+
+    written = runner.invoke(listing).output
+    expected = io.StringIO()
+    writer = csv.writer(expected, lineterminator="\n")
+    writer.writerow(["a", "b", "c"])
+    writer.writerows([[r["a"], r["b"], ""] for r in rows])
+    assert len(written) > 200_000 and written == expected.getvalue()

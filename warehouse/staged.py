@@ -1,0 +1,70 @@
+"""Large sorted listings read as a stream, under DuckDB's memory limit.
+
+A listing's statement (a window or an aggregate, two or three joins, then a sort) ran out
+of memory under the warehouse's limit once the warehouse held enough documents: every
+join's hash table and the sort's buffers were held at once (``receipts ls`` failed on
+150,000 documents under a 64 MB limit, and on the 1.5 million of a two-million-row backfill
+under the default 256 MB). So a listing runs in stages, each one blocking operator written
+to a temporary table (which DuckDB can spill to disk), and the last is read back sorted, a
+few thousand rows at a time: the 1.5 million documents list under 128 MB. The memory a
+listing needs still grows with it, more slowly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import duckdb
+
+from warehouse.store import Warehouse
+
+# Rows fetched from DuckDB at a time.
+STREAM_ROWS = 4_096
+# Where a stage reads the rows of the stage before it.
+PREVIOUS = "{previous}"
+_runs = itertools.count(1)
+
+Params = Mapping[str, Any]  # a statement's parameters
+
+
+def build_in_stages(warehouse: Warehouse, stages: Sequence[tuple[str, str, Params]]) -> None:
+    """Write each of ``stages`` (``(name, SELECT, parameters)``; a SELECT may read the
+    tables of the stages before it by name) to a temporary table of that name, in turn;
+    then drop all but the last."""
+    con = warehouse._con
+    try:
+        for name, select, params in stages:
+            con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {select}", dict(params))
+    finally:
+        with contextlib.suppress(duckdb.ConnectionException):
+            for name, _, _ in stages[:-1]:
+                con.execute(f"DROP TABLE IF EXISTS {name}")
+
+
+def staged_rows(
+    warehouse: Warehouse, stages: Sequence[tuple[str, Params]], order_by: str
+) -> Iterator[tuple[Any, ...]]:
+    """The rows of the last of ``stages`` (each a SELECT and its parameters; every one after
+    the first reads the one before as ``{previous}``) ordered by ``order_by`` (columns of
+    its result), read a few thousand at a time. The warehouse's connection runs nothing
+    else until the rows are read or the iterator is closed."""
+    con = warehouse._con
+    run = next(_runs)
+    names = [f"_staged_{run}_{number}" for number in range(len(stages))]
+    built = [
+        (name, select.replace(PREVIOUS, names[number - 1]) if number else select, params)
+        for number, (name, (select, params)) in enumerate(zip(names, stages, strict=True))
+    ]
+    try:
+        build_in_stages(warehouse, built)
+        result = con.execute(f"SELECT * FROM {names[-1]} ORDER BY {order_by}")
+        while rows := result.fetchmany(STREAM_ROWS):
+            yield from rows
+    finally:
+        # A listing left unread (its reader went away) may end after the warehouse closed:
+        # its temporary tables went with the connection.
+        with contextlib.suppress(duckdb.ConnectionException):
+            con.execute(f"DROP TABLE IF EXISTS {names[-1]}")
