@@ -13,7 +13,8 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from pipelines.cli.listing import _json_array, emit
+from pipelines.cli.common import emit_json
+from pipelines.cli.listing import _json_array, emit, emit_json_listing
 from tests.conftest import cli, write_manifest
 
 MANIFEST = """
@@ -76,7 +77,23 @@ def test_running_out_of_memory_says_so_and_what_to_change(many: Path) -> None:
     "items", [[], [{}], [{"a": 1}], [{"a": [1, {"b": None}], "é": "ü"}, {"c": []}, 3]]
 )
 def test_a_json_array_written_piece_by_piece_is_the_same_text(items: list[object]) -> None:
-    assert "".join(_json_array(iter(items))) == json.dumps(items, indent=2, ensure_ascii=False)
+    assert "".join(_json_array(iter(items))) == json.dumps(items, indent=2)
+    assert "".join(_json_array(iter(items), ensure_ascii=False)) == json.dumps(
+        items, indent=2, ensure_ascii=False
+    )
+
+    @click.command()
+    @click.argument("streamed", type=bool)
+    def listing(streamed: bool) -> None:
+        head = {"z": 1, "a": {"b": [1, 2]}, "m": None}
+        if streamed:
+            emit_json_listing(head, "items", iter(items))
+        else:
+            emit_json({**head, "items": items})
+
+    runner = CliRunner()
+    whole = runner.invoke(listing, ["false"]).output
+    assert runner.invoke(listing, ["true"]).output == whole
 
 
 def test_csv_written_in_pieces_is_the_same_text() -> None:

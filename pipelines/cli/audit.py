@@ -37,7 +37,7 @@ from pipelines.cli.common import (
     json_option,
     warehouse_option,
 )
-from pipelines.cli.listing import emit, listing_options
+from pipelines.cli.listing import emit, emit_json_listing, listing_options
 from pipelines.cli.pins import report_pin_drift
 from pipelines.manifest import load_manifest
 from sources.registry import SOURCES
@@ -397,22 +397,21 @@ def as_of_command(
                 f"no corpus {corpus!r} in the warehouse; known: {', '.join(corpora) or 'none'}",
                 param_hint="--corpus",
             )
-        if fmt in ("nl", "csv"):  # written as they are read: a corpus can be millions
-            emit((row.as_json() for row in iter_as_of(wh, point, source, corpus)), AS_OF_ALL, fmt)
+        if fmt in ("json", "nl", "csv"):  # written as read: a corpus can be millions
+            documents = (row.as_json() for row in iter_as_of(wh, point, source, corpus))
+            if fmt == "json":
+                head = {"point": point.as_json(), "source": source, "corpus": corpus}
+                emit_json_listing(head, "documents", documents)
+            else:
+                emit(documents, AS_OF_ALL, fmt)
             return
         rows = as_of(wh, point, source, corpus)
-    documents = [row.as_json() for row in rows]
-    if fmt == "json":
-        emit_json(
-            {"point": point.as_json(), "source": source, "corpus": corpus, "documents": documents}
-        )
-        return
     name = f"corpus {corpus}" if corpus else "corpus"
     of = f" ({source})" if source else ""
     noun = "document" if len(rows) == 1 else "documents"
     click.echo(f"{name}{of} as of {point.label}: {len(rows):,} {noun}")
-    if documents:
-        emit(documents, AS_OF_TEXT, fmt)
+    if rows:
+        emit([row.as_json() for row in rows], AS_OF_TEXT, fmt)
 
 
 # -- verify-quote --------------------------------------------------------------------------

@@ -10,7 +10,6 @@ import csv
 import io
 import json
 import sys
-import textwrap
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any, TypeVar
@@ -59,15 +58,26 @@ def json_value(value: Any) -> Any:
     return value
 
 
-def _json_array(items: Iterable[Any]) -> Iterator[str]:
-    """``json.dumps(list(items), indent=2, ensure_ascii=False)``, a piece at a time."""
+def _json_array(items: Iterable[Any], **dumps: Any) -> Iterator[str]:
+    """``json.dumps(list(items), indent=2, **dumps)``, a piece at a time."""
     first = True
     for item in items:
-        yield ("[\n" if first else ",\n") + textwrap.indent(
-            json.dumps(item, indent=2, ensure_ascii=False), "  "
-        )
+        # Indented a level (json.dumps never writes an empty line).
+        text = json.dumps(item, indent=2, **dumps).replace("\n", "\n  ")
+        yield ("[\n  " if first else ",\n  ") + text
         first = False
     yield "[]" if first else "\n]"
+
+
+def emit_json_listing(value: dict[str, Any], key: str, items: Iterable[Any]) -> None:
+    """What ``emit_json({**value, key: list(items)})`` prints, written as ``items`` come."""
+    placeholder = "\x00items\x00"
+    text = json.dumps({**value, key: placeholder}, indent=2, sort_keys=True, default=str)
+    before, after = text.split(json.dumps(placeholder))
+    click.echo(before, nl=False)
+    for piece in _json_array(items, sort_keys=True, default=str):
+        click.echo(piece.replace("\n", "\n  "), nl=False)
+    click.echo(after)
 
 
 def emit(
@@ -82,7 +92,7 @@ def emit(
     fmt = fmt or "table"
     if fmt == "json":
         payload = ({c: json_value(r.get(c)) for c in columns} for r in rows)
-        for piece in _json_array(payload):
+        for piece in _json_array(payload, ensure_ascii=False):
             click.echo(piece, nl=False)
         click.echo()
         return
