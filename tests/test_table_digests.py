@@ -12,6 +12,7 @@ import pytest
 from tests.conftest import cli, write_manifest
 from warehouse import digests
 from warehouse.digests import table_digest, table_digests
+from warehouse.errors import NotFound
 from warehouse.store import Warehouse
 
 MANIFEST = """
@@ -56,6 +57,8 @@ def test_the_same_rows_in_any_order_have_one_digest(tmp_path: Path) -> None:
         assert table_digest(a, "t") == table_digest(b, "t")
         assert len(table_digest(a, "t")) == 64
         assert table_digests(a)["t"] == table_digest(b, "t")
+        with pytest.raises(NotFound, match="no table 'nope'"):
+            table_digest(a, "nope")
 
 
 @pytest.mark.parametrize(
@@ -112,7 +115,7 @@ def test_copy_and_maintain_say_how_far_they_are(tmp_path: Path) -> None:
     copied = cli("copy", "--warehouse", source, "--to", tmp_path / "copy.duckdb")
     assert copied.exit_code == 0, copied.stderr
     lines = copied.stderr.splitlines()
-    rows = int(copied.stdout.split()[1])
+    rows = int(copied.stdout.split()[1].replace(",", ""))
     for step in ("rows copied", "rows digested in the source", "rows digested in the copy"):
         assert any(line.startswith(f"copy: {step}: {rows:,}/{rows:,} in ") for line in lines)
     done = cli("maintain", "--warehouse", source)

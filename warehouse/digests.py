@@ -65,8 +65,16 @@ def table_digest(
     bodies needed more than the warehouse's memory limit, and held every row at once). A
     check against accidental change: a sum of hashes is no defence against rows crafted to
     cancel out. ``read(n)`` hears of every ``n`` rows digested."""
-    columns = next(t.columns for t in warehouse.tables() if t.name == table)
-    listed = ", ".join(f'"{c.name}"' for c in columns)
+    columns = next((t.columns for t in warehouse.tables() if t.name == table), None)
+    if columns is None:
+        raise NotFound(f"no table {table!r} in {warehouse.location}")
+    return _digest(warehouse, table, [c.name for c in columns], read)
+
+
+def _digest(
+    warehouse: Warehouse, table: str, columns: list[str], read: Callable[[int], None] | None
+) -> str:
+    listed = ", ".join(f'"{name}"' for name in columns)
     result = warehouse._con.execute(f'SELECT {listed} FROM "{table}"')
     sha256, dumps, options = hashlib.sha256, orjson.dumps, orjson.OPT_NON_STR_KEYS
     total = 0
@@ -84,19 +92,19 @@ def table_digests(
 ) -> dict[str, str]:
     """:func:`table_digest` of every table (not views), by table; ``progress(step, rows
     done, rows in all)`` hears of every :data:`DIGEST_ROWS` rows."""
-    tables = [t.name for t in warehouse.tables() if not t.view]
-    if progress is None:
-        return {table: table_digest(warehouse, table) for table in tables}
-    total = sum(row_counts(warehouse, tables).values())
+    tables = {t.name: [c.name for c in t.columns] for t in warehouse.tables() if not t.view}
+    total = sum(row_counts(warehouse, tables).values()) if progress is not None else None
     done = 0
-    progress(step, done, total)
+    if progress is not None:
+        progress(step, done, total)
 
     def read(rows: int) -> None:
         nonlocal done
         done += rows
-        progress(step, done, total)
+        if progress is not None:
+            progress(step, done, total)
 
-    return {table: table_digest(warehouse, table, read) for table in tables}
+    return {name: _digest(warehouse, name, columns, read) for name, columns in tables.items()}
 
 
 def plain(value: Any) -> Any:

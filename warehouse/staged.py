@@ -1,14 +1,15 @@
-"""Large sorted listings read as a stream, under DuckDB's memory limit.
+"""Reading a large warehouse in stages, under DuckDB's memory limit.
 
 A listing's statement (a window or an aggregate, two or three joins, then a sort) ran out
 of memory under the warehouse's limit once the warehouse held enough documents: every
 join's hash table and the sort's buffers were held at once (``receipts ls`` failed on
-150,000 documents under a 64 MB limit, and on the 1.5 million of a two-million-row backfill
-under the default 256 MB). So a listing runs in stages, each one blocking operator written
-to a temporary table (which DuckDB can spill to disk), and the last is read back sorted, a
-few thousand rows at a time: the 1.5 million documents list under 128 MB. The memory a
-listing needs still grows with it, more slowly.
-"""
+150,000 documents under a 64 MB limit, and ``ls``, ``as-of`` and ``drift`` on the 1.5
+million of a two-million-row backfill under the default 256 MB). So such a statement runs
+in stages, each blocking operator written to a temporary table (which DuckDB can spill to
+disk): :func:`build_in_stages` leaves the last stage as a table (``drift`` reads it several
+ways); :func:`staged_rows` reads it back sorted, a few thousand rows at a time (the 1.5
+million documents list under a 128 MB limit). The memory this needs still grows with the
+warehouse, more slowly."""
 
 from __future__ import annotations
 

@@ -71,7 +71,7 @@ def copy(warehouse: str, to: str, to_data_path: str | None, as_json: bool) -> No
         return
     total = sum(report.rows.values())
     click.echo(
-        f"copied {total} rows in {len(report.rows)} tables from {report.source} to "
+        f"copied {total:,} rows in {len(report.rows)} tables from {report.source} to "
         f"{report.destination}; every table's digest matches"
     )
 
