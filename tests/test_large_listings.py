@@ -1,6 +1,6 @@
-"""Reading a large warehouse: ``ls``, ``as-of`` and ``drift`` finish under a memory limit
-their one-statement joins did not fit in, and listings write their rows as they read them;
-running out of DuckDB's memory is reported as such, with the setting to change."""
+"""Reading a large warehouse: ``ls``, ``as-of``, ``search`` and ``drift`` finish under a
+memory limit their one-statement joins did not fit in, and listings write their rows as they
+read them; running out of DuckDB's memory is reported as such, with the setting to change."""
 
 from __future__ import annotations
 
@@ -41,9 +41,8 @@ def many(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return warehouse
 
 
-def test_ls_as_of_and_drift_read_every_document_under_a_small_memory_limit(many: Path) -> None:
-    """64 MB: the listings' joins and their sort, and drift's joins, each in one statement,
-    ran out of memory."""
+def test_ls_as_of_search_and_drift_under_a_small_memory_limit(many: Path) -> None:
+    """64 MB: the joins and sort of each of these, in one statement, ran out of memory."""
     small = {"RECEIPTS_DUCKDB_MEMORY_LIMIT": "64MB"}
     listed = cli("ls", "--warehouse", many, "--csv", env=small)
     assert listed.exit_code == 0, listed.stderr
@@ -57,6 +56,9 @@ def test_ls_as_of_and_drift_read_every_document_under_a_small_memory_limit(many:
     documents = [json.loads(line) for line in at.stdout.splitlines()]
     assert [d["doc_id"] for d in documents] == ids
     assert {d["revision"] for d in documents} == {1}
+    found = cli("search", "bucket", "--limit", 3, "--warehouse", many, "--csv", env=small)
+    assert found.exit_code == 0, found.stderr
+    assert [r["doc_id"] for r in csv.DictReader(io.StringIO(found.stdout))] == ids[:3]
     drift = cli("drift", "--since", "1", "--warehouse", many, "--json", env=small)
     assert drift.exit_code == 0, drift.stderr
     assert json.loads(drift.stdout)["counts"]["synthetic"]["unchanged"] == 150_000

@@ -31,7 +31,7 @@ from typing import Any
 
 from warehouse.asof import Point, members_sql, utc_iso
 from warehouse.errors import NotFound, PointError
-from warehouse.snapshots import checked_body
+from warehouse.snapshots import checked_body, stored_bodies
 from warehouse.staged import build_in_stages
 from warehouse.store import Warehouse
 
@@ -529,14 +529,7 @@ def snapshot_bodies(
     """The stored bytes (and media type) of each content hash, in one query, each checked
     against its hash (:class:`SnapshotCorrupted` names ``doc_id``'s revision, or any
     revision, holding a corrupted one)."""
-    if not hashes:
-        return {}
-    rows = warehouse._con.execute(
-        "SELECT content_hash, any_value(media_type), any_value(body) FROM snapshots "
-        "WHERE content_hash IN (SELECT unnest($h::VARCHAR[])) GROUP BY content_hash",
-        {"h": sorted(set(hashes))},
-    ).fetchall()
     return {
-        str(h): (str(m), checked_body(warehouse, str(h), bytes(b), doc_id=doc_id))
-        for h, m, b in rows
+        h: (m, checked_body(warehouse, h, b, doc_id=doc_id))
+        for h, (m, b) in stored_bodies(warehouse, hashes).items()
     }

@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 
 from warehouse.asof import Point
 from warehouse.errors import SnapshotCorrupted, UsageError
-from warehouse.snapshots import checked_body
+from warehouse.snapshots import checked_body, stored_bodies
 from warehouse.staged import PREVIOUS, staged_rows
 from warehouse.store import Warehouse
 
@@ -107,19 +107,30 @@ def search_current(
     if not text.strip():
         raise UsageError("give some text to search for")
     where, params = _filters(None, None, corpus, None)
-    params.update({"needle": text.lower(), "limit": limit})
-    rows = warehouse._con.execute(
-        "SELECT c.doc_id, c.revision, c.content_hash, s.media_type, s.body "
-        "FROM current_revisions c JOIN documents d USING (doc_id) "
-        "JOIN snapshots s ON s.content_hash = c.content_hash "
-        f"WHERE {where} AND NOT c.tombstone "
-        "AND contains(lower(decode(s.body)), $needle) ORDER BY c.doc_id LIMIT $limit",
-        params,
-    ).fetchall()
-    return [
-        SearchHit(d, int(r), h, m, checked_body(warehouse, h, bytes(b), doc_id=d, revision=r))
-        for d, r, h, m, b in rows
+    stages = [
+        (
+            "SELECT doc_id, revision, content_hash FROM current_revisions WHERE NOT tombstone",
+            {},
+        ),
+        (
+            "SELECT c.doc_id, c.revision, c.content_hash "
+            f"FROM {PREVIOUS} c JOIN documents d USING (doc_id) WHERE {where}",
+            params,
+        ),
+        (
+            f"SELECT c.* FROM {PREVIOUS} c JOIN snapshots s ON s.content_hash = c.content_hash "
+            "WHERE contains(lower(decode(s.body)), $needle)",
+            {"needle": text.lower()},
+        ),
     ]
+    hits = list(staged_rows(warehouse, stages, "doc_id", limit))
+    bodies = stored_bodies(warehouse, [h for _, _, h in hits])
+    found = []
+    for doc_id, revision, content_hash in hits:
+        media_type, body = bodies[content_hash]
+        checked = checked_body(warehouse, content_hash, body, doc_id=doc_id, revision=revision)
+        found.append(SearchHit(doc_id, int(revision), content_hash, media_type, checked))
+    return found
 
 
 EXPORT_FORMATS = ("parquet", "csv", "ndjson")

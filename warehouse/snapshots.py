@@ -39,3 +39,16 @@ def checked_body(
         if row is not None:
             doc_id, revision = str(row[0]), int(row[1])
     raise SnapshotCorrupted(warehouse.location, content_hash, actual, doc_id, revision)
+
+
+def stored_bodies(warehouse: Warehouse, hashes: list[str]) -> dict[str, tuple[str, bytes]]:
+    """The stored bytes (and media type) of each of ``hashes``, in one query, unchecked:
+    the caller checks each with :func:`checked_body`, naming its revision."""
+    if not hashes:
+        return {}
+    rows = warehouse._con.execute(
+        "SELECT content_hash, any_value(media_type), any_value(body) FROM snapshots "
+        "WHERE content_hash IN (SELECT unnest($h::VARCHAR[])) GROUP BY content_hash",
+        {"h": sorted(set(hashes))},
+    ).fetchall()
+    return {str(h): (str(m), bytes(b)) for h, m, b in rows}

@@ -46,12 +46,16 @@ def build_in_stages(warehouse: Warehouse, stages: Sequence[tuple[str, str, Param
 
 
 def staged_rows(
-    warehouse: Warehouse, stages: Sequence[tuple[str, Params]], order_by: str
+    warehouse: Warehouse,
+    stages: Sequence[tuple[str, Params]],
+    order_by: str,
+    limit: int | None = None,
 ) -> Iterator[tuple[Any, ...]]:
     """The rows of the last of ``stages`` (each a SELECT and its parameters; every one after
     the first reads the one before as ``{previous}``) ordered by ``order_by`` (columns of
-    its result), read a few thousand at a time. The warehouse's connection runs nothing
-    else until the rows are read or the iterator is closed."""
+    its result), the first ``limit`` of them if given, read a few thousand at a time. The
+    warehouse's connection runs nothing else until the rows are read or the iterator is
+    closed."""
     con = warehouse._con
     run = next(_runs)
     names = [f"_staged_{run}_{number}" for number in range(len(stages))]
@@ -61,7 +65,8 @@ def staged_rows(
     ]
     try:
         build_in_stages(warehouse, built)
-        result = con.execute(f"SELECT * FROM {names[-1]} ORDER BY {order_by}")
+        limited = "" if limit is None else f" LIMIT {int(limit)}"
+        result = con.execute(f"SELECT * FROM {names[-1]} ORDER BY {order_by}{limited}")
         while rows := result.fetchmany(STREAM_ROWS):
             yield from rows
     finally:
