@@ -19,6 +19,7 @@ from warehouse.errors import SnapshotCorrupted, UsageError
 from warehouse.snapshots import checked_body, stored_bodies
 from warehouse.staged import PREVIOUS, staged_rows
 from warehouse.store import Warehouse
+from warehouse.streamed_export import write_ndjson, write_snapshots
 
 
 class DocumentRow(NamedTuple):
@@ -154,8 +155,9 @@ def export_tables(
     """``documents``, ``revisions`` (each with its validity: ``valid_until_run`` and
     ``is_current`` as of ``point``) and ``snapshots`` (the bytes those revisions cite) into
     ``out/<table>.<ext>``. Parquet keeps bytes as BLOB; CSV and NDJSON carry them as
-    ``body_base64``. Refuses (nothing written) when a snapshot's bytes no longer hash to
-    their address."""
+    ``body_base64``. Snapshots, and NDJSON files, are written as streams, snapshots in the
+    order they were stored (:mod:`warehouse.streamed_export`). Refuses (nothing written)
+    when a snapshot's bytes no longer hash to their address."""
     if fmt not in EXPORT_FORMATS:
         raise UsageError(f"unknown format {fmt!r}; valid: {', '.join(EXPORT_FORMATS)}")
     params: dict[str, Any] = {}
@@ -175,36 +177,39 @@ def export_tables(
     con = warehouse._con
     con.execute(f"CREATE OR REPLACE TEMP TABLE export_revisions AS {revisions}", params)
     try:
+        con.execute(
+            "CREATE OR REPLACE TEMP TABLE export_cited AS SELECT DISTINCT content_hash "
+            "FROM export_revisions WHERE content_hash IS NOT NULL"
+        )
         bad = con.execute(
-            "SELECT s.content_hash, sha256(s.body) FROM snapshots s WHERE s.content_hash IN "
-            "(SELECT content_hash FROM export_revisions) AND sha256(s.body) <> s.content_hash "
-            "LIMIT 1"
+            "SELECT s.content_hash, sha256(s.body) FROM snapshots s "
+            "SEMI JOIN export_cited c USING (content_hash) "
+            "WHERE sha256(s.body) <> s.content_hash LIMIT 1"
         ).fetchone()
         if bad is not None:
             raise SnapshotCorrupted(warehouse.location, str(bad[0]), str(bad[1]), None, None)
-        body = "s.body" if fmt == "parquet" else "to_base64(s.body) AS body_base64"
         queries = {
             "documents": "SELECT d.* FROM documents d WHERE d.doc_id IN "
             "(SELECT doc_id FROM export_revisions) ORDER BY d.doc_id",
             "revisions": "SELECT * FROM export_revisions ORDER BY doc_id, revision",
-            "snapshots": "SELECT s.content_hash, s.size, s.media_type, s.stored_run, "
-            f"{body} FROM snapshots s WHERE s.content_hash IN "
-            "(SELECT content_hash FROM export_revisions) ORDER BY s.content_hash",
         }
-        options = {
-            "parquet": "FORMAT parquet",
-            "csv": "FORMAT csv, HEADER",
-            "ndjson": "FORMAT json",
-        }[fmt]
-        extension = {"parquet": "parquet", "csv": "csv", "ndjson": "ndjson"}[fmt]
+        options = {"parquet": "FORMAT parquet", "csv": "FORMAT csv, HEADER"}.get(fmt)
         out.mkdir(parents=True, exist_ok=True)
         written = []
         for table, query in queries.items():
-            path = out / f"{table}.{extension}"
+            path = out / f"{table}.{fmt}"
+            if fmt == "ndjson":  # DuckDB's JSON writer buffers tens of MB at a time
+                written.append(Exported(table, path, write_ndjson(warehouse, query, path)))
+                continue
             target = str(path).replace("'", "''")
             con.execute(f"COPY ({query}) TO '{target}' ({options})")
             rows = con.execute(f"SELECT count(*) FROM ({query})").fetchone()
             written.append(Exported(table, path, int(rows[0]) if rows else 0))
+        path = out / f"snapshots.{fmt}"
+        written.append(
+            Exported("snapshots", path, write_snapshots(warehouse, "export_cited", path, fmt))
+        )
         return written
     finally:
         con.execute("DROP TABLE IF EXISTS export_revisions")
+        con.execute("DROP TABLE IF EXISTS export_cited")

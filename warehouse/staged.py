@@ -33,16 +33,23 @@ Params = Mapping[str, Any]  # a statement's parameters
 
 def build_in_stages(warehouse: Warehouse, stages: Sequence[tuple[str, str, Params]]) -> None:
     """Write each of ``stages`` (``(name, SELECT, parameters)``; a SELECT may read the
-    tables of the stages before it by name) to a temporary table of that name, in turn;
-    then drop all but the last."""
+    tables of the stages before it by name) to a temporary table of that name, in turn.
+    A stage's table is dropped as soon as no later stage reads it; the last one stays."""
     con = warehouse._con
+    kept: list[str] = []
     try:
-        for name, select, params in stages:
+        for number, (name, select, params) in enumerate(stages):
             con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {select}", dict(params))
+            later = [sql for _, sql, _ in stages[number + 1 :]]
+            for earlier in [t for t in kept if not any(t in sql for sql in later)]:
+                con.execute(f"DROP TABLE {earlier}")
+                kept.remove(earlier)
+            kept.append(name)
     finally:
         with contextlib.suppress(duckdb.ConnectionException):
-            for name, _, _ in stages[:-1]:
-                con.execute(f"DROP TABLE IF EXISTS {name}")
+            for name in kept:
+                if name != stages[-1][0]:
+                    con.execute(f"DROP TABLE IF EXISTS {name}")
 
 
 def staged_rows(

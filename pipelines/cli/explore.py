@@ -165,9 +165,10 @@ def export(
     as_json: bool,
 ) -> None:
     """Write documents, revisions (with their validity) and the snapshot bytes they cite to
-    --out, through DuckDB's COPY: all of the warehouse, or MANIFEST's corpus; --as-of keeps
-    the revisions written by that point (validity as it stood then). Refuses, writing
-    nothing, if a snapshot's bytes no longer hash to their address."""
+    --out: all of the warehouse, or MANIFEST's corpus; --as-of keeps the revisions written
+    by that point (validity as it stood then). Snapshots (in the order they were stored)
+    and NDJSON files are written as streams, in bounded memory. Refuses, writing nothing,
+    if a snapshot's bytes no longer hash to their address."""
     corpus = _corpus(manifest_file, None)
     with Warehouse.open(warehouse, read_only=True) as wh:
         point = _point(wh, as_of, "--as-of")
