@@ -8,15 +8,13 @@ from dataclasses import dataclass
 from warehouse.digests import Progress, row_counts, table_digests
 from warehouse.errors import IntegrityError, UsageError
 from warehouse.store import Table, Warehouse
+from warehouse.streamed_export import rows_per_batch
 
 # Each table is copied by one INSERT that reads the source as a stream of Arrow batches:
 # DuckDB writes its row groups into the destination as they fill. (Inserting the batches one
 # statement at a time in the copy's transaction held them all in its memory: a warehouse of
-# 600,000 backfilled rows peaked at 1.9 GB; streamed, at 0.66 GB.) A batch is as many rows
-# as fit in COPY_BATCH_BYTES by the table's widest row (each batch is one allocation in the
-# source, under its memory limit), at most COPY_ROWS.
-COPY_ROWS = 8_192
-COPY_BATCH_BYTES = 16 << 20
+# 600,000 backfilled rows peaked at 1.9 GB; streamed, at 0.66 GB.) A batch holds as many
+# rows as fit in streamed_export.BATCH_BYTES by the table's widest row.
 # Columns whose values can be large; the others are a few bytes each.
 _WIDE = {"VARCHAR": "strlen", "JSON": "strlen", "BLOB": "octet_length"}
 
@@ -30,16 +28,16 @@ class CopyReport:
 
 
 def _batch_rows(source: Warehouse, table: Table) -> int:
-    """Rows of ``table`` per Arrow batch: :data:`COPY_BATCH_BYTES` over its widest row."""
+    """Rows of ``table`` per Arrow batch, by its widest row."""
     lengths = [
         f'coalesce({_WIDE[c.data_type]}("{c.name}"), 0)'
         for c in table.columns
         if c.data_type in _WIDE
     ]
-    if not lengths:
-        return COPY_ROWS
-    widest = source._scalar(f'SELECT max({" + ".join(lengths)}) FROM "{table.name}"') or 0
-    return max(1, min(COPY_ROWS, COPY_BATCH_BYTES // max(1, int(widest) + 64 * len(table.columns))))
+    widest = 0
+    if lengths:
+        widest = source._scalar(f'SELECT max({" + ".join(lengths)}) FROM "{table.name}"') or 0
+    return rows_per_batch(int(widest) + 64 * len(table.columns))
 
 
 def copy_warehouse(

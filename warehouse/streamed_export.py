@@ -34,6 +34,12 @@ BATCH_BYTES = 16 << 20
 MAX_BATCH_ROWS = 8_192
 
 
+def rows_per_batch(widest_row: int) -> int:
+    """Rows of at most ``widest_row`` bytes that fill :data:`BATCH_BYTES` (each Arrow batch
+    is one allocation in DuckDB, under its memory limit), at most :data:`MAX_BATCH_ROWS`."""
+    return max(1, min(MAX_BATCH_ROWS, BATCH_BYTES // max(1, widest_row)))
+
+
 def _complete(path: Path, write: Callable[[Path], int]) -> int:
     """``write(partial)``, then ``partial`` renamed to ``path``: no half-written file."""
     partial = path.with_name(path.name + ".partial")
@@ -68,7 +74,7 @@ def _batch_rows(warehouse: Warehouse, cited: str) -> int:
     largest = warehouse._scalar(
         f"SELECT max(s.size) FROM snapshots s SEMI JOIN {cited} c USING (content_hash)"
     )
-    return max(1, min(MAX_BATCH_ROWS, BATCH_BYTES // (int(largest or 0) * 2 + 256)))
+    return rows_per_batch(int(largest or 0) * 2 + 256)
 
 
 def write_snapshots(warehouse: Warehouse, cited: str, path: Path, fmt: str) -> int:
