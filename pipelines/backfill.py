@@ -70,7 +70,7 @@ from warehouse.flatcheck import KEPT_SCHEMA
 from warehouse.ids import doc_id
 from warehouse.ingest import Counts
 from warehouse.runs import finish_run, latest_checkpoint, start_run
-from warehouse.store import Warehouse
+from warehouse.store import Warehouse, known_error
 
 SOURCE = "nhtsa"
 COMMAND = "backfill"
@@ -412,7 +412,8 @@ def run_backfill(
             finally:
                 bulk.close()
     except Exception as exc:
-        reason = str(exc) or type(exc).__name__
+        known = exc if isinstance(exc, ReceiptsError) else known_error(exc)
+        reason = str(known or exc) or type(exc).__name__
         failure = {"source": SOURCE, "entry": label, "reason": reason}
         finish_run(
             warehouse,
@@ -422,8 +423,10 @@ def run_backfill(
             [failure],
             _ledger_warnings(label, result),
         )
-        if isinstance(exc, ReceiptsError):
+        if known is exc:
             raise
+        if known is not None:  # DuckDB ran out of memory: the known error says what to change
+            raise known from exc
         raise BackfillError(f"backfill of {request.path.name} failed: {reason}") from exc
     finally:
         reporter.close()

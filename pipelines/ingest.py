@@ -20,7 +20,7 @@ from warehouse.ingest import COUNT_KEYS, DEFAULT_BATCH_SIZE, Counts, Ingestor
 from warehouse.runs import finish_run, start_run
 from warehouse.scopes import live_in_scope
 from warehouse.sightings import body_seen_at
-from warehouse.store import Warehouse
+from warehouse.store import Warehouse, known_error
 
 
 @dataclass
@@ -133,16 +133,17 @@ def run_ingest(
                 try:
                     for listing in source.fetch(entry, ctx):
                         ingestor.ingest(source_name, listing)
-                except ReceiptsError as exc:  # one entry's failure must not stop the others
-                    error = str(exc) or type(exc).__name__
-                    failure = {"source": source_name, "entry": label, "reason": error}
-                    failures.append({**failure, "hint": exc.hint} if exc.hint else failure)
-                except Exception as exc:  # a bug: recorded as such, then the run stops
-                    internal = exc
-                    error = internal_error_reason(exc)
-                    failures.append(
-                        {"source": source_name, "entry": label, "reason": error, "internal": True}
-                    )
+                except Exception as exc:
+                    known = exc if isinstance(exc, ReceiptsError) else known_error(exc)
+                    if known is not None:  # one entry's failure must not stop the others
+                        error = str(known) or type(known).__name__
+                        failure = {"source": source_name, "entry": label, "reason": error}
+                        failures.append({**failure, "hint": known.hint} if known.hint else failure)
+                    else:  # a bug: recorded as such, then the run stops
+                        internal = exc
+                        error = internal_error_reason(exc)
+                        failure = {"source": source_name, "entry": label, "reason": error}
+                        failures.append({**failure, "internal": True})
                 source_total.add(entry_total)
                 warnings.extend(
                     {"source": source_name, "entry": label, "warning": w} for w in ctx.warnings

@@ -8,11 +8,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pytest
 
+from pipelines import backfill as backfill_module
 from pipelines.cli import exits
 from sources.registry import SOURCES
 from tests.conftest import REPO, cli
+from tests.fakes.nhtsa import cmpl_row, write_zip
 from warehouse import errors
 from warehouse.errors import (
     BodyTooLarge,
@@ -124,3 +127,44 @@ def test_a_known_error_is_one_line_without_a_traceback(tmp_path: Path) -> None:
     result = cli("manifest", "check", tmp_path / "missing.toml")
     assert result.exit_code == exits.EXIT_USAGE
     assert result.stderr.count("\n") == 1 and result.stderr.startswith("receipts: ")
+
+
+OUT_OF_MEMORY = "Out of Memory Error: could not allocate block of size 256.0 KiB (1.0 MiB used)"
+
+
+def test_an_entry_out_of_memory_fails_as_itself_not_as_a_bug(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, warehouse_path: Path
+) -> None:
+    def fetch(entry: Any, ctx: Any) -> Any:
+        raise duckdb.OutOfMemoryException(OUT_OF_MEMORY)
+
+    monkeypatch.setitem(SOURCES, "nhtsa", dataclasses.replace(SOURCES["nhtsa"], fetch=fetch))
+    manifest = tmp_path / "m.toml"
+    manifest.write_text(MANIFEST)
+    result = cli("ingest", manifest, "--warehouse", warehouse_path)
+    assert result.exit_code == exits.EXIT_FAILURE
+    assert "internal error" not in result.stderr and "Traceback" not in result.stderr
+    (run,) = json.loads(cli("runs", "--warehouse", warehouse_path, "--json").stdout)
+    assert run["status"] == "failed"
+    (failure,) = run["failures"]
+    assert failure["reason"].startswith("the warehouse's database ran out of memory")
+    assert "RECEIPTS_DUCKDB_MEMORY_LIMIT=" in failure["hint"] and "internal" not in failure
+
+
+def test_a_backfill_out_of_memory_says_what_to_change(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, warehouse_path: Path
+) -> None:
+    def scan(*args: Any) -> Any:
+        raise duckdb.OutOfMemoryException(OUT_OF_MEMORY)
+
+    monkeypatch.setattr(backfill_module, "scan", scan)
+    path = write_zip(tmp_path / "FLAT_CMPL.zip", "FLAT_CMPL.txt", [cmpl_row(11999001, 1)])
+    result = cli(
+        "backfill", "nhtsa", "--file", path, "--kind", "complaints", "--warehouse", warehouse_path
+    )
+    assert result.exit_code == exits.EXIT_FAILURE
+    assert "ran out of memory under its limit: Out of Memory Error" in result.stderr
+    assert "--memory-limit" in result.stderr and "internal error" not in result.stderr
+    (run,) = json.loads(cli("runs", "--warehouse", warehouse_path, "--json").stdout)
+    assert run["status"] == "failed"
+    assert run["failures"][0]["reason"].startswith("the warehouse's database ran out of memory")
