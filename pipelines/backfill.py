@@ -64,7 +64,7 @@ from warehouse.backends import ROW_GROUP_SIZE
 from warehouse.build_engine import DEFAULT_MEMORY_LIMIT as DEFAULT_BUILD_MEMORY_LIMIT
 from warehouse.canonical import canonical_json
 from warehouse.clock import now
-from warehouse.errors import BackfillError, FlatFileError, ReceiptsError, UsageError
+from warehouse.errors import BackfillError, FlatFileError, UsageError
 from warehouse.flatbulk import CommitContext, FlatBulk, Plan
 from warehouse.flatcheck import KEPT_SCHEMA
 from warehouse.ids import doc_id
@@ -412,7 +412,7 @@ def run_backfill(
             finally:
                 bulk.close()
     except Exception as exc:
-        known = exc if isinstance(exc, ReceiptsError) else known_error(exc)
+        known = known_error(exc)
         reason = str(known or exc) or type(exc).__name__
         failure = {"source": SOURCE, "entry": label, "reason": reason}
         finish_run(

@@ -15,7 +15,7 @@ from pipelines.progress import Reporter
 from sources import registry
 from sources.base import FetchContext
 from sources.http import HttpFactory
-from warehouse.errors import MassRetireRefused, ReceiptsError
+from warehouse.errors import MassRetireRefused
 from warehouse.ingest import COUNT_KEYS, DEFAULT_BATCH_SIZE, Counts, Ingestor
 from warehouse.runs import finish_run, start_run
 from warehouse.scopes import live_in_scope
@@ -134,7 +134,7 @@ def run_ingest(
                     for listing in source.fetch(entry, ctx):
                         ingestor.ingest(source_name, listing)
                 except Exception as exc:
-                    known = exc if isinstance(exc, ReceiptsError) else known_error(exc)
+                    known = known_error(exc)
                     if known is not None:  # one entry's failure must not stop the others
                         error = str(known) or type(known).__name__
                         failure = {"source": source_name, "entry": label, "reason": error}

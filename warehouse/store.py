@@ -598,9 +598,11 @@ class Warehouse:
 
 
 def known_error(exc: BaseException) -> ReceiptsError | None:
-    """The known error a DuckDB exception stands for, if any: running out of memory under
-    the limit is the size of the work, not a bug (DuckDB's advice after its first line is
-    left out: the hint says what to change here)."""
+    """The known error ``exc`` is (itself) or stands for, if any: DuckDB running out of
+    memory under the limit is the size of the work, not a bug (its advice after its first
+    line is left out: the hint says what to change here)."""
+    if isinstance(exc, ReceiptsError):
+        return exc
     if isinstance(exc, duckdb.OutOfMemoryException):
         detail = str(exc).strip().splitlines()[0] if str(exc).strip() else "out of memory"
         return OutOfMemory(detail, ENV_MEMORY_LIMIT, DEFAULT_MEMORY_LIMIT)
