@@ -7,12 +7,13 @@ import difflib
 import hashlib
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NamedTuple
 
 from warehouse.asof import utc_iso
+from warehouse.digests import Progress
 from warehouse.errors import NotFound
 from warehouse.snapshots import checked_body
 from warehouse.store import Warehouse
@@ -279,9 +280,6 @@ def revisions(warehouse: Warehouse, *, current: bool = False) -> list[RevisionRo
         f"source_format FROM {table} ORDER BY doc_id, revision"
     ).fetchall()
     return [RevisionRow._make(row) for row in rows]
-
-
-Progress = Callable[[str, int, int | None], None]
 
 
 def verify(warehouse: Warehouse, progress: Progress | None = None) -> VerifyResult:

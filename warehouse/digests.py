@@ -42,7 +42,7 @@ def row_counts(warehouse: Warehouse, tables: Iterable[str]) -> dict[str, int]:
 DIGEST_ROWS = 4_096
 _DIGEST_MODULUS = 1 << 256
 
-# ``progress(step, done, total)``: rows digested so far of every table's.
+# ``progress(step, done, total)``: how far a long step is (rows digested, snapshots hashed).
 Progress = Callable[[str, int, int | None], None]
 
 

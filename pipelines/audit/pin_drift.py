@@ -24,8 +24,8 @@ from sources.github.source import (
     raw_file_url,
 )
 from sources.http import HttpClient, HttpFactory
-from warehouse.audit import Progress
 from warehouse.canonical import content_hash
+from warehouse.digests import Progress
 
 UNCHANGED = "unchanged"
 CHANGED = "changed"

@@ -22,8 +22,8 @@ from sources.github.source import (
     raw_file_url,
 )
 from sources.http import HttpClient, HttpFactory
-from warehouse.audit import Progress
 from warehouse.canonical import content_hash
+from warehouse.digests import Progress
 from warehouse.errors import RateLimited, SourceError, TerminalHttpError
 from warehouse.sightings import digest_at_commit, last_commits
 from warehouse.store import Warehouse

@@ -32,7 +32,7 @@ from pipelines.progress import steps_for
 from sources.github.pins import RefResolver, pin_manifest
 from sources.github.source import GithubClients
 from sources.http import HttpFactory
-from warehouse.audit import Progress
+from warehouse.digests import Progress
 from warehouse.errors import ManifestError, ManifestNotPinnable, ReceiptsError, SourceError
 from warehouse.store import Warehouse
 
