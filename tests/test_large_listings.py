@@ -70,6 +70,26 @@ def test_ls_as_of_search_and_drift_under_a_small_memory_limit(many: Path) -> Non
     assert json.loads(drift.stdout)["counts"]["synthetic"]["unchanged"] == 150_000
 
 
+def test_ls_and_as_of_print_a_text_table_of_every_document(many: Path) -> None:
+    """The default output: rows past the first few thousand go through a temporary file
+    (pipelines.cli.text_table), every one printed, aligned, in order."""
+    small = {"RECEIPTS_DUCKDB_MEMORY_LIMIT": "80MB"}
+    listed = cli("ls", "--warehouse", many, env=small)
+    assert listed.exit_code == 0, listed.stderr
+    header, *lines = listed.stdout.splitlines()
+    assert header.split() == ["doc_id", "revision", "content_hash", "size", "valid_from_run",
+                              "valid_from"]  # fmt: skip
+    assert len(lines) == 150_000
+    ids = [line.split()[0] for line in lines]
+    assert ids == sorted(ids) and len(set(ids)) == len(ids)
+    assert len({line.index(" 1  ") for line in lines}) == 1  # the revision column lines up
+    at = cli("as-of", "1", "--warehouse", many, env=small)
+    assert at.exit_code == 0, at.stderr
+    title, header, *lines = at.stdout.splitlines()
+    assert title == "corpus as of run 1: 150,000 documents"
+    assert [line.split()[0] for line in lines] == ids
+
+
 @pytest.fixture(scope="module")
 def bodies(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A warehouse of 12,000 bodies of 10 kB."""

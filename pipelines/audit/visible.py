@@ -5,7 +5,9 @@ unchanged). Whatever a report, a diff or a quote check *prints* of them goes thr
 :func:`visible` first, so ``\\x1b]0;…\\x07`` in a comment appears as those characters on the
 terminal instead of retitling the window, moving the cursor or hiding text. Line breaks and
 tabs stay; every other C0 and C1 control character and DEL becomes ``\\xNN``, and bidi
-overrides and isolates (which reorder what a reader sees) become ``\\uNNNN``.
+overrides and isolates (which reorder what a reader sees) become ``\\uNNNN``. A table's
+cell (:func:`visible_cell`) keeps to its line: tabs and line feeds are written out too, as
+``\\t`` and ``\\n``.
 """
 
 from __future__ import annotations
@@ -23,6 +25,14 @@ def _escape(match: re.Match[str]) -> str:
 def visible(text: str) -> str:
     """``text`` with control characters written out visibly (see the module docstring)."""
     return _CONTROL.sub(_escape, text)
+
+
+_LINE_BREAKING = str.maketrans({"\t": "\\t", "\n": "\\n"})
+
+
+def visible_cell(text: str) -> str:
+    """:func:`visible`, on one line: tabs and line feeds written out as well."""
+    return visible(text).translate(_LINE_BREAKING)
 
 
 def json_visible(text: str) -> str:

@@ -37,14 +37,19 @@ from pipelines.cli.common import (
     json_option,
     warehouse_option,
 )
-from pipelines.cli.listing import emit, emit_json_listing, listing_options
+from pipelines.cli.listing import (
+    echo_table,
+    emit,
+    emit_json_listing,
+    listing_options,
+    text_table,
+)
 from pipelines.cli.pins import report_pin_drift
 from pipelines.manifest import load_manifest
 from sources.registry import SOURCES
 from warehouse import audit
 from warehouse.asof import (
     Point,
-    as_of,
     iter_as_of,
     known_corpora,
     known_sources,
@@ -405,13 +410,14 @@ def as_of_command(
             else:
                 emit(documents, AS_OF_ALL, fmt)
             return
-        rows = as_of(wh, point, source, corpus)
+        rows = (row.as_json() for row in iter_as_of(wh, point, source, corpus))
+        table = text_table(rows, AS_OF_TEXT)
     name = f"corpus {corpus}" if corpus else "corpus"
     of = f" ({source})" if source else ""
-    noun = "document" if len(rows) == 1 else "documents"
-    click.echo(f"{name}{of} as of {point.label}: {len(rows):,} {noun}")
-    if rows:
-        emit([row.as_json() for row in rows], AS_OF_TEXT, fmt)
+    noun = "document" if table.rows == 1 else "documents"
+    click.echo(f"{name}{of} as of {point.label}: {table.rows:,} {noun}")
+    if table.rows:
+        echo_table(table)
 
 
 # -- verify-quote --------------------------------------------------------------------------

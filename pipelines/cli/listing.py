@@ -1,7 +1,9 @@
 """Listings as tables, JSON, NDJSON or CSV: one way for every command that lists rows.
 
 Text tables show timestamps as ISO-8601 UTC to the second with ``Z`` and numbers with
-thousands separators; ``--json`` / ``--nl`` keep full precision and plain numbers.
+thousands separators, and every value as it is, control characters written out
+(:mod:`pipelines.cli.text_table`); ``--json`` / ``--nl`` keep full precision and plain
+numbers.
 """
 
 from __future__ import annotations
@@ -9,18 +11,17 @@ from __future__ import annotations
 import csv
 import io
 import json
-import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import click
-from rich.console import Console
-from rich.table import Table
+
+from pipelines.cli.text_table import TextTable
 
 F = TypeVar("F", bound=Callable[..., Any])
 FORMATS = ("table", "json", "nl", "csv")
-CSV_FLUSH_BYTES = 1 << 16  # CSV is written out in pieces of about this size
+CSV_FLUSH_BYTES = 1 << 16  # CSV and text tables are written out in pieces of about this size
 
 
 def listing_options(func: F) -> F:
@@ -88,7 +89,8 @@ def emit(
     empty: str = "nothing to list",
 ) -> None:
     """``rows`` as a table, or as JSON, NDJSON or CSV written as they come (a listing of
-    millions of rows is never held whole); a table needs every row first (its widths)."""
+    millions of rows is never held whole); a table once every row is read (its widths), from
+    a temporary file past the first few thousand (:mod:`pipelines.cli.text_table`)."""
     fmt = fmt or "table"
     if fmt == "json":
         payload = ({c: json_value(r.get(c)) for c in columns} for r in rows)
@@ -113,17 +115,30 @@ def emit(
                 buffer.truncate()
         click.echo(buffer.getvalue(), nl=False)
         return
-    rows = list(rows)
-    if not rows:
+    table = text_table(rows, columns)
+    if not table.rows:
         click.echo(empty)
     else:
-        table = Table(box=None, header_style="bold", pad_edge=False)
-        for column in columns:
-            numeric = any(isinstance(r.get(column), int | float) for r in rows)
-            table.add_column(column, justify="right" if numeric else "left", no_wrap=True)
-        for row in rows:
-            table.add_row(*(text_value(row.get(c)) for c in columns))
-        buffer = io.StringIO()
-        width = Console().width if sys.stdout.isatty() else 1000
-        Console(file=buffer, width=width, soft_wrap=True).print(table)
-        click.echo("\n".join(line.rstrip() for line in buffer.getvalue().splitlines()))
+        echo_table(table)
+
+
+def text_table(rows: Iterable[dict[str, Any]], columns: Sequence[str]) -> TextTable:
+    """``rows`` read into a text table of ``columns`` (see :mod:`pipelines.cli.text_table`)."""
+    table = TextTable(columns, text_value)
+    for row in rows:
+        table.add([row.get(c) for c in columns])
+    return table
+
+
+def echo_table(table: TextTable) -> None:
+    """Print a text table, a piece of about :data:`CSV_FLUSH_BYTES` at a time."""
+    piece: list[str] = []
+    held = 0
+    for line in table.lines():
+        piece.append(line)
+        held += len(line) + 1
+        if held > CSV_FLUSH_BYTES:
+            click.echo("\n".join(piece))
+            piece, held = [], 0
+    if piece:
+        click.echo("\n".join(piece))

@@ -27,6 +27,7 @@ from pipelines.cli.common import (
     json_option,
     quiet,
 )
+from pipelines.cli.text_table import TextTable
 from pipelines.manifest import load_manifest
 from pipelines.progress import steps_for
 from sources.github.pins import RefResolver, pin_manifest
@@ -38,13 +39,12 @@ from warehouse.store import Warehouse
 
 
 def render_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
-    """Rows as left-aligned columns under a header line."""
-    cells = [[str(h) for h in headers], *[["" if v is None else str(v) for v in r] for r in rows]]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
-    lines = [
-        "  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip() for row in cells
-    ]
-    return "\n".join(lines)
+    """Rows as left-aligned columns under a header line, each value as it is, control
+    characters written out (:mod:`pipelines.cli.text_table`)."""
+    table = TextTable(headers)
+    for row in rows:
+        table.add(["" if v is None else str(v) for v in row])
+    return "\n".join(table.lines())
 
 
 def _short(sha: str | None) -> str:
