@@ -5,6 +5,7 @@ many are listed."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import tracemalloc
 from datetime import UTC, datetime
@@ -112,3 +113,18 @@ def test_pin_tables_write_out_control_characters_in_paths() -> None:
         "moved   docs/a\\x1b]0;pwned\\x07.md",
         "ok",
     ]
+
+
+@pytest.mark.parametrize("fmt", ["json", "nl"])
+def test_json_listings_escape_what_a_terminal_would_obey(
+    fmt: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """C1 controls (U+009B is a CSI to some terminals) and bidi overrides are written as
+    ``\\uNNNN``: the same JSON values, nothing a terminal acts on; other text stays UTF-8."""
+    rows = [{"doc_id": "github/o/r/a\x9b2Jb\u202ec", "title": "é\x1b"}]
+    emit(iter(rows), ["doc_id", "title"], fmt)
+    out = capsys.readouterr().out
+    assert "\x9b" not in out and "\u202e" not in out and "\x1b" not in out
+    assert "\\u009b" in out and "\\u202e" in out and "é" in out
+    parsed = json.loads(out) if fmt == "json" else [json.loads(line) for line in out.splitlines()]
+    assert parsed == rows

@@ -3,7 +3,8 @@
 Text tables show timestamps as ISO-8601 UTC to the second with ``Z`` and numbers with
 thousands separators, and every value as it is, control characters written out
 (:mod:`pipelines.cli.text_table`); ``--json`` / ``--nl`` keep full precision and plain
-numbers.
+numbers, and write C1 controls and bidi overrides as ``\\uNNNN`` escapes (the same JSON
+values: :func:`pipelines.audit.visible.json_visible`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any, TypeVar
 
 import click
 
+from pipelines.audit.visible import json_visible
 from pipelines.cli.text_table import TextTable
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -95,13 +97,13 @@ def emit(
     if fmt == "json":
         payload = ({c: json_value(r.get(c)) for c in columns} for r in rows)
         for piece in _json_array(payload, ensure_ascii=False):
-            click.echo(piece, nl=False)
+            click.echo(json_visible(piece), nl=False)
         click.echo()
         return
     if fmt == "nl":
         for row in rows:
             line = {c: json_value(row.get(c)) for c in columns}
-            click.echo(json.dumps(line, ensure_ascii=False, separators=(",", ":")))
+            click.echo(json_visible(json.dumps(line, ensure_ascii=False, separators=(",", ":"))))
         return
     if fmt == "csv":
         buffer = io.StringIO()
