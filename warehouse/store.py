@@ -175,6 +175,7 @@ class Warehouse:
         self._con = con
         self.location = location
         self._lock = lock
+        self.migrated: list[Migration] = []  # the migrations opening it applied
         # DuckDB draws its own progress bar into stdout for a statement that runs for
         # seconds (a migration copying a table, say), where `--json` output goes; receipts
         # reports progress itself, on stderr.
@@ -196,7 +197,9 @@ class Warehouse:
     ) -> Warehouse:
         """Open the warehouse at ``location`` (a DuckDB file, or a ``ducklake:`` URL with
         its ``data_path``); for writing it is migrated first (unless ``migrate`` is False:
-        a copy's destination, see :meth:`create_schema`)."""
+        a copy's destination, see :meth:`create_schema`). Read-only, its schema must be
+        this version's, unless ``migrate`` is False: then it may be behind (``receipts
+        migrate --check``). Either way a schema newer than this version's is refused."""
         location = resolve_location(location)
         target = backends.parse(location, data_path)
         if target.is_lake:
@@ -248,9 +251,9 @@ class Warehouse:
         warehouse = cls(con, location, lock)
         try:
             if read_only:
-                warehouse.check_schema()
+                warehouse.check_schema(behind_ok=not migrate)
             elif migrate:
-                warehouse.migrate()
+                warehouse.migrated = warehouse.migrate()
         except Exception as exc:
             warehouse.close()
             damaged = _damage(location, exc)
@@ -271,10 +274,10 @@ class Warehouse:
         warehouse._locks = CatalogLocks(target, con)
         try:
             if read_only:
-                warehouse.check_schema()
+                warehouse.check_schema(behind_ok=not migrate)
             elif migrate:
                 with warehouse.serial("schema"):
-                    warehouse.migrate()
+                    warehouse.migrated = warehouse.migrate()
         except BaseException:
             warehouse.close()
             raise
@@ -393,7 +396,10 @@ class Warehouse:
         rows = self._con.execute("SELECT version, checksum FROM schema_migrations").fetchall()
         return {int(v): str(c) for v, c in rows}
 
-    def check_schema(self) -> None:
+    def pending_migrations(self) -> list[Migration]:
+        """The shipped migrations not applied here, in order; :class:`SchemaError` when an
+        applied one differs from the one this version ships, or the schema is newer than
+        this version's (an older receipts must not write to it)."""
         applied = self.applied_migrations()
         shipped = migrations()
         for migration in shipped:
@@ -408,10 +414,21 @@ class Warehouse:
                 f"{self.location} has schema version {newest}, newer than this receipts "
                 f"understands ({shipped[-1].version}); upgrade receipts"
             )
-        if newest < shipped[-1].version:
+        return [m for m in shipped if m.version not in applied]
+
+    def schema_version(self) -> int:
+        """The newest migration applied here (0 for none)."""
+        return max(self.applied_migrations(), default=0)
+
+    def check_schema(self, behind_ok: bool = False) -> None:
+        """:class:`SchemaError` unless this version can read the warehouse as it is: its
+        migrations are this version's and none is pending (unless ``behind_ok``)."""
+        pending = self.pending_migrations()
+        if pending and not behind_ok:
             raise SchemaError(
-                f"{self.location} is at schema version {newest}; open it for writing "
-                "(e.g. `receipts ingest`) to migrate it"
+                f"{self.location} is at schema version {self.schema_version()}, behind this "
+                f"receipts ({pending[-1].version}); run `receipts migrate` (any writing "
+                "command migrates it too)"
             )
 
     def runs(self, migration: Migration) -> bool:
@@ -425,19 +442,12 @@ class Warehouse:
         version = _storage_version(self._con)
         return version is None or version >= ZSTD_STORAGE
 
-    def migrate(self) -> list[int]:
-        """Apply pending migrations, each in its own transaction. Returns those applied."""
+    def migrate(self) -> list[Migration]:
+        """Apply pending migrations, each in its own transaction, and return them. Refuses
+        (:meth:`pending_migrations`) a schema this version did not write."""
         self._con.execute(_SCHEMA_MIGRATIONS)
-        applied = self.applied_migrations()
         done = []
-        for migration in migrations():
-            if migration.version in applied:
-                if applied[migration.version] != migration.checksum:
-                    raise SchemaError(
-                        f"migration {migration.version} ({migration.name}) was changed "
-                        "after it was applied"
-                    )
-                continue
+        for migration in self.pending_migrations():
             with self._transaction():
                 if self.runs(migration):
                     self._con.execute(migration.sql)
@@ -453,7 +463,7 @@ class Warehouse:
                             "canonical_form_version": str(canonical.CANONICAL_FORM_VERSION),
                         }
                     )
-            done.append(migration.version)
+            done.append(migration)
         return done
 
     def create_schema(self) -> None:

@@ -1,18 +1,56 @@
-"""Looking after the warehouse itself: ``maintain`` (compact a DuckLake) and ``copy`` (move a
-warehouse between a DuckDB file and a DuckLake)."""
+"""Looking after the warehouse itself: ``migrate`` (bring its schema up to this version),
+``maintain`` (compact a DuckLake) and ``copy`` (move a warehouse between a DuckDB file and a
+DuckLake)."""
 
 from __future__ import annotations
 
+import sys
 from datetime import timedelta
 
 import click
 
+from pipelines.cli import exits
 from pipelines.cli.common import emit_json, handle_errors, json_option, quiet, warehouse_option
 from pipelines.progress import steps_for
 from warehouse.backends import WarehouseURL
 from warehouse.copy import copy_warehouse
 from warehouse.maintain import maintain as maintain_warehouse
 from warehouse.store import Warehouse
+
+
+@click.command()
+@warehouse_option
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Change nothing: list the pending migrations and exit 1 if there are any.",
+)
+@json_option
+@handle_errors
+def migrate(warehouse: str, check: bool, as_json: bool) -> None:
+    """Bring the warehouse's schema up to this version of receipts: apply each pending
+    migration in a transaction of its own, in order. Read-only commands (ls, drift,
+    verify, ...) refuse a warehouse that is behind; any writing command (ingest, refresh,
+    backfill, maintain) migrates it first too. A warehouse whose schema is newer than this
+    receipts is refused, read or written: upgrade receipts.
+
+    Exit codes: 0 up to date or migrated; 1 migrations pending (with --check), or a schema
+    this version cannot use."""
+    with Warehouse.open(warehouse, read_only=check, migrate=not check) as wh:
+        pending = wh.pending_migrations() if check else wh.migrated
+        version = wh.schema_version()
+    names = [f"{m.version:04d}_{m.name}" for m in pending]
+    if as_json:
+        key = "pending" if check else "applied"
+        emit_json({"warehouse": wh.location, "schema_version": version, key: names})
+    elif not names:
+        click.echo(f"{wh.location}: schema version {version}, up to date")
+    elif check:
+        click.echo(f"{wh.location}: schema version {version}; pending: {', '.join(names)}")
+    else:
+        click.echo(f"{wh.location}: applied {', '.join(names)}; schema version {version}")
+    if check:
+        sys.exit(exits.for_check(not names))
 
 
 @click.command()
@@ -76,4 +114,4 @@ def copy(warehouse: str, to: str, to_data_path: str | None, as_json: bool) -> No
     )
 
 
-COMMANDS = [maintain, copy]
+COMMANDS = [migrate, maintain, copy]
