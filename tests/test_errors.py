@@ -13,6 +13,8 @@ import pytest
 
 from pipelines import backfill as backfill_module
 from pipelines.cli import exits
+from pipelines.cli.common import print_run
+from pipelines.ingest import RunResult
 from sources.registry import SOURCES
 from tests.conftest import REPO, cli
 from tests.fakes.nhtsa import cmpl_row, write_zip
@@ -26,6 +28,7 @@ from warehouse.errors import (
     UsageError,
     WarehouseBusy,
 )
+from warehouse.store import Warehouse
 
 PACKAGES = ("pipelines", "sources", "warehouse")
 
@@ -168,3 +171,28 @@ def test_a_backfill_out_of_memory_says_what_to_change(
     (run,) = json.loads(cli("runs", "--warehouse", warehouse_path, "--json").stdout)
     assert run["status"] == "failed"
     assert run["failures"][0]["reason"].startswith("the warehouse's database ran out of memory")
+
+
+def test_text_from_outside_is_printed_with_its_control_characters_written_out(
+    warehouse_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An error naming what the user typed, and a run's failures and warnings (reasons that
+    quote upstream answers), print an escape sequence as text, never to the terminal."""
+    with Warehouse.open(str(warehouse_path)):
+        pass
+    missing = cli("history", "nhtsa/x\x1b[2Jy", "--warehouse", warehouse_path)
+    assert missing.exit_code == 1
+    assert "\x1b" not in missing.stderr and "'nhtsa/x\\x1b[2Jy'" in missing.stderr
+    result = RunResult(
+        run_id=1,
+        status="failed",
+        counts={},
+        failures=[
+            {"source": "forem", "entry": "a", "reason": "HTTP 500: \x1b]0;t\x07", "hint": "\x9b"}
+        ],
+        warnings=[{"source": "forem", "entry": "b", "warning": "odd\u202etext"}],
+    )
+    print_run(result)
+    out = capsys.readouterr().out
+    assert not any(c in out for c in "\x1b\x07\x9b\u202e")
+    assert "HTTP 500: \\x1b]0;t\\x07" in out and "hint: \\x9b" in out and "odd\\u202etext" in out

@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 import click
 
 from pipelines import USER_AGENT
+from pipelines.audit.visible import visible
 from pipelines.backfill import (
     DEFAULT_BATCH_SIZE,
     DEFAULT_MEMORY_LIMIT,
@@ -92,7 +93,7 @@ def _print_result(result: BackfillResult) -> None:
         f"{docs.restored:,} restored"
     )
     for bad in result.malformed_lines[:MALFORMED_SHOWN]:
-        click.echo(f"  malformed line {bad['line']}: {bad['reason']}")
+        click.echo(visible(f"  malformed line {bad['line']}: {bad['reason']}"))
     if result.malformed > MALFORMED_SHOWN:
         click.echo(
             f"  … {result.malformed - MALFORMED_SHOWN:,} more malformed rows "

@@ -16,6 +16,7 @@ import click
 from click.core import ParameterSource
 
 from pipelines import USER_AGENT
+from pipelines.audit.visible import visible
 from pipelines.cli import exits
 from pipelines.ingest import IngestOptions, RunResult
 from pipelines.manifest import Manifest, load_manifest
@@ -88,9 +89,9 @@ def fail(kind: str, message: str, hint: str | None, code: int, as_json: bool) ->
     if as_json:
         error = {"type": kind, "message": message, "hint": hint}
         click.echo(json.dumps({"error": error, "exit_code": code}, indent=2, sort_keys=True))
-    click.echo(f"receipts: {message}", err=True)
+    click.echo(visible(f"receipts: {message}"), err=True)
     if hint and not as_json:
-        click.echo(f"  hint: {hint}", err=True)
+        click.echo(visible(f"  hint: {hint}"), err=True)
     sys.exit(code)
 
 
@@ -249,11 +250,15 @@ def print_run(result: RunResult) -> None:
         listed = ", ".join(f"{k} {v:,}" for k, v in counts.items())
         click.echo(f"  {source}: {listed}")
     for warning in result.warnings:
-        click.echo(f"  warning: {warning['source']}: {warning['entry']}: {warning['warning']}")
+        click.echo(
+            visible(f"  warning: {warning['source']}: {warning['entry']}: {warning['warning']}")
+        )
     for failure in result.failures:
-        click.echo(f"  FAILED {failure['source']}: {failure['entry']}: {failure['reason']}")
+        click.echo(
+            visible(f"  FAILED {failure['source']}: {failure['entry']}: {failure['reason']}")
+        )
     for hint in dict.fromkeys(f["hint"] for f in result.failures if f.get("hint")):
-        click.echo(f"  hint: {hint}")
+        click.echo(visible(f"  hint: {hint}"))
 
 
 def prepare_ingest(

@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from pipelines.audit.visible import visible
 from pipelines.cli import exits
 from pipelines.cli.common import (
     emit_json,
@@ -235,7 +236,7 @@ def verify(
         if result.problems:
             click.echo(f"{len(result.problems):,} revision problems:")
         for problem in result.problems:
-            click.echo(f"  {problem['message']}")
+            click.echo(visible(f"  {problem['message']}"))
         if pinned is not None:
             click.echo(render_upstream(pinned))
     failed = not result.ok or (pinned is not None and not pinned.ok)

@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from pipelines.audit.visible import visible
 from pipelines.cli import exits
 from pipelines.cli.common import (
     emit_json,
@@ -80,14 +81,14 @@ def print_push(result: PushResult) -> None:
             + (f": {_listed(result.transaction_ids)}" if result.transaction_ids else "")
         )
     for item in result.plan.blocked:
-        click.echo(f"  blocked {item['id']}: {item['reason']}")
+        click.echo(visible(f"  blocked {item['id']}: {item['reason']}"))
     for item in result.conflicts:
-        click.echo(f"  conflict {item['id']}: {item['reason']}")
+        click.echo(visible(f"  conflict {item['id']}: {item['reason']}"))
     for notice in result.notices:
-        click.echo(f"  notice: {notice}")
+        click.echo(visible(f"  notice: {notice}"))
     if result.message and result.status != "conflict":
         label = "GUARD TRIPPED" if result.status == "guard-tripped" else "FAILED"
-        click.echo(f"  {label}: {result.message}", err=True)
+        click.echo(visible(f"  {label}: {result.message}"), err=True)
     click.echo(
         "receipt: "
         + _receipt(result.unrelated_before, result.unrelated_after, result.touched_by_us)
@@ -212,7 +213,7 @@ def pushes(warehouse: str, limit: int | None, fmt: str | None) -> None:
     if fmt is None:
         for row in rows:
             if row["message"]:
-                click.echo(f"push {row['push_id']}: {row['message']}")
+                click.echo(visible(f"push {row['push_id']}: {row['message']}"))
 
 
 COMMANDS = [publish, pushes]

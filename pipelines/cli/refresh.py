@@ -10,6 +10,7 @@ import click
 
 from pipelines.audit.claims import change_json
 from pipelines.audit.claims_report import change_phrase
+from pipelines.audit.visible import visible
 from pipelines.cli import exits
 from pipelines.cli.common import (
     emit_json,
@@ -65,7 +66,7 @@ def print_refresh(result: RefreshResult) -> None:
     if result.push is not None:
         print_push(result.push)
     if result.publish_error is not None:
-        click.echo(f"publish FAILED: {result.publish_error}", err=True)
+        click.echo(visible(f"publish FAILED: {result.publish_error}"), err=True)
     summary = drift_summary(result.drift)
     since = summary["since_run"]
     click.echo(
