@@ -184,6 +184,58 @@ def test_a_second_corpus_with_the_same_namespace_is_refused_and_prunes_nothing(
     ]
 
 
+def test_a_renamed_corpus_takes_over_its_old_namespace_only_when_told(
+    tmp_path: Path, warehouse_path: Path, node_lake: NodeLake
+) -> None:
+    """Renaming a corpus (its manifest's name) makes its own namespace look taken; `publish
+    --take-over OLD` hands it over, recorded with the push: then the new name publishes (and
+    prunes) it as its own, and the old name, if it comes back, is the one refused."""
+    old, new = tmp_path / "old.toml", tmp_path / "new.toml"
+    old.write_text(corpus_text("first", synthetic=3))
+    new.write_text(corpus_text("renamed", synthetic=3, drop=["comment/2a4bc"]))
+    assert cli("ingest", old, "--warehouse", warehouse_path).exit_code == 0
+    assert cli("publish", old, "--warehouse", warehouse_path).exit_code == 0
+    published = dict(node_lake.documents)
+    assert cli("ingest", new, "--warehouse", warehouse_path).exit_code == 0
+
+    refused = cli("publish", new, "--warehouse", warehouse_path, "--prune")
+    assert refused.exit_code == EXIT_USAGE
+    assert "`receipts publish MANIFEST --take-over first` hands its namespace over" in (
+        refused.stderr
+    )
+    for wrong in ("nobody", "renamed"):
+        unknown = cli("publish", new, "--warehouse", warehouse_path, "--take-over", wrong)
+        assert unknown.exit_code == EXIT_USAGE
+        assert f"--take-over '{wrong}': no other corpus of that name publishes" in unknown.stderr
+    dry = cli("publish", new, "--warehouse", warehouse_path, "--take-over", "first", "--dry-run")
+    assert dry.exit_code == 0, dry.output
+    assert cli("publish", new, "--warehouse", warehouse_path).exit_code == EXIT_USAGE
+    assert node_lake.documents == published  # refusals and a dry run sent nothing
+
+    taken = cli("publish", new, "--warehouse", warehouse_path, "--take-over", "first",
+                "--prune", "--json")  # fmt: skip
+    assert taken.exit_code == 0, taken.output
+    report = json.loads(taken.stdout)
+    assert report["plan"]["delete"] == 1  # the old name's document the new one dropped
+    assert any("takes over namespace 'atlas' from corpus 'first'" in n for n in report["notices"])
+    assert len(node_lake.documents) == len(published) - 1
+    assert cli("publish", new, "--warehouse", warehouse_path).exit_code == 0
+
+    back = cli("publish", old, "--warehouse", warehouse_path)
+    assert back.exit_code == EXIT_USAGE
+    assert "is published by another corpus of this warehouse: 'renamed'" in back.stderr
+    with Warehouse.open(str(warehouse_path), read_only=True) as wh:
+        statuses = [(r["manifest"], r["status"]) for r in ledger.pushes(wh)]
+    assert statuses == [  # newest first
+        ("first", "refused"),
+        ("renamed", "ok"),
+        ("renamed", "ok"),
+        ("renamed", "refused"),
+        ("renamed", "refused"),
+        ("first", "ok"),
+    ]
+
+
 def test_the_ndjson_target_keeps_another_corpus_documents_too(
     tmp_path: Path, wh: Warehouse
 ) -> None:

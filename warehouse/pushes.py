@@ -183,20 +183,51 @@ class OtherCorpus(NamedTuple):
     push_id: int
 
 
+# A corpus's claim on a namespace of a target is its pushes there (but refused ones: they
+# sent nothing; an interrupted one may have committed, so it counts), unless it handed the
+# namespace over (a 'handover' row: see record_handover) at or after its last push there.
+_OTHER_CORPORA = """
+WITH claims AS (
+    SELECT manifest_name, namespace, max(push_id) AS last_push
+    FROM push_summary
+    WHERE target = $t AND manifest_name IS NOT NULL AND manifest_name IS DISTINCT FROM $name
+      AND status <> 'refused'
+    GROUP BY manifest_name, namespace
+)
+SELECT c.manifest_name, c.namespace, c.last_push
+FROM claims c
+WHERE NOT EXISTS (
+    SELECT 1 FROM pushes h
+    WHERE h.event = 'handover' AND h.target = $t AND h.namespace = c.namespace
+      AND h.manifest_name = c.manifest_name AND h.push_id >= c.last_push
+)
+ORDER BY c.namespace, c.manifest_name
+"""
+
+
 def other_corpora(
     warehouse: Warehouse, target: str, manifest_name: str | None
 ) -> list[OtherCorpus]:
     """Every (corpus, namespace) the ledger shows publishing to ``target`` under another
-    manifest name than ``manifest_name``: pushes that were refused before sending anything
-    claim nothing; an interrupted one may have committed, so it counts."""
-    rows = warehouse._con.execute(
-        "SELECT manifest_name, namespace, max(push_id) FROM push_summary WHERE target = $t "
-        "AND manifest_name IS NOT NULL AND manifest_name IS DISTINCT FROM $name "
-        "AND status <> 'refused' GROUP BY manifest_name, namespace "
-        "ORDER BY namespace, manifest_name",
-        {"t": target, "name": manifest_name},
-    ).fetchall()
+    manifest name than ``manifest_name`` (see :data:`_OTHER_CORPORA`)."""
+    rows = warehouse._con.execute(_OTHER_CORPORA, {"t": target, "name": manifest_name}).fetchall()
     return [OtherCorpus(str(r[0]), str(r[1]), int(r[2])) for r in rows]
+
+
+def record_handover(
+    warehouse: Warehouse, push_id: int, target: str, namespace: str, from_manifest: str
+) -> None:
+    """Record that the corpus ``from_manifest`` handed ``namespace`` of ``target`` over to
+    the corpus of push ``push_id`` (a renamed corpus taking over its old name's namespace):
+    a row of event ``handover`` beside that push's, naming the corpus that let go. Its
+    pushes up to this one claim the namespace no more; a later push of it claims it again."""
+    with warehouse._transaction() as con:
+        con.execute(
+            "INSERT INTO pushes (push_id, event, recorded_at, target, namespace, manifest_name) "
+            "VALUES ($id, 'handover', $at, $target, $ns, $name)",
+            {"id": push_id, "at": now(), "target": target, "ns": namespace,
+             "name": from_manifest},
+        )  # fmt: skip
 
 
 def our_transaction_ids(warehouse: Warehouse, target: str, namespace: str) -> frozenset[str]:

@@ -110,6 +110,12 @@ def print_push(result: PushResult) -> None:
     help="Allow --prune to delete more than half of the namespace's documents in one push.",
 )
 @click.option(
+    "--take-over",
+    metavar="CORPUS",
+    help="This corpus is CORPUS renamed: take over the namespace CORPUS publishes to the "
+    "target (recorded with the push; a later push of CORPUS is refused).",
+)
+@click.option(
     "--out",
     type=click.Path(path_type=Path, dir_okay=False),
     help="Write an NDJSON file (sanity dataset import format) to FILE instead of Sanity. "
@@ -126,6 +132,7 @@ def publish(
     dry_run: bool,
     prune: bool,
     allow_mass_prune: bool,
+    take_over: str | None,
     out: Path | None,
     target: str | None,
     record_dir: Path | None,
@@ -154,6 +161,7 @@ def publish(
                 out=out,
                 http=http,
                 progress=progress,
+                take_over=take_over,
             )
     finally:
         progress.close()

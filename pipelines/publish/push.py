@@ -71,12 +71,14 @@ from warehouse.errors import (
     NamespaceViolation,
     RevisionConflict,
     TargetError,
+    UsageError,
 )
 from warehouse.pushes import (
     Receipt,
     finish_push,
     other_corpora,
     record_batch,
+    record_handover,
     record_reconciled,
     start_push,
     unrecorded_transactions,
@@ -433,21 +435,40 @@ def _guard_message(result: PushResult) -> str | None:
 
 
 def foreign_to(
-    ledger: Warehouse | None, target: Target, namespace: str, manifest_name: str | None
+    ledger: Warehouse | None,
+    target: Target,
+    namespace: str,
+    manifest_name: str | None,
+    take_over: str | None = None,
 ) -> tuple[str, ...]:
     """The namespaces inside ours that other corpora of the warehouse publish to ``target``;
-    :class:`NamespaceTaken` when one of them publishes ``namespace`` itself."""
+    :class:`NamespaceTaken` when one of them publishes ``namespace`` itself, but for
+    ``take_over`` (a corpus this one is a rename of), which must be one that does."""
     if ledger is None:
         return ()
     others = other_corpora(ledger, target.name, manifest_name)
+    if take_over is not None:
+        handed = [o for o in others if o.manifest_name == take_over and o.namespace == namespace]
+        if take_over == manifest_name or not handed:
+            raise UsageError(
+                f"--take-over {take_over!r}: no other corpus of that name publishes namespace "
+                f"{namespace!r} to {target.name}; there is nothing to take over"
+            )
+        others = [o for o in others if o not in handed]
     taken = [o for o in others if o.namespace == namespace]
     if taken:
         names = ", ".join(f"{o.manifest_name!r} (push {o.push_id})" for o in taken)
+        rename = (
+            f" If this corpus is {taken[0].manifest_name!r} renamed, `receipts publish "
+            f"MANIFEST --take-over {taken[0].manifest_name}` hands its namespace over."
+            if len(taken) == 1
+            else ""
+        )
         raise NamespaceTaken(
             f"refusing to publish: namespace {namespace!r} in {target.name} is published by "
             f"another corpus of this warehouse: {names}; its documents would be planned, "
             "pruned and counted as this corpus's. Give this corpus its own namespace (or "
-            "publish it from its own warehouse); nothing was sent"
+            f"publish it from its own warehouse); nothing was sent.{rename}"
         )
     return foreign_namespaces(namespace, (o.namespace for o in others))
 
@@ -526,20 +547,27 @@ def push(
     allow_mass_prune: bool = False,
     notices: Sequence[str] = (),
     progress: PushProgress | None = None,
+    take_over: str | None = None,
 ) -> PushResult:
     """Plan ``documents`` against ``target`` and, unless ``dry_run``, push the plan.
     ``ledger`` (the warehouse) tells which other corpora publish to the target and records
-    the push; a dry run records nothing."""
+    the push; a dry run records nothing. ``take_over``: the corpus this one is a rename
+    of, whose namespace it takes over (recorded with the push)."""
     known = ledger
     ledger = None if dry_run else ledger
     try:
-        foreign = foreign_to(known, target, namespace, manifest_name)
+        foreign = foreign_to(known, target, namespace, manifest_name, take_over)
         plan, state = _checked_plan(documents, target, namespace, foreign, prune, allow_mass_prune)
     except (NamespaceTaken, NamespaceViolation, MassPruneRefused) as exc:
         _record_refusal(ledger, target, namespace, manifest_name, run_id, str(exc))
         raise
     status = "dry-run" if dry_run else "running"
     result = PushResult(target.name, namespace, status, plan, notices=[*notices, *plan.notices])
+    if take_over is not None:
+        result.notices.append(
+            f"takes over namespace {namespace!r} from corpus {take_over!r}: its earlier pushes "
+            "no longer claim it"
+        )
     if foreign:
         result.notices.append(
             f"not ours, counted as unrelated: the documents under namespace(s) "
@@ -558,6 +586,8 @@ def push(
             plan_counts=plan.counts(),
             unrelated_before=result.unrelated_before,
         )
+        if take_over is not None:
+            record_handover(ledger, result.push_id, target.name, namespace, take_over)
         _reconcile(ledger, result, target, state)
     wanted = {d.id: d for d in documents}
     sender = _Sender(
@@ -602,10 +632,12 @@ def publish_manifest(
     out: Path | None = None,
     run_id: int | None = None,
     progress: PushProgress | None = None,
+    take_over: str | None = None,
 ) -> PushResult:
     """Publish the corpus of ``manifest`` from ``warehouse``: the library entry point of
     ``receipts publish`` (and of ``refresh``). The target is the one the environment
-    configures (``pipelines.publish.targets.open_target``) unless one is given."""
+    configures (``pipelines.publish.targets.open_target``) unless one is given;
+    ``take_over``: see :func:`push`."""
     documents = curate_manifest(manifest, warehouse)
     own_http = http is None
     http = http or HttpFactory(user_agent=USER_AGENT)
@@ -627,6 +659,7 @@ def publish_manifest(
             allow_mass_prune=allow_mass_prune,
             notices=notices,
             progress=progress,
+            take_over=take_over,
         )
     finally:
         if opened:
