@@ -17,7 +17,7 @@ only.
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import IO, Any
 
 from rich.cells import cell_len
@@ -35,7 +35,7 @@ def _is_number(value: Any) -> bool:
 class TextTable:
     """Rows added one at a time (:meth:`add`), then printed aligned (:meth:`lines`)."""
 
-    def __init__(self, columns: Sequence[str], text: Any = str) -> None:
+    def __init__(self, columns: Sequence[str], text: Callable[[Any], str] = str) -> None:
         """``text``: how a value reads (``str`` by default)."""
         self.columns = list(columns)
         self.rows = 0
