@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,9 @@ import pytest
 from tests.conftest import cli, write_manifest
 from warehouse.backends import parse
 from warehouse.digests import table_digests
-from warehouse.errors import UsageError, WarehouseError
+from warehouse.errors import IntegrityError, UsageError, WarehouseError
+from warehouse.maintain import _check_unchanged, maintain
+from warehouse.runs import finish_run, start_run
 from warehouse.store import Warehouse
 
 HAS_LAKE = importlib.util.find_spec("duckdb_extension_ducklake") is not None
@@ -90,3 +93,35 @@ def test_copy_file_to_lake_and_back_then_maintain(tmp_path: Path) -> None:
     after = json.loads(cli("history", "synthetic/record/a-1", "--warehouse", lake, "--json").stdout)
     assert after == before and len(after["revisions"]) == 3
     assert cli("verify", "--warehouse", lake).exit_code == 0
+
+
+@needs_lake
+def test_maintain_tells_another_writers_rows_from_a_change_it_made(tmp_path: Path) -> None:
+    """A lake has writers on other processes, and maintenance takes no corpus lock: a run
+    committed between the digests before and after is reported as written meanwhile, and
+    every other table is still compared (it was taken for a change maintenance made, with
+    "restore from a backup")."""
+    lake = f"ducklake:sqlite:{tmp_path / 'c.sqlite'}"
+    manifest = write_manifest(tmp_path, MANIFEST.format(count=40, seed=0))
+    made = cli("ingest", manifest, "--warehouse", lake, "--data-path", tmp_path / "d")
+    assert made.exit_code == 0, made.stderr
+    wrote: list[int] = []
+    with Warehouse.open(lake) as other, Warehouse.open(lake) as wh:
+
+        def progress(step: str, done: int, total: int | None) -> None:
+            if step == "rows digested after" and not wrote:  # another writer commits a run
+                run = start_run(other, "ingest", "beta", "h")
+                finish_run(other, run.run_id, "ok", {}, [])
+                wrote.append(run.run_id)
+
+        report = maintain(wh, timedelta(days=7), progress)
+        tables = len(table_digests(wh))
+    assert wrote and report.written_meanwhile == ("runs",)
+    assert report.tables_checked == tables - 1
+
+
+def test_a_table_written_meanwhile_is_the_only_one_not_compared() -> None:
+    before = {"runs": "a", "revisions": "b"}
+    _check_unchanged(before, {"runs": "a2", "revisions": "b"}, {"runs"})
+    with pytest.raises(IntegrityError, match="maintenance changed revisions"):
+        _check_unchanged(before, {"runs": "a2", "revisions": "b2"}, {"runs"})

@@ -67,7 +67,8 @@ def migrate(warehouse: str, check: bool, as_json: bool) -> None:
 def maintain(warehouse: str, keep_days: float, as_json: bool) -> None:
     """Compact a DuckLake warehouse: merge small data files, expire old catalog snapshots
     and delete the files nothing uses any more. Every table's digest is checked before and
-    after: no row, and no revision, changes. On a DuckDB file: a checkpoint, with the same
+    after: no row, and no revision, changes (a table another writer of the lake committed
+    to meanwhile is named, not compared). On a DuckDB file: a checkpoint, with the same
     check. Digests read each table as a stream: memory stays bounded whatever its size."""
     progress = steps_for("maintain: ", quiet=as_json or quiet())
     try:
@@ -82,6 +83,12 @@ def maintain(warehouse: str, keep_days: float, as_json: bool) -> None:
         f"{report.backend}: data files {report.data_files_before} -> {report.data_files_after}, "
         f"catalog snapshots {report.snapshots_before} -> {report.snapshots_after}; "
         f"{report.tables_checked} tables unchanged"
+        + (
+            f"; written by another writer meanwhile, not compared: "
+            f"{', '.join(report.written_meanwhile)}"
+            if report.written_meanwhile
+            else ""
+        )
     )
 
 
