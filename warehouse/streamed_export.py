@@ -7,8 +7,9 @@ limit in every format, and ``revisions`` as NDJSON did too. Here rows are read a
 (of at most :data:`BATCH_BYTES` of bodies, for snapshots) and each is written before the
 next is read:
 
-- snapshots, in the order they were stored: Parquet through pyarrow; CSV through Python's
-  ``csv``, quoting only where needed, as DuckDB's ``COPY`` does; NDJSON through orjson,
+- snapshots, in the order they were stored: Parquet through pyarrow; CSV quoting only where
+  needed, as DuckDB's ``COPY`` does (through Arrow's CSV writer where nothing needs quotes,
+  else Python's ``csv``: :func:`_csv`); NDJSON through orjson,
   the lines DuckDB wrote (bodies in base64 are too large for DuckDB to render a vector of
   rows at a time under a small limit);
 - NDJSON of the other tables: each row as DuckDB's ``to_json`` writes it, which is what its
@@ -20,12 +21,16 @@ A file is written under a temporary name and renamed when complete.
 from __future__ import annotations
 
 import csv
+import io
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 
 import orjson
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from warehouse.store import Warehouse
@@ -79,16 +84,51 @@ def _batch_rows(warehouse: Warehouse, cited: str) -> int:
 
 def write_snapshots(warehouse: Warehouse, cited: str, path: Path, fmt: str) -> int:
     """Write the snapshots whose ``content_hash`` the table ``cited`` holds to ``path`` as
-    ``fmt`` (``parquet``: bytes as BLOB; ``csv`` and ``ndjson``: as ``body_base64``);
-    return how many."""
+    ``fmt`` (``parquet``: bytes as BLOB; ``csv`` and ``ndjson``: as ``body_base64``), in
+    the order they were stored; return how many.
+
+    A parallel scan keeps that order, but joined (to keep only the cited ones) its rows come
+    in an order that differs from run to run; on one thread they come in stored order. So
+    Parquet of a warehouse whose every snapshot is cited (an export of the whole warehouse,
+    as a rule) scans the table alone, on every thread; the rest run on one thread (each
+    thread renders a vector of bodies in base64 at a time: two of them did not fit where
+    one did). Either way the same warehouse exports the same bytes."""
     body = "s.body" if fmt == "parquet" else "to_base64(s.body) AS body_base64"
-    query = (
-        f"SELECT s.content_hash, s.size, s.media_type, s.stored_run, {body} "
-        f"FROM snapshots s SEMI JOIN {cited} c USING (content_hash)"
-    )
-    batches = warehouse._con.sql(query).to_arrow_reader(_batch_rows(warehouse, cited))
+    columns = f"s.content_hash, s.size, s.media_type, s.stored_run, {body}"
+    threads: AbstractContextManager[None]
+    if fmt == "parquet" and _all_cited(warehouse, cited):
+        query, threads = f"SELECT {columns} FROM snapshots s", nullcontext()
+    else:
+        query = f"SELECT {columns} FROM snapshots s SEMI JOIN {cited} c USING (content_hash)"
+        threads = _one_thread(warehouse)
     writer = {"parquet": _parquet, "csv": _csv, "ndjson": _ndjson}[fmt]
-    return _complete(path, lambda partial: writer(batches, partial))
+    rows = _batch_rows(warehouse, cited)
+    with threads:
+        batches = warehouse._con.sql(query).to_arrow_reader(rows)
+        return _complete(path, lambda partial: writer(batches, partial))
+
+
+def _all_cited(warehouse: Warehouse, cited: str) -> bool:
+    """Whether every row of ``snapshots`` is cited: the join keeps a subset of them, so when
+    it keeps as many as there are, it keeps them all."""
+    every = int(warehouse._scalar("SELECT count(*) FROM snapshots"))
+    return int(warehouse._scalar(_CITED_STORED.format(cited=cited))) == every
+
+
+_CITED_STORED = "SELECT count(*) FROM snapshots s SEMI JOIN {cited} c USING (content_hash)"
+
+
+@contextmanager
+def _one_thread(warehouse: Warehouse) -> Iterator[None]:
+    """DuckDB on one thread inside the block: a scan joined in parallel hands its rows over
+    in an order that differs from run to run; on one thread they come in stored order, so
+    the same warehouse exports the same bytes."""
+    threads = int(warehouse._scalar("SELECT current_setting('threads')"))
+    warehouse._con.execute("SET threads = 1")
+    try:
+        yield
+    finally:
+        warehouse._con.execute(f"SET threads = {threads}")
 
 
 def _parquet(batches: pa.RecordBatchReader, path: Path) -> int:
@@ -100,15 +140,46 @@ def _parquet(batches: pa.RecordBatchReader, path: Path) -> int:
     return written
 
 
+# A value Python's csv (and DuckDB's COPY) would quote: one holding the delimiter, a quote or
+# a line end. Hex hashes, base64 bodies and integers never do.
+_NEEDS_QUOTES = '[,"\r\n]'
+_UNQUOTED = pacsv.WriteOptions(include_header=False, quoting_style="none")
+
+
 def _csv(batches: pa.RecordBatchReader, path: Path) -> int:
+    """Snapshot rows as CSV quoted only where needed. A batch none of whose strings needs
+    quotes (every batch, but for an odd media type) is written by Arrow's CSV writer without
+    quoting: the same bytes as Python's ``csv``, several times faster (the bodies' base64
+    dominates); any other batch by Python's ``csv``."""
     written = 0
-    with path.open("w", newline="", encoding="utf-8") as out:
-        rows = csv.writer(out, lineterminator="\n")
-        rows.writerow(batches.schema.names)
+    with path.open("wb") as out:
+        out.write(_csv_text([batches.schema.names]).encode("utf-8"))
         for batch in batches:
-            rows.writerows(zip(*(column.to_pylist() for column in batch.columns), strict=True))
+            if _plain(batch):
+                sink = pa.BufferOutputStream()
+                pacsv.write_csv(batch, sink, write_options=_UNQUOTED)
+                out.write(sink.getvalue().to_pybytes())
+            else:
+                columns = (column.to_pylist() for column in batch.columns)
+                out.write(_csv_text(zip(*columns, strict=True)).encode("utf-8"))
             written += batch.num_rows
     return written
+
+
+def _plain(batch: pa.RecordBatch) -> bool:
+    """Whether no string of ``batch`` needs quotes."""
+    strings = (
+        column
+        for column in batch.columns
+        if pa.types.is_string(column.type) or pa.types.is_large_string(column.type)
+    )
+    return not any(pc.any(pc.match_substring_regex(c, _NEEDS_QUOTES)).as_py() for c in strings)
+
+
+def _csv_text(rows: Iterable[Iterable[object]]) -> str:
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\n").writerows(rows)
+    return buffer.getvalue()
 
 
 def _ndjson(batches: pa.RecordBatchReader, path: Path) -> int:
