@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import cli, write_manifest
-from warehouse.backends import parse
+from warehouse.backends import parse, without_password
 from warehouse.digests import table_digests
 from warehouse.errors import IntegrityError, UsageError, WarehouseError
 from warehouse.maintain import _check_unchanged, maintain
@@ -54,6 +54,35 @@ def test_warehouse_urls() -> None:
 def test_without_the_extension_one_line_names_the_extra(tmp_path: Path) -> None:
     with pytest.raises(WarehouseError, match=r"pip install 'receipts\[lake\]'"):
         Warehouse.open(f"ducklake:sqlite:{tmp_path / 'c.sqlite'}", data_path=str(tmp_path))
+
+
+def test_a_password_in_the_warehouse_url_is_never_shown() -> None:
+    """The catalog connects with it; what is shown (messages, errors) has ``***`` in its
+    place."""
+    pg = parse("ducklake:postgres:dbname=r host=db password=s3cret user=u")
+    assert pg.catalog_dsn == "dbname=r host=db password=s3cret user=u"
+    assert pg.location == "ducklake:postgres:dbname=r host=db password=*** user=u"
+    assert (
+        without_password("dbname=r password='a b\\' c' host=db") == "dbname=r password=*** host=db"
+    )
+    assert (
+        without_password('at "dbname=r password=pw": failed')
+        == 'at "dbname=r password=***": failed'
+    )
+    assert without_password("postgresql://bob:pw@db:5432/r") == "postgresql://bob:***@db:5432/r"
+    with pytest.raises(UsageError) as refused:
+        parse("ducklake:mysql:password=s3cret")
+    assert "s3cret" not in str(refused.value)
+
+
+@needs_lake
+def test_a_catalog_that_cannot_be_reached_is_named_without_its_password() -> None:
+    """DuckDB's own error quotes the whole connection string, twice."""
+    url = "ducklake:postgres:dbname=receipts_nosuchdb host=127.0.0.1 user=postgres password=pw9s3"
+    with pytest.raises(WarehouseError) as failed:
+        Warehouse.open(url, read_only=True)
+    message = str(failed.value)
+    assert "pw9s3" not in message and "password=***" in message
 
 
 @needs_lake

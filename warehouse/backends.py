@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -89,21 +90,38 @@ class Target:
         return f"ducklake:{self.catalog}:{self.catalog_dsn}"
 
 
+# A password in a libpq connection string (``password=VALUE``, the value bare or quoted) or
+# URI (``postgresql://user:VALUE@host``): never shown, in a message or an error.
+_PASSWORD_RE = re.compile(
+    r"(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s\"]+)|(://[^:/@\s]*:)[^@\s]*(@)"
+)
+
+
+def without_password(text: str) -> str:
+    """``text`` with any connection-string password in it replaced by ``***``."""
+    return _PASSWORD_RE.sub(
+        lambda m: f"{m[1]}***" if m[1] is not None else f"{m[3]}***{m[4]}", text
+    )
+
+
 def parse(location: str, data_path: str | None = None) -> Target:
-    """The warehouse ``location`` names (see the module docstring)."""
+    """The warehouse ``location`` names (see the module docstring). Its ``location`` is for
+    showing: without a password (:func:`without_password`); the catalog's own connection
+    string keeps it."""
     data_path = data_path or getattr(location, "data_path", None) or os.environ.get(ENV_DATA_PATH)
     location = str(location)
     if location.startswith(LAKE_PREFIX):
         rest = location[len(LAKE_PREFIX) :]
         catalog, _, dsn = rest.partition(":")
+        shown = without_password(location)
         if catalog not in CATALOGS or not dsn.strip():
             raise UsageError(
-                f"cannot read the warehouse {location!r}: a DuckLake warehouse is "
+                f"cannot read the warehouse {shown!r}: a DuckLake warehouse is "
                 "ducklake:sqlite:CATALOG.sqlite or ducklake:postgres:dbname=NAME host=HOST"
             )
         if catalog == "sqlite":
             dsn = str(Path(dsn).expanduser())
-        return Target(location, "lake", catalog=catalog, catalog_dsn=dsn, data_path=data_path)
+        return Target(shown, "lake", catalog=catalog, catalog_dsn=dsn, data_path=data_path)
     if location == ":memory:":
         return Target(location, "memory")
     if ":" in location.split("/", 1)[0]:
@@ -221,7 +239,9 @@ def connect_lake(
                     f"a new DuckLake warehouse needs a data path for its files: "
                     f"--data-path DIR (or {ENV_DATA_PATH}): {message}"
                 ) from None
-            raise WarehouseError(f"cannot open warehouse {target.location}: {message}") from None
+            raise WarehouseError(
+                f"cannot open warehouse {target.location}: {without_password(message)}"
+            ) from None
         con.execute(f"USE {LAKE_ALIAS}")
         if target.catalog == "postgres":
             con.execute(f"ATTACH {_quote(target.catalog_dsn)} AS {LOCKS_ALIAS} (TYPE postgres)")
