@@ -233,15 +233,14 @@ def connect_lake(
         try:
             con.execute(f"ATTACH {_quote(target.attach_sql())} AS {LAKE_ALIAS}{suffix}")
         except duckdb.Error as exc:
-            message = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
+            text = str(exc).strip()
+            message = without_password(text.splitlines()[0] if text else repr(exc))
             if "data_path" in message.lower() or "data path" in message.lower():
                 raise UsageError(
                     f"a new DuckLake warehouse needs a data path for its files: "
                     f"--data-path DIR (or {ENV_DATA_PATH}): {message}"
                 ) from None
-            raise WarehouseError(
-                f"cannot open warehouse {target.location}: {without_password(message)}"
-            ) from None
+            raise WarehouseError(f"cannot open warehouse {target.location}: {message}") from None
         con.execute(f"USE {LAKE_ALIAS}")
         if target.catalog == "postgres":
             con.execute(f"ATTACH {_quote(target.catalog_dsn)} AS {LOCKS_ALIAS} (TYPE postgres)")
