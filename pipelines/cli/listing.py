@@ -23,7 +23,7 @@ from pipelines.cli.text_table import TextTable
 
 F = TypeVar("F", bound=Callable[..., Any])
 FORMATS = ("table", "json", "nl", "csv")
-CSV_FLUSH_BYTES = 1 << 16  # CSV and text tables are written out in pieces of about this size
+FLUSH_BYTES = 1 << 16  # CSV and text tables are written out in pieces of about this size
 
 
 def listing_options(func: F) -> F:
@@ -111,7 +111,7 @@ def emit(
         writer.writerow(columns)
         for row in rows:
             writer.writerow(["" if row.get(c) is None else json_value(row.get(c)) for c in columns])
-            if buffer.tell() > CSV_FLUSH_BYTES:
+            if buffer.tell() > FLUSH_BYTES:
                 click.echo(buffer.getvalue(), nl=False)
                 buffer.seek(0)
                 buffer.truncate()
@@ -133,13 +133,13 @@ def text_table(rows: Iterable[dict[str, Any]], columns: Sequence[str]) -> TextTa
 
 
 def echo_table(table: TextTable) -> None:
-    """Print a text table, a piece of about :data:`CSV_FLUSH_BYTES` at a time."""
+    """Print a text table, a piece of about :data:`FLUSH_BYTES` at a time."""
     piece: list[str] = []
     held = 0
     for line in table.lines():
         piece.append(line)
         held += len(line) + 1
-        if held > CSV_FLUSH_BYTES:
+        if held > FLUSH_BYTES:
             click.echo("\n".join(piece))
             piece, held = [], 0
     if piece:

@@ -28,10 +28,6 @@ HELD_ROWS = 10_000  # rows held in memory before the rest go to a temporary file
 _SEPARATOR = "  "
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float)
-
-
 class TextTable:
     """Rows added one at a time (:meth:`add`), then printed aligned (:meth:`lines`)."""
 
@@ -40,7 +36,8 @@ class TextTable:
         self.columns = list(columns)
         self.rows = 0
         self._text = text
-        self._widths = [cell_len(visible_cell(c)) for c in self.columns]
+        self._header = [visible_cell(c) for c in self.columns]
+        self._widths = [cell_len(c) for c in self._header]
         self._right = [False] * len(self.columns)
         self._held: list[list[str]] = []
         self._spool: IO[str] | None = None
@@ -50,7 +47,7 @@ class TextTable:
         cells = [visible_cell(self._text(v)) for v in values]
         for i, (value, cell) in enumerate(zip(values, cells, strict=True)):
             self._widths[i] = max(self._widths[i], cell_len(cell))
-            if not self._right[i] and _is_number(value):
+            if not self._right[i] and isinstance(value, int | float):
                 self._right[i] = True
         self.rows += 1
         if self._spool is not None:
@@ -64,7 +61,7 @@ class TextTable:
             self._held = []
 
     def _cells(self) -> Iterator[list[str]]:
-        yield [visible_cell(c) for c in self.columns]
+        yield self._header
         if self._spool is None:
             yield from self._held
             return
