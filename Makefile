@@ -11,13 +11,17 @@ WAREHOUSE ?= receipts.duckdb
 help: ## Show this help.
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-10s %s\n", $$1, $$2}'
 
+# What `make install` puts into .venv besides receipts: everything the suite needs (the dev
+# tools, the DuckLake extension wheels for the same DuckDB engine).
+EXTRAS ?= dev,lake
+
 $(BIN)/receipts: pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e '.[$(EXTRAS)]'
 	@touch $(BIN)/receipts
 
-install: $(BIN)/receipts ## Create .venv and install receipts with its dev tools.
+install: $(BIN)/receipts ## Create .venv: receipts, its dev tools and the DuckLake extensions.
 
 # Test processes (pytest-xdist) for `make test` and `make test-lake`: most tests wait on
 # subprocesses, DuckDB or a browser, so two keep two cores busy; TEST_WORKERS=0 runs them in
