@@ -9,7 +9,8 @@ same entry always yields the same bytes; ``changed_percent`` rewrites that share
 (chosen by a hash of their index) so a re-ingest sees real changes. ``pause_every`` /
 ``pause_ms`` slow the stream down so a test can kill a run half-way; at each such pause,
 ``hold_while`` (a path) keeps it paused while that file exists, so a test decides when the
-run may go on, however slow the machine.
+run may go on, however slow the machine; on entering such a hold it touches ``<path>.held``,
+so a test knows when the run got there (every batch before the pause committed).
 
 Curated for publishing as ``syntheticRecord`` documents: title, text, tags, the record's
 index and variant, and the name of the entry that generated it.
@@ -70,8 +71,10 @@ def records(entry: SyntheticEntry) -> Iterator[Record]:
     for index in range(entry.count):
         if entry.pause_every and index and index % entry.pause_every == 0:
             time.sleep(entry.pause_ms / 1000)
-            while entry.hold_while is not None and Path(entry.hold_while).exists():
-                time.sleep(0.05)
+            if entry.hold_while is not None and Path(entry.hold_while).exists():
+                Path(f"{entry.hold_while}.held").touch()
+                while Path(entry.hold_while).exists():
+                    time.sleep(0.05)
         variant = 1 if is_changed(index, entry.seed, entry.changed_percent) else 0
         value = synthetic_record_value(index, entry.seed, entry.size, variant)
         yield Record(

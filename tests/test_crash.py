@@ -35,8 +35,8 @@ name = "slow"
 count = {COUNT}
 size = 300
 complete = true
-pause_every = {BATCH}
-pause_ms = 150
+pause_every = {3 * BATCH}
+pause_ms = 0
 """
 
 
@@ -60,7 +60,7 @@ def start_ingest(manifest: Path, warehouse: Path) -> subprocess.Popen[bytes]:
     )
 
 
-def wait_for_run(warehouse: Path, proc: subprocess.Popen[bytes], timeout: float = 30) -> int:
+def wait_for_run(warehouse: Path, proc: subprocess.Popen[bytes], timeout: float = 120) -> int:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         run_id, pid = read_holder(warehouse)
@@ -71,14 +71,27 @@ def wait_for_run(warehouse: Path, proc: subprocess.Popen[bytes], timeout: float 
     raise AssertionError("the run never started")
 
 
+def wait_for_hold(hold: Path, proc: subprocess.Popen[bytes], timeout: float = 120) -> None:
+    """Until the synthetic stream reaches its hold (and every batch before it committed)."""
+    deadline = time.monotonic() + timeout
+    while not hold.with_name(f"{hold.name}.held").exists():
+        assert proc.poll() is None, "the ingest process exited early"
+        assert time.monotonic() < deadline, "the run never reached its hold"
+        time.sleep(0.05)
+
+
 @pytest.mark.slow
 def test_sigkill_mid_run_then_rerun_completes_without_duplicates(tmp_path: Path) -> None:
-    manifest = write_manifest(tmp_path, MANIFEST)
+    # The run stays paused after its third batch while the hold file exists: the kill below
+    # lands mid-run however slow the machine.
+    hold = tmp_path / "hold"
+    hold.touch()
+    manifest = write_manifest(tmp_path, MANIFEST + f'hold_while = "{hold}"\n')
     warehouse = tmp_path / "w.duckdb"
     proc = start_ingest(manifest, warehouse)
     try:
         run_id = wait_for_run(warehouse, proc)
-        time.sleep(1.0)  # let a few batches commit
+        wait_for_hold(hold, proc)
 
         # A second writer, and a reader, are told who holds the warehouse (and, with no
         # time to wait, fail at once).
@@ -95,6 +108,7 @@ def test_sigkill_mid_run_then_rerun_completes_without_duplicates(tmp_path: Path)
     finally:
         if proc.poll() is None:
             proc.kill()
+        hold.unlink()
     assert proc.returncode == -signal.SIGKILL
 
     with Warehouse.open(str(warehouse), read_only=True) as wh:
@@ -103,7 +117,8 @@ def test_sigkill_mid_run_then_rerun_completes_without_duplicates(tmp_path: Path)
         # Every committed batch has exactly its records: data and progress commit together.
         assert committed == sum(batch.new for batch in batches)
         assert committed == BATCH * len(batches)
-        assert 0 < committed < COUNT, "kill landed outside the run; make the run slower"
+        assert 0 < committed < COUNT, "kill landed outside the run"
+        assert committed == 3 * BATCH  # the batches before the hold
 
     ledger = json.loads(cli("runs", "--warehouse", warehouse, "--json").stdout)
     assert [(r["run_id"], r["status"]) for r in ledger] == [(run_id, "interrupted")]

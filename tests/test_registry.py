@@ -80,12 +80,14 @@ def test_the_synthetic_stream_stays_paused_while_its_hold_file_exists(tmp_path: 
         for record in synthetic_source.records(entry):
             taken.append(record.doc_id)
 
+    held = tmp_path / "hold.held"
     reader = threading.Thread(target=consume)
     reader.start()
-    deadline = time.monotonic() + 10
-    while len(taken) < 2 and time.monotonic() < deadline:
+    deadline = time.monotonic() + 60
+    while not held.exists():  # touched by the stream as it enters the hold
+        assert time.monotonic() < deadline, "the stream never reached its hold"
         time.sleep(0.01)
-    time.sleep(0.3)
+    time.sleep(0.3)  # it stays there (not a race: a stream that held goes nowhere)
     assert len(taken) == 2  # paused before record 2 while the file exists
     hold.unlink()
     reader.join(timeout=10)

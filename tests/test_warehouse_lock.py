@@ -55,18 +55,20 @@ def run(*args: object, wait: float = 60) -> subprocess.CompletedProcess[str]:
     )
 
 
-def hold_reader(warehouse: Path, seconds: float) -> subprocess.Popen[str]:
-    """A process that keeps the warehouse open for reading for ``seconds``."""
+def hold_reader(warehouse: Path) -> subprocess.Popen[str]:
+    """A process that keeps the warehouse open for reading until :func:`release` (its
+    standard input closes); returned once the warehouse is open."""
     code = (
-        "import sys, time\n"
+        "import sys\n"
         "from warehouse.store import Warehouse\n"
         "with Warehouse.open(sys.argv[1], read_only=True):\n"
         "    print('open', flush=True)\n"
-        "    time.sleep(float(sys.argv[2]))\n"
+        "    sys.stdin.read()\n"
     )
     proc = subprocess.Popen(
-        [sys.executable, "-c", code, str(warehouse), str(seconds)],
+        [sys.executable, "-c", code, str(warehouse)],
         cwd=REPO,
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
         env=env(),
@@ -76,12 +78,24 @@ def hold_reader(warehouse: Path, seconds: float) -> subprocess.Popen[str]:
     return proc
 
 
-def stop(proc: subprocess.Popen[str], kill: bool = False) -> None:
-    if kill:
-        proc.kill()
-    proc.wait(timeout=30)
-    if proc.stdout is not None:
-        proc.stdout.close()
+def release(reader: subprocess.Popen[str]) -> None:
+    """The reader closes the warehouse and exits."""
+    if reader.stdin is not None and not reader.stdin.closed:
+        reader.stdin.close()
+    reader.wait(timeout=60)
+    if reader.stdout is not None:
+        reader.stdout.close()
+
+
+def said_before_waiting(proc: subprocess.Popen[str]) -> str:
+    """What ``proc`` printed on stderr up to its line saying that it waits (or to its end)."""
+    assert proc.stderr is not None
+    lines: list[str] = []
+    for line in proc.stderr:
+        lines.append(line)
+        if "waiting up to" in line:
+            break
+    return "".join(lines)
 
 
 @pytest.fixture
@@ -129,31 +143,38 @@ def test_readers_share_the_file_and_a_writer_leaves_the_sidecar_empty(
 @pytest.mark.slow
 def test_a_writer_waits_for_a_reader_then_runs(filled: tuple[Path, Path]) -> None:
     manifest, warehouse = filled
-    reader = hold_reader(warehouse, 2.0)
+    reader = hold_reader(warehouse)
+    writer: subprocess.Popen[str] | None = None
     try:
-        started = time.monotonic()
-        done = run("ingest", manifest, "--warehouse", warehouse, "--json", wait=60)
-        took = time.monotonic() - started
+        writer = start("ingest", manifest, "--warehouse", warehouse, "--json", wait=60)
+        said = said_before_waiting(writer)
+        waiting = said.splitlines()[-1] if said else ""
+        assert writer.poll() is None  # it waits rather than failing
+        release(reader)
+        out, rest = writer.communicate(timeout=120)
     finally:
-        stop(reader)
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["status"] == "ok"
-    waiting = [line for line in done.stderr.splitlines() if "waiting up to" in line]
-    assert len(waiting) == 1, done.stderr
-    assert "warehouse in use by readers" in waiting[0] and "(RECEIPTS_LOCK_WAIT)" in waiting[0]
-    assert took >= 1.0  # it waited for the reader rather than failing
+        release(reader)
+        if writer is not None and writer.poll() is None:
+            writer.kill()
+            writer.wait(timeout=30)
+    assert writer.returncode == 0, said + rest
+    assert json.loads(out)["status"] == "ok"
+    assert "waiting up to" in waiting, said + rest
+    assert "warehouse in use by readers" in waiting and "(RECEIPTS_LOCK_WAIT)" in waiting
+    assert "waiting up to" not in rest  # it said so once
 
 
 @pytest.mark.slow
 def test_a_writer_gives_up_after_the_bounded_wait(filled: tuple[Path, Path]) -> None:
     manifest, warehouse = filled
-    reader = hold_reader(warehouse, 15.0)
+    reader = hold_reader(warehouse)  # holds until released: only giving up ends the writer
     try:
         started = time.monotonic()
         busy = run("ingest", manifest, "--warehouse", warehouse, wait=1)
         took = time.monotonic() - started
+        assert reader.poll() is None  # the reader still held the warehouse
     finally:
-        stop(reader, kill=True)
+        release(reader)
     assert busy.returncode == 1
     assert "warehouse in use by readers" in busy.stderr
     assert "gave up after waiting 1s" in busy.stderr
@@ -179,7 +200,7 @@ def test_readers_wait_for_the_writer_and_say_how_long_it_has_run(tmp_path: Path)
     )
     patient: subprocess.Popen[str] | None = None
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 120
         while read_holder(warehouse)[0] is None:
             assert writer.poll() is None and time.monotonic() < deadline
             time.sleep(0.05)
@@ -196,8 +217,7 @@ def test_readers_wait_for_the_writer_and_say_how_long_it_has_run(tmp_path: Path)
 
         # Time to wait: it says what it waits for, then reads the finished run.
         patient = start("runs", "--warehouse", warehouse, "--json", wait=60)
-        assert patient.stderr is not None
-        waiting = patient.stderr.readline()  # printed before it waits
+        waiting = said_before_waiting(patient)  # printed before it waits
         hold.unlink()  # the writer goes on, finishes and releases the warehouse
         out, rest = patient.communicate(timeout=120)
         assert patient.returncode == 0, waiting + rest
