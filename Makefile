@@ -6,7 +6,7 @@ WAREHOUSE ?= receipts.duckdb
 
 .DEFAULT_GOAL := help
 
-.PHONY: help install install-lake test-lake node-deps browser-deps test lint demo bench clean
+.PHONY: help install test test-lake test-deps node-deps browser-deps lint demo bench clean
 
 help: ## Show this help.
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-10s %s\n", $$1, $$2}'
@@ -27,31 +27,30 @@ install: $(BIN)/receipts ## Create .venv: receipts, its dev tools and the DuckLa
 # subprocesses, DuckDB or a browser, so two keep two cores busy; TEST_WORKERS=0 runs them in
 # one process. Each test file stays in one process (its module fixtures are made once).
 TEST_WORKERS ?= 2
-PARALLEL := -n $(TEST_WORKERS) --dist loadfile
+PYTEST := $(BIN)/pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile
+# The lake tests are chosen by marker (set in tests/conftest.py): `lake`, the DuckLake tests
+# themselves; `lake_subset`, suite modules run again with their warehouse fixtures on each
+# DuckLake catalog. PostgreSQL catalogs are made at RECEIPTS_TEST_PG (host=127.0.0.1
+# user=postgres unless set).
+LAKE_CATALOGS := ducklake:sqlite ducklake:postgres
+# Each pytest session of a target appends its counts here; the target ends with one line.
+TEST_RESULTS := $(VENV)/test-results.jsonl
 
-# DuckLake warehouses: a second venv with receipts[lake] (DuckDB 1.5.5 and the extension
-# wheels; the main venv keeps DuckDB 2.x).
-LAKE_VENV ?= .venv-lake
-LAKE_BIN := $(LAKE_VENV)/bin
-# The lake tests: the dedicated ones (real processes, both catalogs), then this subset of the
-# suite with the warehouse fixtures on each DuckLake catalog (RECEIPTS_TEST_WAREHOUSE).
-LAKE_TESTS := tests/test_lake_concurrency.py tests/test_lake_backends.py tests/test_row_groups.py \
-	tests/test_table_digests.py tests/test_large_listings.py
-LAKE_SUBSET := tests/test_ingest_engine.py tests/test_audit_commands.py tests/test_flat_bulk.py \
-	tests/test_snapshot_compression.py
+# One pytest session in a target's sequence: `$(call session,ENV,ARGS)`. A failure (or exit
+# 5: no test collected) marks the target failed, and the next sessions still run.
+session = echo '$(strip $(1) pytest $(2))'; \
+	env RECEIPTS_TEST_RESULTS=$(TEST_RESULTS) $(1) $(PYTEST) $(2) || { code=$$?; rc=1; \
+	  [ $$code -ne 5 ] || echo 'no test collected: $(strip $(1) pytest $(2))' >&2; }; 
+lake_sessions = $(foreach catalog,$(LAKE_CATALOGS),\
+	$(call session,RECEIPTS_TEST_WAREHOUSE=$(catalog),-m lake_subset))
+# Then one line: what passed, failed and skipped, and the command enabling each skip.
+summary = $(BIN)/python -m tests.run_summary $(TEST_RESULTS); rm -f $(TEST_RESULTS); exit $$rc
 
-$(LAKE_BIN)/receipts: pyproject.toml
-	$(PY) -m venv $(LAKE_VENV)
-	$(LAKE_BIN)/pip install --quiet --upgrade pip
-	$(LAKE_BIN)/pip install --quiet -e '.[dev,lake]'
-	@touch $(LAKE_BIN)/receipts
+test: install test-deps ## The whole suite, then its lake subset on each DuckLake catalog; ends with one line naming what skipped.
+	@rm -f $(TEST_RESULTS); rc=0; $(call session,,) $(lake_sessions) $(summary)
 
-install-lake: $(LAKE_BIN)/receipts ## Create .venv-lake: receipts[lake] (DuckLake on DuckDB 1.5.5) with dev tools.
-
-test-lake: install-lake ## The DuckLake tests on SQLite and PostgreSQL catalogs (a PostgreSQL at 127.0.0.1).
-	$(LAKE_BIN)/pytest -q -p no:cacheprovider $(PARALLEL) $(LAKE_TESTS)
-	RECEIPTS_TEST_WAREHOUSE=ducklake:sqlite $(LAKE_BIN)/pytest -q -p no:cacheprovider $(PARALLEL) $(LAKE_SUBSET)
-	RECEIPTS_TEST_WAREHOUSE=ducklake:postgres $(LAKE_BIN)/pytest -q -p no:cacheprovider $(PARALLEL) $(LAKE_SUBSET)
+test-lake: install test-deps ## The DuckLake tests, then the lake subset on SQLite and PostgreSQL catalogs.
+	@rm -f $(TEST_RESULTS); rc=0; $(call session,,-m lake) $(lake_sessions) $(summary)
 
 node-deps: ## Install the Node packages some tests use (Sanity's schema package, groq-js), from the lock file.
 	cd tests/node && npm ci --no-audit --no-fund --loglevel=error
@@ -60,8 +59,20 @@ browser-deps: ## Install Debian's chromium and chromedriver for the report's bro
 	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; }
 
-test: install ## Run the test suite (TEST_WORKERS=2 parallel processes).
-	$(BIN)/pytest -q $(PARALLEL)
+# npm ci leaves this file behind: the Node packages are installed again when the lock changes.
+NODE_STAMP := tests/node/node_modules/.package-lock.json
+$(NODE_STAMP): tests/node/package-lock.json
+	cd tests/node && npm ci --no-audit --no-fund --loglevel=error
+
+# What the suite needs besides .venv, where this machine allows, as CI installs it: the Node
+# packages (with npm), chromium (as root), a running PostgreSQL (started as root). Without
+# one, its tests skip and `make test` names them in its last line.
+test-deps: ## Install what the whole suite needs where this machine can: Node packages, chromium, PostgreSQL.
+	@if command -v npm >/dev/null; then $(MAKE) --no-print-directory $(NODE_STAMP); fi
+	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  $(MAKE) --no-print-directory browser-deps; fi
+	@if [ "$$(id -u)" = 0 ] && [ -d /etc/postgresql ] && ! pg_isready -q -h 127.0.0.1; then \
+	  pg_ctlcluster --skip-systemctl-redirect "$$(ls /etc/postgresql)" main start; fi
 
 lint: install ## Run ruff and mypy on the packages.
 	$(BIN)/ruff check pipelines sources warehouse tests bench demo
@@ -79,7 +90,7 @@ $(DLT_VENV)/bin/python:
 	$(PY) -m venv $(DLT_VENV)
 	$(DLT_VENV)/bin/pip install --quiet 'dlt[duckdb]==1.31.0' 'pyarrow>=16'
 
-bench: install install-lake $(DLT_VENV)/bin/python ## Run the benchmarks (dlt beside the backfill); writes bench/results.json.
+bench: install $(DLT_VENV)/bin/python ## Run the benchmarks (dlt beside the backfill); writes bench/results.json.
 	$(BIN)/python -m bench.run --out bench/results.json
 
 clean: ## Remove the venv, caches and demo outputs.

@@ -3,10 +3,12 @@ file and a DuckLake (verified by table digests) and ``maintain``."""
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import json
 from datetime import timedelta
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -19,7 +21,7 @@ from warehouse.runs import finish_run, start_run
 from warehouse.store import Warehouse
 
 HAS_LAKE = importlib.util.find_spec("duckdb_extension_ducklake") is not None
-needs_lake = pytest.mark.skipif(not HAS_LAKE, reason="needs receipts[lake] (make install-lake)")
+needs_lake = pytest.mark.skipif(not HAS_LAKE, reason="needs receipts[lake]: make install")
 
 MANIFEST = """
 [corpus]
@@ -50,8 +52,20 @@ def test_warehouse_urls() -> None:
             parse(bad)
 
 
-@pytest.mark.skipif(HAS_LAKE, reason="the extension is installed here")
-def test_without_the_extension_one_line_names_the_extra(tmp_path: Path) -> None:
+def test_without_the_extension_one_line_names_the_extra(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As on an install without the lake extra: no extension wheel to import, and nothing in
+    DuckDB's own extension folder (under $HOME)."""
+    import_module = importlib.import_module
+
+    def without_wheels(name: str, package: str | None = None) -> ModuleType:
+        if name.startswith("duckdb_extension_"):
+            raise ImportError(name)
+        return import_module(name, package)
+
+    monkeypatch.setattr(importlib, "import_module", without_wheels)
+    monkeypatch.setenv("HOME", str(tmp_path))
     with pytest.raises(WarehouseError, match=r"pip install 'receipts\[lake\]'"):
         Warehouse.open(f"ducklake:sqlite:{tmp_path / 'c.sqlite'}", data_path=str(tmp_path))
 
