@@ -64,6 +64,7 @@ LAKE_MODULES = frozenset(
         "test_lake_concurrency",
         "test_lake_backends",
         "test_demo_lake",
+        "test_one_engine",
         "test_row_groups",
         "test_table_digests",
         "test_large_listings",
