@@ -49,7 +49,6 @@ def run_backfill(
     started = time.monotonic()
     same_run = run_hash(request, digest, source.name)
     info = start_run(warehouse, COMMAND, f"nhtsa {request.kind} backfill", same_run)
-    after_line = resume_point(warehouse, scope, digest)
     result = BackfillResult(
         run_id=info.run_id,
         status="failed",
@@ -57,34 +56,10 @@ def run_backfill(
         file=request.url or str(request.path),
         file_sha256=digest,
         resumes_run=info.resumes_run,
-        resumed_after_line=after_line,
+        resumed_after_line=resume_point(warehouse, scope, digest),
     )
     try:
-        with (
-            scratch_directory(request.scratch_dir) as scratch,
-            warehouse.memory_limit(request.memory_limit),
-            arrow_memory_returned(),
-            warehouse.bulk_writes(),
-        ):
-            bulk = FlatBulk(
-                warehouse,
-                flat_spec(request.layout, request.vehicle),
-                RowChecker(request.layout, request.vehicle),
-                scratch,
-                build_memory_limit=build_limit,
-                plan_memory_limit=planning_limit,
-            )
-            try:
-                with arrow_pages_kept():
-                    scanned = scan(source, request, bulk, reporter)
-                result.rows, result.matched = scanned.rows, scanned.matched
-                result.malformed = scanned.malformed
-                result.malformed_lines = scanned.malformed_lines
-                result.documents, result.built = build_and_commit(
-                    request, source, bulk, info.run_id, after_line or 0, digest, reporter
-                )
-            finally:
-                bulk.close()
+        _passes(warehouse, request, source, result, (build_limit, planning_limit), reporter)
     except Exception as exc:
         known = record_failure(warehouse, info.run_id, label, result, exc, request.path.name)
         if known is None or known is exc:  # a bug (an internal error), or a known error
@@ -98,3 +73,42 @@ def run_backfill(
         warehouse, info.run_id, "ok", ledger_counts(result), [], ledger_warnings(label, result)
     )
     return result
+
+
+def _passes(
+    warehouse: Warehouse,
+    request: BackfillRequest,
+    source: LineSource,
+    result: BackfillResult,
+    limits: tuple[str, str],
+    reporter: BackfillReporter,
+) -> None:
+    """Both passes, in the scratch directory and under the memory limits (the build
+    database's, and the warehouse's while it plans): what they found goes into ``result``."""
+    build_limit, planning_limit = limits
+    with (
+        scratch_directory(request.scratch_dir) as scratch,
+        warehouse.memory_limit(request.memory_limit),
+        arrow_memory_returned(),
+        warehouse.bulk_writes(),
+    ):
+        bulk = FlatBulk(
+            warehouse,
+            flat_spec(request.layout, request.vehicle),
+            RowChecker(request.layout, request.vehicle),
+            scratch,
+            build_memory_limit=build_limit,
+            plan_memory_limit=planning_limit,
+        )
+        try:
+            with arrow_pages_kept():
+                scanned = scan(source, request, bulk, reporter)
+            result.rows, result.matched = scanned.rows, scanned.matched
+            result.malformed = scanned.malformed
+            result.malformed_lines = scanned.malformed_lines
+            result.documents, result.built = build_and_commit(
+                request, source, bulk, result.run_id, result.resumed_after_line or 0,
+                result.file_sha256, reporter,
+            )  # fmt: skip
+        finally:
+            bulk.close()
