@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ from warehouse.bulk.build_engine import BUILD_DATABASE_MEMORY_LIMIT, BuildEngine
 from warehouse.bulk.built import hashed, split_built
 from warehouse.bulk.engine import FlatBulk
 from warehouse.bulk.linecheck import LineCheck, Verdicts, fields_pattern, is_plain
-from warehouse.bulk.spec import FlatSpec
+from warehouse.bulk.spec import Accepted, FlatSpec, Malformed
 from warehouse.errors import NhtsaParseError, UsageError
 from warehouse.ingest import ingest_records
 from warehouse.records import Provenance, Record
@@ -158,6 +159,47 @@ def test_a_leap_day_is_left_to_the_line_at_a_time_checker(tmp_path: Path) -> Non
     checker = RowChecker(CMPL, VehicleFilter())
     assert checker.check(lines[0].split("\t")) == ("11999000", True)
     assert isinstance(checker.check(lines[1].split("\t")), str)
+
+
+class _RecordingJudge:
+    """A row judge that records what the engine asks it, and answers as the checker does."""
+
+    def __init__(self, checker: RowChecker) -> None:
+        self.checker = checker
+        self.judged: list[str] = []
+
+    def judge(self, text: str) -> Accepted | str | None:
+        self.judged.append(text)
+        return self.checker.judge(text)
+
+    def body(self, lines: Sequence[str]) -> tuple[bytes, str]:
+        return self.checker.body(lines)
+
+
+def test_the_engine_asks_the_judge_it_was_given_about_the_lines_it_cannot_vouch_for(
+    tmp_path: Path,
+) -> None:
+    """The engine holds the source's row judge (any :class:`RowJudge`): it stages the rows
+    the judge accepts beside those it accepted itself, and names the lines the judge found
+    malformed; it asks about no other line."""
+    leap = "\t".join(cmpl_row(11999001, 2, FAILDATE="20240229"))
+    lines = ["\t".join(cmpl_row(11999000, 1)), leap, "\t".join(cmpl_row(11999002, 3)[:30])]
+    judge = _RecordingJudge(RowChecker(CMPL, VehicleFilter()))
+    data = "\n".join(lines).encode("iso-8859-1")
+    with Warehouse.open(str(tmp_path / "w.duckdb")) as wh:
+        bulk = FlatBulk(wh, flat_spec(CMPL, VehicleFilter()), judge, tmp_path)
+        try:
+            checked = bulk.check(checked_table(1, data))
+            staged = wh._connection_for_tests().execute(
+                "SELECT number, key, plain FROM backfill_scratch.rows ORDER BY number"
+            )
+            rows = staged.fetchall()
+        finally:
+            bulk.close()
+    assert judge.judged == lines[1:]
+    assert (checked.rows, checked.matched) == (3, 2)
+    assert checked.malformed == [Malformed(3, "expected 49 or 51 tab-separated fields, found 30")]
+    assert rows == [(1, "11999000", True), (2, "11999001", True)]
 
 
 @pytest.mark.parametrize(
