@@ -33,7 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from sources.nhtsa.flatfile import CMPL_FIELDS_49
+from sources.nhtsa.flatfile.layouts import CMPL_FIELDS_49
 from warehouse.canonical import canonical_json
 from warehouse.store import BULK_CHECKPOINT_THRESHOLD
 

@@ -29,7 +29,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from sources.nhtsa.flatfile import CMPL_FIELDS_49
+from sources.nhtsa.flatfile.layouts import CMPL_FIELDS_49
 
 REPO = Path(__file__).resolve().parent.parent
 MEMBER = "FLAT_CMPL.txt"

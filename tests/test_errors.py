@@ -11,7 +11,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from pipelines import backfill as backfill_module
+from pipelines.backfill import run as backfill_module
 from pipelines.cli import exits
 from pipelines.cli.common import print_run
 from pipelines.ingest import RunResult

@@ -2,30 +2,29 @@
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import click
 
 from pipelines import USER_AGENT
 from pipelines.audit.visible import visible
-from pipelines.backfill import (
+from pipelines.backfill.request import (
+    BACKFILL_WAREHOUSE_MEMORY_LIMIT,
     DEFAULT_BATCH_SIZE,
-    DEFAULT_MEMORY_LIMIT,
     BackfillRequest,
     BackfillResult,
-    run_backfill,
 )
+from pipelines.backfill.run import run_backfill
 from pipelines.cli import exits
 from pipelines.cli.common import emit_json, handle_errors, json_option, quiet, warehouse_option
 from pipelines.progress import backfill_reporter_for
-from sources.http import HttpFactory, host_of
-from sources.nhtsa.flatfile import LAYOUTS, VehicleFilter
-from sources.nhtsa.source import STATIC
-from warehouse.build_engine import DEFAULT_MEMORY_LIMIT as DEFAULT_BUILD_MEMORY_LIMIT
+from sources.http import HttpFactory
+from sources.nhtsa.flatfile.download import default_download_dir, download, static_url
+from sources.nhtsa.flatfile.layouts import LAYOUTS
+from sources.nhtsa.flatfile.rows import VehicleFilter
+from warehouse.bulk.build_engine import BUILD_DATABASE_MEMORY_LIMIT
 from warehouse.store import Warehouse
 
 DEFAULT_MAX_DOWNLOAD = 4 * 1024**3
@@ -46,35 +45,6 @@ def parse_years(value: str | None) -> tuple[int, int] | None:
     if last < first:
         raise click.BadParameter(f"{first} is after {last}", param_hint="--years")
     return first, last
-
-
-def static_url(url: str) -> str:
-    """A flat-file URL on the configured static host: a URL naming NHTSA's own static host
-    is redirected to ``RECEIPTS_NHTSA_STATIC_URL`` when that is set (a mirror, a fake)."""
-    configured = STATIC.base_url()
-    if host_of(url) == STATIC.default_host and configured != STATIC.default_url:
-        return configured + urlsplit(url).path
-    return url
-
-
-def default_download_dir() -> Path:
-    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(cache) / "receipts" / "nhtsa"
-
-
-def download(url: str, directory: Path, max_bytes: int) -> Path:
-    """Fetch a flat file from the static host into ``directory`` (polite, retried, capped)."""
-    url = static_url(url)
-    name = Path(urlsplit(url).path).name or "download.zip"
-    directory.mkdir(parents=True, exist_ok=True)
-    destination = directory / name
-    http = HttpFactory(user_agent=USER_AGENT)
-    try:
-        client = http.client("nhtsa", [STATIC.base_url()])
-        client.download(url, destination, max_bytes=max_bytes)
-    finally:
-        http.close()
-    return destination
 
 
 def _print_result(result: BackfillResult) -> None:
@@ -140,12 +110,12 @@ def backfill() -> None:
 )
 @click.option(
     "--memory-limit",
-    default=DEFAULT_MEMORY_LIMIT,
+    default=BACKFILL_WAREHOUSE_MEMORY_LIMIT,
     show_default=True,
     help="DuckDB memory limit for the warehouse and the staging area; beyond it they spill. "
     "A larger limit evicts less and runs faster, and the process holds more memory. (Each "
     "block's documents are built in a DuckDB database of their own, limited to "
-    f"{DEFAULT_BUILD_MEMORY_LIMIT}; it holds one block's lines. Until it opens, while the "
+    f"{BUILD_DATABASE_MEMORY_LIMIT}; it holds one block's lines. Until it opens, while the "
     "rows are grouped into documents and joined with what the warehouse knows, that "
     "allowance is added to this limit.)",
 )
@@ -205,7 +175,11 @@ def backfill_nhtsa(
     url: str | None = None
     if file_.startswith(("http://", "https://")):
         url = static_url(file_)
-        path = download(url, download_dir or default_download_dir(), max_download_bytes)
+        http = HttpFactory(user_agent=USER_AGENT)
+        try:
+            path = download(http, url, download_dir or default_download_dir(), max_download_bytes)
+        finally:
+            http.close()
     else:
         path = Path(file_)
     request = BackfillRequest(

@@ -456,7 +456,7 @@ class FakeNhtsa:
 # -- flat files ----------------------------------------------------------------------------
 def cmpl_row(odi: int, cmplid: int, **values: str) -> list[str]:
     """A FLAT_CMPL row (49 fields) for a HONDA CR-V, overridable by field name."""
-    from sources.nhtsa.flatfile import CMPL_FIELDS_49
+    from sources.nhtsa.flatfile.layouts import CMPL_FIELDS_49
 
     row = dict.fromkeys(CMPL_FIELDS_49, "")
     row.update(

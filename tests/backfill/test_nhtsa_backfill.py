@@ -19,9 +19,11 @@ import pyarrow as pa
 import pytest
 
 from bench.nhtsa_backfill import generate
-from pipelines import backfill as backfill_module
-from pipelines.backfill import BackfillRequest, run_backfill
-from pipelines.memory import arrow_memory_returned
+from pipelines.backfill import passes as passes_module
+from pipelines.backfill import run as run_module
+from pipelines.backfill.memory import arrow_memory_returned
+from pipelines.backfill.request import BackfillRequest
+from pipelines.backfill.run import run_backfill
 from pipelines.progress import (
     BackfillReporter,
     Display,
@@ -30,27 +32,16 @@ from pipelines.progress import (
     backfill_reporter_for,
 )
 from sources.base import CurationInput
-from sources.nhtsa.flatfile import (
-    INV_FIELDS,
-    LAYOUTS,
-    RCL_FIELDS,
-    TSBS_FIELDS_14,
-    FlatRow,
-    LineSource,
-    RowChecker,
-    VehicleFilter,
-    flat_body,
-    flat_record,
-    is_header,
-    parse_line,
-)
+from sources.nhtsa.flatfile.layouts import INV_FIELDS, LAYOUTS, RCL_FIELDS, TSBS_FIELDS_14
+from sources.nhtsa.flatfile.rows import RowChecker, VehicleFilter
 from sources.nhtsa.source import curate
+from tests.backfill.reference import flat_body, reference_documents
 from tests.conftest import REPO, cli
 from tests.fakes.nhtsa import AEB_COMPLAINT, STATIC, FakeNhtsa, cmpl_row, write_zip
 from warehouse import audit
+from warehouse.bulk.engine import FlatBulk
+from warehouse.bulk.plan_sql import SCRATCH
 from warehouse.canonical import content_hash
-from warehouse.flatbulk import SCRATCH, FlatBulk
-from warehouse.records import Provenance
 from warehouse.store import Warehouse
 
 
@@ -330,7 +321,7 @@ def test_rows_are_staged_in_a_thread_of_their_own_whose_failure_fails_the_backfi
     """Checked rows are added to the scratch database in a thread beside the checking, in
     file order; when adding one block's rows fails, the backfill fails with nothing
     committed, and the blocks after it are not staged."""
-    monkeypatch.setattr(backfill_module, "BLOCK_BYTES", 16 << 10)
+    monkeypatch.setattr(passes_module, "BLOCK_BYTES", 16 << 10)
     staged: list[tuple[str, int]] = []
     add = FlatBulk.add_checked
 
@@ -351,6 +342,37 @@ def test_rows_are_staged_in_a_thread_of_their_own_whose_failure_fails_the_backfi
     assert revisions(warehouse) == []
     (run,) = json.loads(cli("runs", "--warehouse", warehouse, "--json").stdout)
     assert run["status"] == "failed" and "no space left" in run["failures"][0]["reason"]
+
+
+def test_an_unexpected_exception_is_an_internal_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bug in a backfill is reported as one, as an ingest reports it: ``internal error``
+    on stderr (exit 1, no traceback without --debug) and in the ledger, not as a failure of
+    the file."""
+
+    def broken(bulk: FlatBulk, *args: Any) -> Any:
+        raise RuntimeError("the plan is broken")
+
+    monkeypatch.setattr(FlatBulk, "plan", broken)
+    warehouse = tmp_path / "w.duckdb"
+    result = cli("backfill", "nhtsa", "--file", complaints_file(tmp_path), "--kind",
+                 "complaints", "--warehouse", warehouse)  # fmt: skip
+    assert result.exit_code == 1
+    assert "receipts: internal error: RuntimeError: the plan is broken" in result.stderr
+    assert "a bug in receipts" in result.stderr and "Traceback" not in result.stderr
+    assert revisions(warehouse) == []
+    (run,) = json.loads(cli("runs", "--warehouse", warehouse, "--json").stdout)
+    assert run["status"] == "internal error"
+    assert run["failures"] == [
+        {
+            "source": "nhtsa",
+            "entry": "FLAT_CMPL complaints (FLAT_CMPL.zip)",
+            "reason": "internal error: RuntimeError: the plan is broken",
+            "internal": True,
+        }
+    ]
+    assert run["counts"]["nhtsa"]["malformed"] == 3  # what pass 1 found is kept
 
 
 def _curated(warehouse_path: Path, doc: str) -> dict[str, Any]:
@@ -559,22 +581,9 @@ def test_a_killed_backfill_rerun_yields_exactly_an_uninterrupted_run(tmp_path: P
 
 # -- the fast path stores the bytes of the reference path ----------------------------------
 def _reference_documents(path: Path, kind: str) -> dict[str, tuple[str, str]]:
-    """doc_id → (content hash, source format), by the line-at-a-time reference path:
-    :func:`parse_line` on each line, rows grouped by identity in file order, then
-    :func:`flat_record` (the path the backfill took before it read files in bulk)."""
-    layout = LAYOUTS[kind]
-    grouped: dict[str, list[dict[str, str]]] = {}
-    for number, text in LineSource(path):
-        if number == 1 and is_header(layout, text):
-            continue
-        row = parse_line(layout, number, text)
-        if isinstance(row, FlatRow):
-            grouped.setdefault(row.key, []).append(row.values)
-    out = {}
-    for key, rows in grouped.items():
-        record = flat_record(layout, key, rows, provenance=Provenance())
-        out[record.doc_id] = (content_hash(record.body), str(record.provenance.source_format))
-    return out
+    """doc_id → (content hash, source format), by the line-at-a-time reference path (the
+    path the backfill took before it read files in bulk)."""
+    return reference_documents(path, LAYOUTS[kind])
 
 
 def test_every_document_has_the_bytes_of_the_reference_path(tmp_path: Path) -> None:
@@ -602,7 +611,7 @@ def test_documents_built_across_many_blocks_commit_once_with_their_bytes(
 ) -> None:
     """Small blocks and small batches: commits fall inside blocks and blocks inside commits,
     and documents of several rows span blocks; each document is committed once, whole."""
-    monkeypatch.setattr(backfill_module, "BLOCK_BYTES", 16 << 10)
+    monkeypatch.setattr(passes_module, "BLOCK_BYTES", 16 << 10)
     path = generate(tmp_path / "GEN.zip", 3_000)
     warehouse = tmp_path / "w.duckdb"
     with Warehouse.open(str(warehouse)) as wh:
@@ -621,7 +630,7 @@ def test_a_layout_first_seen_late_in_the_file_is_still_checked_in_bulk(
     another (51 fields after many blocks of 49) is checked again for every layout, so its rows
     are accepted in bulk, not left one by one to the line-at-a-time checker; the documents are
     those of the reference path."""
-    monkeypatch.setattr(backfill_module, "BLOCK_BYTES", 8 << 10)
+    monkeypatch.setattr(passes_module, "BLOCK_BYTES", 8 << 10)
     rows: list[list[str]] = [cmpl_row(11999000 + i, i + 1) for i in range(300)]
     rows += [[*cmpl_row(11999500 + i, 400 + i), "GA", "DRIVER"] for i in range(40)]
     rows += [cmpl_row(11999600 + i, 500 + i) for i in range(20)]
@@ -692,7 +701,7 @@ def test_a_rerun_plans_within_a_small_memory_limit(
     warehouse = tmp_path / "w.duckdb"
     code, first, _ = backfill(warehouse, "--file", path, "--kind", "complaints")
     assert code == 0, first
-    monkeypatch.setattr(backfill_module, "DEFAULT_BUILD_MEMORY_LIMIT", "4MB")
+    monkeypatch.setattr(run_module, "BUILD_DATABASE_MEMORY_LIMIT", "4MB")
     code, again, _ = backfill(
         warehouse, "--file", path, "--kind", "complaints", "--memory-limit", "40MB"
     )
@@ -721,7 +730,7 @@ def test_a_block_of_blank_lines_is_checked_as_no_rows(
 ) -> None:
     """A block that holds nothing but line ends (here, the whole file's second block) adds
     no row and no malformed line."""
-    monkeypatch.setattr(backfill_module, "BLOCK_BYTES", 1024)
+    monkeypatch.setattr(passes_module, "BLOCK_BYTES", 1024)
     rows: list[list[str] | str] = [cmpl_row(11999350, 1), *[""] * 3000]
     path = write_zip(tmp_path / "B.zip", "FLAT_CMPL.txt", rows)
     code, report, _ = backfill(tmp_path / "w.duckdb", "--file", path, "--kind", "complaints")

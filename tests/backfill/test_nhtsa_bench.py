@@ -12,8 +12,10 @@ import pytest
 from bench.floor import backfill_floor, floor_hashes
 from bench.nhtsa_backfill import MEMBER, generate, run
 from bench.run import markdown
-from pipelines.backfill import BackfillRequest, run_backfill
-from sources.nhtsa.flatfile import LAYOUTS, FlatRow, parse_line
+from pipelines.backfill.request import BackfillRequest
+from pipelines.backfill.run import run_backfill
+from sources.nhtsa.flatfile.layouts import LAYOUTS
+from tests.backfill.reference import FlatRow, parse_line
 from tests.conftest import REPO
 from warehouse import audit
 from warehouse.store import Warehouse

@@ -11,7 +11,7 @@ import duckdb
 import pyarrow as pa
 import pytest
 
-from warehouse.build_engine import BuildEngine, remove_abandoned
+from warehouse.bulk.build_engine import BuildEngine, remove_abandoned
 
 
 def test_a_statement_reads_the_table_it_is_given_under_its_name(tmp_path: Path) -> None:
@@ -98,7 +98,7 @@ _KILLED_OWNER = """
 import os, signal, sys
 from pathlib import Path
 import pyarrow as pa
-from warehouse.build_engine import BuildEngine
+from warehouse.bulk.build_engine import BuildEngine
 engine = BuildEngine("64MB", Path(sys.argv[1]))
 engine.run("SELECT 1 AS x FROM _t", pa.table({"x": [1]}), "_t")
 os.kill(os.getpid(), signal.SIGKILL)

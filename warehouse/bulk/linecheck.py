@@ -1,6 +1,7 @@
 """The bulk check of a flat file's lines, in Arrow: which lines a backfill takes as they stand,
-with the identity, model year and vehicle verdict of each, and which it leaves to its
-line-at-a-time checker.
+with the identity, model year and vehicle verdict of each, and which it leaves to the
+source's line-at-a-time checker (the row judge, :class:`warehouse.bulk.spec.RowJudge`),
+whose verdicts :func:`judged_rows` adds.
 
 A line is accepted when it fully matches its layout's pattern (:func:`line_pattern`): the
 layout's number of fields, the identity of the plain shape its kind allows, each date blank,
@@ -19,17 +20,15 @@ checking them one by one took ~27 ms.)
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from warehouse.bulk.spec import FlatSpec, Malformed, RowJudge, ShapeSpec
 from warehouse.value_hashes import DIGEST_TYPE
-
-if TYPE_CHECKING:
-    from warehouse.flatbulk import FlatSpec, ShapeSpec
 
 # A date field: blank, all zeros, or a date every calendar has (a day up to the 28th of any
 # month, the 29th or 30th of any but February, the 31st of a month of 31 days), year 1000 or
@@ -95,6 +94,11 @@ class Verdicts:
     rows: int  # lines checked (not empty, not the header)
     kept: pa.Table  # the wanted rows accepted (:data:`KEPT_SCHEMA`)
     suspects: list[int]  # lines the caller must check itself, in order
+
+    @property
+    def matched(self) -> int:
+        """Rows accepted here that the vehicle filter keeps."""
+        return len(self.kept)
 
 
 class LineCheck:
@@ -183,3 +187,45 @@ class LineCheck:
             schema=KEPT_SCHEMA,
         )  # fmt: skip
         return kept, wanted
+
+
+# Characters a JSON string holds as they are: no control character but the tab (the
+# separator). Lines are ISO-8859-1, so their characters are their bytes.
+_CONTROL = frozenset(map(chr, range(0x20))) - {"\t"}
+
+
+def is_plain(line: str) -> bool:
+    """Whether a line's fields go into JSON as they are (but for ``\\`` and ``"``): it has no
+    control character, which JSON escapes."""
+    return _CONTROL.isdisjoint(line)
+
+
+def judged_rows(
+    chunk: pa.Table, suspects: Sequence[int], judge: RowJudge
+) -> tuple[pa.Table, list[Malformed]]:
+    """The judge's verdict on the lines of ``chunk`` (``number``, ``text``, ``h``) the bulk
+    check left to it: the wanted rows as kept (:data:`KEPT_SCHEMA`), and the malformed
+    lines."""
+    start = chunk["number"][0].as_py()
+    texts, hashes = chunk["text"], chunk["h"]
+    kept: dict[str, list[Any]] = {name: [] for name in KEPT_SCHEMA.names}
+    malformed: list[Malformed] = []
+    for number in suspects:
+        at = number - start
+        text = texts[at].as_py()
+        verdict = judge.judge(text)
+        if isinstance(verdict, str):
+            malformed.append(Malformed(number, verdict))
+            continue
+        if verdict is None:
+            continue
+        for name, value in (
+            ("number", number),
+            ("key", verdict.key),
+            ("h", hashes[at].as_py()),
+            ("n", text.count("\t") + 1),
+            ("year", verdict.year),
+            ("plain", is_plain(text)),
+        ):
+            kept[name].append(value)
+    return pa.table(kept, schema=KEPT_SCHEMA), malformed

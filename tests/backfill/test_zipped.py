@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sources.nhtsa.zipped import member_pieces
+from sources.nhtsa.flatfile.zipped import member_pieces
 from warehouse.errors import FlatFileError
 
 MEMBER = "FLAT_CMPL.txt"

@@ -1,4 +1,5 @@
-"""Giving freed memory back to the system during a long bulk run.
+"""A backfill's memory: the limits DuckDB is given, and freed memory given back to the system
+during the run.
 
 A backfill frees tens of MB per block (the lines, the built bodies, DuckDB's buffers for a
 commit). Freed memory is not returned on its own: Arrow's default pool keeps its pages for
@@ -11,9 +12,37 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
+import re
 from collections.abc import Callable, Iterator
 
 import pyarrow as pa
+
+from warehouse.errors import UsageError
+
+_MEMORY_LIMIT_RE = re.compile(r"(\d+(?:\.\d+)?) *(KB|MB|GB|KiB|MiB|GiB)", re.IGNORECASE | re.ASCII)
+_UNIT_BYTES = {
+    "kb": 10**3,
+    "mb": 10**6,
+    "gb": 10**9,
+    "kib": 1 << 10,
+    "mib": 1 << 20,
+    "gib": 1 << 30,
+}
+
+
+def memory_bytes(limit: str) -> int:
+    """The bytes of a memory limit like ``'128MB'`` (1000s) or ``'2GiB'`` (1024s), as DuckDB
+    reads it."""
+    match = _MEMORY_LIMIT_RE.fullmatch(limit)
+    if match is None:
+        raise UsageError(f"memory limit {limit!r} is not like '256MB' or '2GB'")
+    return int(float(match.group(1)) * _UNIT_BYTES[match.group(2).lower()])
+
+
+def plan_memory_limit(limit: str, build_limit: str) -> str:
+    """The warehouse's limit while the backfill plans: ``limit`` and the build database's
+    ``build_limit``, which is not yet open then."""
+    return f"{memory_bytes(limit) + memory_bytes(build_limit)}B"
 
 
 @contextlib.contextmanager

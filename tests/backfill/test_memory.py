@@ -1,11 +1,16 @@
-"""Freed memory goes back to the system during a bulk run (pipelines/memory.py)."""
+"""Freed memory goes back to the system during a bulk run (pipelines/backfill/memory.py)."""
 
 from __future__ import annotations
 
 import pyarrow as pa
 import pytest
 
-from pipelines.memory import _TRIM, arrow_memory_returned, arrow_pages_kept, return_freed_memory
+from pipelines.backfill.memory import (
+    _TRIM,
+    arrow_memory_returned,
+    arrow_pages_kept,
+    return_freed_memory,
+)
 
 
 def _rss_mb() -> float:

@@ -11,24 +11,26 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sources.nhtsa.flatfile import (
+from sources.nhtsa.flatfile.layouts import (
     INV_FIELDS,
     LAYOUTS,
     RCL_FIELDS,
     TSBS_FIELDS_10,
     TSBS_FIELDS_14,
-    FlatRow,
-    LineSource,
-    Malformed,
-    VehicleFilter,
-    flat_record,
     is_header,
-    parse_line,
-    read_blocks,
-    row_matches,
-    text_table,
 )
-from sources.nhtsa.flatfile import _blocks as cut_blocks
+from sources.nhtsa.flatfile.lines import text_table
+from sources.nhtsa.flatfile.reading import LineSource, read_blocks
+from sources.nhtsa.flatfile.reading import _blocks as cut_blocks
+from sources.nhtsa.flatfile.rows import VehicleFilter
+from tests.backfill.reference import (
+    FlatRow,
+    Malformed,
+    flat_record,
+    parse_line,
+    read_lines,
+    row_matches,
+)
 from tests.fakes.nhtsa import cmpl_row, write_zip
 from warehouse.errors import FlatFileError
 from warehouse.records import Provenance
@@ -125,12 +127,12 @@ def test_lines_stream_from_a_zip_in_iso_8859_1(tmp_path: Path) -> None:
     rows = [cmpl_row(1, 1, CDESCR=narrative.replace("–", "-")), cmpl_row(2, 2)]
     path = write_zip(tmp_path / "FLAT_CMPL.zip", "FLAT_CMPL.txt", rows, eol="\r\n")
     source = LineSource(path)
-    read = list(source)
+    read = list(read_lines(source))
     assert [n for n, _ in read] == [1, 2]
     assert read[0][1].split("\t")[19] == "Le système CMBS a freiné - sans raison"
     assert not read[1][1].endswith("\r")
     assert source.bytes_read == source.total_bytes
-    assert list(source) == read  # a second pass reads the same lines
+    assert list(read_lines(source)) == read  # a second pass reads the same lines
 
 
 def test_a_plain_text_file_and_blank_lines(tmp_path: Path) -> None:
@@ -138,7 +140,7 @@ def test_a_plain_text_file_and_blank_lines(tmp_path: Path) -> None:
     path.write_bytes(
         ("\t".join(cmpl_row(1, 1)) + "\n\n" + "\t".join(cmpl_row(2, 2)) + "\n").encode()
     )
-    assert [n for n, _ in LineSource(path)] == [1, 3]
+    assert [n for n, _ in read_lines(LineSource(path))] == [1, 3]
 
 
 @given(
@@ -173,7 +175,7 @@ def test_blocks_of_a_zip_number_their_lines_as_the_line_reader_does(tmp_path: Pa
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("FLAT_CMPL.txt", text.rstrip("\n").encode("iso-8859-1"))
     source = LineSource(path)
-    expected = list(source)
+    expected = list(read_lines(source))
     read: list[tuple[int, str]] = []
     blocks = 0
     for start, data in read_blocks(source, 3_000):
@@ -192,7 +194,7 @@ def test_members_of_a_zip(tmp_path: Path) -> None:
         archive.writestr("FLAT_CMPL.txt", "\t".join(cmpl_row(1, 1)))
     with pytest.raises(FlatFileError, match=r"holds several files .*name the data file"):
         LineSource(path)
-    assert [n for n, _ in LineSource(path, "FLAT_CMPL.txt")] == [1]
+    assert [n for n, _ in read_lines(LineSource(path, "FLAT_CMPL.txt"))] == [1]
     with pytest.raises(FlatFileError, match=r"has no member 'NOPE\.txt'"):
         LineSource(path, "NOPE.txt")
     with pytest.raises(FlatFileError, match="no such file"):

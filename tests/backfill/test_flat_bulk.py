@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,24 +18,20 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipelines.backfill import memory_bytes, plan_memory_limit
-from sources.nhtsa.flatfile import (
-    LAYOUTS,
-    RowChecker,
-    VehicleFilter,
-    checked_table,
-    flat_spec,
-    is_plain,
-    text_table,
-)
+from pipelines.backfill.memory import memory_bytes, plan_memory_limit
+from sources.nhtsa.flatfile.layouts import LAYOUTS
+from sources.nhtsa.flatfile.lines import checked_table, text_table
+from sources.nhtsa.flatfile.rows import RowChecker, VehicleFilter
+from sources.nhtsa.flatfile.spec import flat_spec
 from sources.nhtsa.parse import PLAIN_KEYS, record_key
 from tests.conftest import TEST_WAREHOUSE, cli
 from tests.fakes.nhtsa import cmpl_row, write_zip
-from warehouse.build_engine import DEFAULT_MEMORY_LIMIT as DEFAULT_BUILD_MEMORY_LIMIT
-from warehouse.build_engine import BuildEngine
+from warehouse.bulk.build_engine import BUILD_DATABASE_MEMORY_LIMIT, BuildEngine
+from warehouse.bulk.built import hashed, split_built
+from warehouse.bulk.engine import FlatBulk
+from warehouse.bulk.linecheck import LineCheck, Verdicts, fields_pattern, is_plain
+from warehouse.bulk.spec import Accepted, FlatSpec, Malformed
 from warehouse.errors import NhtsaParseError, UsageError
-from warehouse.flatbulk import Checked, FlatBulk, FlatSpec, _split_built, hashed
-from warehouse.flatcheck import fields_pattern
 from warehouse.ingest import ingest_records
 from warehouse.records import Provenance, Record
 from warehouse.runs import start_run
@@ -70,20 +67,17 @@ def flat_lines(draw: st.DrawFn) -> str:
 
 def _bulk_check(
     tmp_path: Path, spec: FlatSpec, lines: list[str], kept: str = "key, n, year"
-) -> tuple[Checked, list[tuple[Any, ...]]]:
+) -> tuple[Verdicts, list[tuple[Any, ...]]]:
     """The bulk check of ``lines`` (one block, from line 1), and the ``kept`` columns of the
     rows it kept, in line order."""
     data = "\n".join(lines).encode("iso-8859-1", errors="replace")
-    with Warehouse.open(str(tmp_path / "w.duckdb")) as wh:
-        bulk = FlatBulk(wh, spec, tmp_path)
-        try:
-            checked = bulk.check(checked_table(1, data))
-            rows = wh._connection_for_tests().execute(
-                f"SELECT {kept} FROM backfill_scratch.rows ORDER BY number"
-            )
-            return checked, rows.fetchall()
-        finally:
-            bulk.close()
+    checked = LineCheck(spec)(checked_table(1, data))
+    con = duckdb.connect()
+    try:
+        con.register("kept_rows", checked.kept)
+        return checked, con.execute(f"SELECT {kept} FROM kept_rows ORDER BY number").fetchall()
+    finally:
+        con.close()
 
 
 def _bulk_verdicts(
@@ -165,6 +159,47 @@ def test_a_leap_day_is_left_to_the_line_at_a_time_checker(tmp_path: Path) -> Non
     checker = RowChecker(CMPL, VehicleFilter())
     assert checker.check(lines[0].split("\t")) == ("11999000", True)
     assert isinstance(checker.check(lines[1].split("\t")), str)
+
+
+class _RecordingJudge:
+    """A row judge that records what the engine asks it, and answers as the checker does."""
+
+    def __init__(self, checker: RowChecker) -> None:
+        self.checker = checker
+        self.judged: list[str] = []
+
+    def judge(self, text: str) -> Accepted | str | None:
+        self.judged.append(text)
+        return self.checker.judge(text)
+
+    def body(self, lines: Sequence[str]) -> tuple[bytes, str]:
+        return self.checker.body(lines)
+
+
+def test_the_engine_asks_the_judge_it_was_given_about_the_lines_it_cannot_vouch_for(
+    tmp_path: Path,
+) -> None:
+    """The engine holds the source's row judge (any :class:`RowJudge`): it stages the rows
+    the judge accepts beside those it accepted itself, and names the lines the judge found
+    malformed; it asks about no other line."""
+    leap = "\t".join(cmpl_row(11999001, 2, FAILDATE="20240229"))
+    lines = ["\t".join(cmpl_row(11999000, 1)), leap, "\t".join(cmpl_row(11999002, 3)[:30])]
+    judge = _RecordingJudge(RowChecker(CMPL, VehicleFilter()))
+    data = "\n".join(lines).encode("iso-8859-1")
+    with Warehouse.open(str(tmp_path / "w.duckdb")) as wh:
+        bulk = FlatBulk(wh, flat_spec(CMPL, VehicleFilter()), judge, tmp_path)
+        try:
+            checked = bulk.check(checked_table(1, data))
+            staged = wh._connection_for_tests().execute(
+                "SELECT number, key, plain FROM backfill_scratch.rows ORDER BY number"
+            )
+            rows = staged.fetchall()
+        finally:
+            bulk.close()
+    assert judge.judged == lines[1:]
+    assert (checked.rows, checked.matched) == (3, 2)
+    assert checked.malformed == [Malformed(3, "expected 49 or 51 tab-separated fields, found 30")]
+    assert rows == [(1, "11999000", True), (2, "11999001", True)]
 
 
 @pytest.mark.parametrize(
@@ -261,7 +296,7 @@ def test_a_backfill_builds_in_a_database_of_its_own_and_closes_it(
     result = _backfill(warehouse_path, write_zip(tmp_path / "A.zip", "FLAT_CMPL.txt", rows))
     assert result["built"] == 3
     assert sorted(built) == [f"nhtsa/complaint/{11999500 + i}" for i in range(3)]
-    assert len(engines) == 1 and engines[0].memory_limit == DEFAULT_BUILD_MEMORY_LIMIT
+    assert len(engines) == 1 and engines[0].memory_limit == BUILD_DATABASE_MEMORY_LIMIT
     assert list((tmp_path / "spill").iterdir()) == []  # made at the first build, then removed
 
 
@@ -332,7 +367,7 @@ def test_the_plan_groups_and_joins_with_the_build_databases_allowance_too(
     result = cli("backfill", "nhtsa", "--warehouse", warehouse_path, "--json", "--file", path,
                  "--kind", "complaints", "--memory-limit", "64MB")  # fmt: skip
     assert result.exit_code == 0, result.stderr
-    planning = _duckdb_reads(f"{64 * 10**6 + memory_bytes(DEFAULT_BUILD_MEMORY_LIMIT)}B")
+    planning = _duckdb_reads(f"{64 * 10**6 + memory_bytes(BUILD_DATABASE_MEMORY_LIMIT)}B")
     assert {t: limits[t] for t in ("plan_fingerprints", "plan_d")} == {
         "plan_fingerprints": planning,
         "plan_d": planning,
@@ -423,13 +458,15 @@ def test_documents_grouped_in_shares_are_the_documents_grouped_at_once(
     tmp_path: Path, warehouse_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from bench.nhtsa_backfill import generate
-    from pipelines.backfill import BackfillRequest, run_backfill
-    from warehouse import audit, flatbulk
+    from pipelines.backfill.request import BackfillRequest
+    from pipelines.backfill.run import run_backfill
+    from warehouse import audit
+    from warehouse.bulk import plan_sql
 
     path = generate(tmp_path / "GEN.zip", 2_000)
     stored = []
     for rows_per_share in (1_000_000, 150):
-        monkeypatch.setattr(flatbulk, "ROWS_PER_SHARE", rows_per_share)
+        monkeypatch.setattr(plan_sql, "ROWS_PER_SHARE", rows_per_share)
         with Warehouse.open(str(warehouse_path)) as wh:
             wh._connection_for_tests().execute("DELETE FROM input_fingerprints")
             result = run_backfill(wh, BackfillRequest(path=path, kind="complaints"))
@@ -454,7 +491,7 @@ def test_a_new_body_version_builds_every_document_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Fingerprints recorded under another shape of the bytes are not trusted."""
-    from sources.nhtsa import flatfile
+    from sources.nhtsa.flatfile import spec as flatfile
 
     path = write_zip(
         tmp_path / "A.zip", "FLAT_CMPL.txt", [cmpl_row(11999500 + i, i) for i in (1, 2)]
@@ -496,7 +533,7 @@ def test_a_stored_digest_is_looked_up_not_trusted(
 ) -> None:
     """Which bytes are stored is decided by the hashes themselves: a batch whose digests all
     look stored (as a 64-bit collision would make them) still stores every body it lacks."""
-    from warehouse import flatbulk
+    from warehouse.bulk import commit_sql
 
     path = write_zip(
         tmp_path / "A.zip", "FLAT_CMPL.txt", [cmpl_row(11999700 + i, i) for i in (1, 2, 3)]
@@ -506,8 +543,8 @@ def test_a_stored_digest_is_looked_up_not_trusted(
     assert len(expected) == 3
     values = ", ".join(f"('{h}')" for h in expected)
     monkeypatch.setattr(
-        flatbulk,
-        "_STORED_DIGESTS",
+        commit_sql,
+        "STORED_DIGESTS",
         "CREATE OR REPLACE TEMP TABLE _flat_stored AS "
         f"SELECT hash(h) AS digest FROM (VALUES {values}) t(h)",
     )
@@ -522,16 +559,16 @@ def test_bytes_stored_by_one_batch_are_not_stored_again_by_a_later_one(
     """Two documents of one run with the same bytes, committed in two batches: the second
     batch finds the first batch's bytes stored (the digests each batch adds to what the plan
     read) and does not store them again."""
-    from warehouse import flatbulk
+    from warehouse.bulk import engine
 
     same = b'{"modelYears":[],"rows":[]}'
-    hashed = flatbulk.hashed
+    hashed = engine.hashed
 
     def all_alike(table: pa.Table) -> pa.Table:
         bodies = pa.array([same] * len(table), pa.binary())
         return hashed(table.set_column(table.schema.get_field_index("body"), "body", bodies))
 
-    monkeypatch.setattr(flatbulk, "hashed", all_alike)
+    monkeypatch.setattr(engine, "hashed", all_alike)
     rows = [cmpl_row(11999800 + i, i + 1) for i in range(3)]
     path = write_zip(tmp_path / "A.zip", "FLAT_CMPL.txt", rows)
     result = cli("backfill", "nhtsa", "--warehouse", warehouse_path, "--json", "--file", path,
@@ -601,7 +638,7 @@ def test_a_commit_passes_on_whole_blocks_and_splits_only_the_one_it_ends_in() ->
         return pa.table({"end_line": pa.array(ends, pa.int64()), "body": [b"x"] * len(ends)})
 
     before, straddling, after = block(3, 1, 5), block(9, 7, 6, 11), block(14, 12)
-    due, later = _split_built([before, block(), straddling, after], hi=8)
+    due, later = split_built([before, block(), straddling, after], hi=8)
     assert due[0] is before and later[-1] is after  # passed on as they are: not copied
     assert [t["end_line"].to_pylist() for t in due] == [[3, 1, 5], [7, 6]]
     assert [t["end_line"].to_pylist() for t in later] == [[9, 11], [14, 12]]

@@ -1,7 +1,7 @@
 """A DuckDB engine of its own for a backfill's build statements.
 
 A backfill's second pass turns each block's lines into documents with one statement (see
-:func:`warehouse.flatbulk.build_sql`), a pure function of the lines it is given: it reads no
+:func:`warehouse.bulk.build_sql.build_sql`), a pure function of the lines it is given: it reads no
 table of the warehouse. Run on the warehouse's connection, it shares one buffer pool with
 the scratch database and the batches being committed; under the backfill's memory limit
 the three evicted one another. Measured on two million rows (``make bench``'s file): the
@@ -36,7 +36,7 @@ from warehouse.slices import in_slices
 
 _SPILL_PREFIX = "receipts-build-"
 _OWNER = ".owner"
-DEFAULT_MEMORY_LIMIT = "256MB"
+BUILD_DATABASE_MEMORY_LIMIT = "256MB"  # the build database's buffers: one block's lines
 
 
 class BuildEngine:

@@ -10,7 +10,8 @@ import duckdb
 import pytest
 
 from bench.nhtsa_backfill import generate
-from pipelines.backfill import BackfillRequest, run_backfill
+from pipelines.backfill.request import BackfillRequest
+from pipelines.backfill.run import run_backfill
 from pipelines.ingest import run_ingest
 from pipelines.manifest import parse_manifest
 from warehouse.backends import ROW_GROUP_SIZE

@@ -1,0 +1,79 @@
+"""What a backfill is asked to do, and what its run reports."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sources.nhtsa.flatfile.layouts import LAYOUTS, Layout
+from sources.nhtsa.flatfile.rows import VehicleFilter
+from warehouse.backends import ROW_GROUP_SIZE
+from warehouse.ingest import Counts
+
+SOURCE = "nhtsa"
+# The warehouse connection's limit while a backfill runs (--memory-limit): DuckDB's buffers
+# for the scratch database, the plan's statements and what is committed but not yet in the
+# file; beyond this it spills to disk. The build statements run in a database of their own
+# (warehouse.bulk.build_engine), with a limit of their own. Two million rows: 128MB
+# here kept the peak RSS at 540-550 MB; 160MB and 192MB ran within the noise of it (67-74 s
+# against 69-78 s) with peaks of 572-606 MB. While the backfill plans, before the build
+# database opens, the warehouse may use that database's allowance too (plan_memory_limit).
+BACKFILL_WAREHOUSE_MEMORY_LIMIT = "128MB"
+DEFAULT_BATCH_SIZE = ROW_GROUP_SIZE  # documents per transaction: a row group of each table
+
+
+@dataclass(frozen=True)
+class BackfillRequest:
+    path: Path
+    kind: str
+    vehicle: VehicleFilter = field(default_factory=VehicleFilter)
+    member: str | None = None
+    url: str | None = None
+    batch_size: int = DEFAULT_BATCH_SIZE
+    memory_limit: str = BACKFILL_WAREHOUSE_MEMORY_LIMIT
+    scratch_dir: Path | None = None
+
+    @property
+    def layout(self) -> Layout:
+        return LAYOUTS[self.kind]
+
+    def scope(self) -> str:
+        scope = f"nhtsa:{self.layout.source_format}:{self.kind}"
+        return f"{scope}:{self.vehicle.describe()}" if self.vehicle.active else scope
+
+
+@dataclass
+class BackfillResult:
+    run_id: int
+    status: str
+    scope: str
+    file: str
+    file_sha256: str
+    resumes_run: int | None
+    resumed_after_line: int | None
+    rows: int = 0
+    matched: int = 0
+    malformed: int = 0
+    malformed_lines: list[dict[str, Any]] = field(default_factory=list)
+    documents: Counts = field(default_factory=Counts)
+    built: int = 0  # documents whose bytes were assembled (the others' lines had not changed)
+    seconds: float = 0.0
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "status": self.status,
+            "scope": self.scope,
+            "file": self.file,
+            "file_sha256": self.file_sha256,
+            "resumes_run": self.resumes_run,
+            "resumed_after_line": self.resumed_after_line,
+            "rows": self.rows,
+            "matched": self.matched,
+            "malformed": self.malformed,
+            "malformed_lines": self.malformed_lines,
+            "documents": {"records": self.documents.records, **self.documents.as_dict()},
+            "built": self.built,
+            "seconds": round(self.seconds, 3),
+        }

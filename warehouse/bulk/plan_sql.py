@@ -1,0 +1,204 @@
+"""The SQL of a backfill's first pass and its plan, in the order it runs.
+
+Pass 1 stages each wanted row in a scratch database attached to the warehouse's connection
+(:data:`STAGE_ROWS`): ``(number, key, h, field count, model year, plain)``, no text. The
+plan then groups the rows into documents, fingerprints them (:data:`GROUP`,
+:data:`GROUP_MULTI`), joins them with what the warehouse knows (:data:`PLAN_STEPS`), keeps
+the lines of the documents to build (:data:`PLAN_LINES`) and cuts the documents into
+commits (:data:`BOUNDARIES`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+SCRATCH = "backfill_scratch"
+
+CREATE_SCRATCH = f"""
+CREATE TABLE {SCRATCH}.rows (
+    number BIGINT, key VARCHAR, h BLOB, n INTEGER, year INTEGER, plain BOOLEAN
+)
+"""
+
+STAGE_ROWS = f"INSERT INTO {SCRATCH}.rows SELECT number, key, h, n, year, plain FROM _flat_chunk"
+
+# Documents and their fingerprints; then what the warehouse knows of them.
+#
+# A fingerprint is the SHA-256 of the salt and of its lines' digests in lowercase hex, in
+# line order (kept as 32 bytes here, as the lines' are). Most documents are of one line:
+# one aggregate without lists groups every row, and fingerprints those; only the rows of
+# documents of several lines are then grouped again, into lists. (Two million rows, three
+# in four documents of one line: 2.7-2.9 s, where grouping every document into a list took
+# 5.1 s.)
+GROUP = f"""
+CREATE TABLE {SCRATCH}.groups AS
+SELECT key, max(number) AS end_line, count(*) AS rows,
+       CASE WHEN count(*) = 1 THEN unhex(sha256($salt || lower(hex(any_value(h))))) END
+           AS fingerprint,
+       bool_and(plain) AS plain
+FROM {SCRATCH}.rows
+GROUP BY key
+HAVING max(number) > $after
+"""
+
+MULTI_ROWS = f"SELECT coalesce(sum(rows), 0) FROM {SCRATCH}.groups WHERE rows > 1"
+
+CREATE_MULTI = f"CREATE TABLE {SCRATCH}.multi (key VARCHAR, fingerprint BLOB)"
+
+# One share of the documents of several lines (by a hash of their key) at a time: the lists
+# of a share's rows are all in memory at once. The rows are put in order by sorting each
+# document's list of (line, digest): cheaper than an ordered aggregate
+# (``string_agg(... ORDER BY number)``).
+GROUP_MULTI = f"""
+INSERT INTO {SCRATCH}.multi
+SELECT key,
+       unhex(sha256($salt || lower(array_to_string(
+           list_transform(list_sort(list({{'n': number, 'h': h}})), lambda e: hex(e.h)), ''
+       )))) AS fingerprint
+FROM {SCRATCH}.rows
+WHERE key IN (SELECT key FROM {SCRATCH}.groups WHERE rows > 1) AND hash(key) % $shares = $share
+GROUP BY key
+"""
+
+# Rows grouped into lists at a time, at most.
+ROWS_PER_SHARE = 400_000
+
+# What the warehouse knows of the planned documents, one step at a time, each step's result
+# kept in the scratch database: a step holds one aggregate or one join in memory, never
+# several hash tables at once (which a small memory limit cannot hold for millions of
+# documents), and what it made can be spilled while the next step runs. Each step's table is
+# made from its query, and the tables no later step reads are dropped as soon as it is made
+# (:data:`LAST_READ_BY`): the scratch database holds no more than the next steps need, and
+# spills less (re-running 600,000 rows, these steps took 2.9-3.0 s where they took 4.4-4.9 s
+# while every step's table was kept until the last was made). The last one, ``docs``, is
+# the plan.
+#
+# Documents are named by their key (the id without the kind's prefix: short enough to be
+# held inline) and hashes are held as 32 bytes, not 64 hex digits: rows about half as wide
+# as with ids and hex, so that two million documents spill far less under the default
+# memory limit. :data:`BATCH` gives each batch its ids and hex back.
+KEY_OF_ID = "substr(doc_id, length($prefix) + 1)"
+
+PLAN_STEPS = (
+    (
+        "plan_fingerprints",
+        f"""
+    SELECT {KEY_OF_ID} AS key, unhex(arg_max(fingerprint, run_id)) AS fingerprint,
+           unhex(arg_max(content_hash, run_id)) AS content_hash
+    FROM input_fingerprints
+    WHERE starts_with(doc_id, $prefix)
+    GROUP BY key
+    """,
+    ),
+    (
+        "plan_current",
+        f"""
+    SELECT {KEY_OF_ID} AS key, max(revision) AS revision,
+           unhex(arg_max(content_hash, revision)) AS content_hash,
+           arg_max(tombstone, revision) AS tombstone
+    FROM revisions
+    WHERE starts_with(doc_id, $prefix)
+    GROUP BY key
+    """,
+    ),
+    (
+        "plan_a",
+        f"""
+    SELECT d.* REPLACE (coalesce(d.fingerprint, m.fingerprint) AS fingerprint),
+           f.fingerprint AS recorded, f.content_hash AS fingerprint_hash
+    FROM {SCRATCH}.groups d LEFT JOIN {SCRATCH}.multi m USING (key)
+        LEFT JOIN {SCRATCH}.plan_fingerprints f USING (key)
+    """,
+    ),
+    (
+        "plan_b",
+        f"""
+    SELECT a.*, cur.revision AS current_revision, cur.content_hash AS current_hash,
+           cur.tombstone AS current_tombstone
+    FROM {SCRATCH}.plan_a a LEFT JOIN {SCRATCH}.plan_current cur USING (key)
+    """,
+    ),
+    (
+        "plan_c",
+        f"""
+    SELECT b.*, b.key IN (
+        SELECT {KEY_OF_ID} FROM documents WHERE starts_with(doc_id, $prefix)
+    ) AS known
+    FROM {SCRATCH}.plan_b b
+    """,
+    ),
+    (
+        "plan_sightings",
+        f"""
+    SELECT {KEY_OF_ID} AS key, unhex(content_hash) AS hash
+    FROM sightings
+    WHERE starts_with(doc_id, $prefix) AND source_url = $url AND source_commit = ''
+    """,
+    ),
+    (
+        "plan_d",
+        f"""
+    SELECT c.*, EXISTS (
+        SELECT 1 FROM {SCRATCH}.plan_sightings s WHERE s.key = c.key AND s.hash = c.current_hash
+    ) AS sighted
+    FROM {SCRATCH}.plan_c c
+    """,
+    ),
+    # In line order, so that each batch reads only its own (by the zone maps of end_line).
+    (
+        "docs",
+        f"""
+    SELECT key, end_line, rows, fingerprint, plain, fingerprint_hash,
+           NOT coalesce(recorded = fingerprint AND NOT current_tombstone
+                        AND current_hash = fingerprint_hash, false) AS build,
+           current_revision, current_hash, current_tombstone, known, sighted
+    FROM {SCRATCH}.plan_d
+    ORDER BY end_line
+    """,
+    ),
+)
+
+
+def _last_read_by(steps: Sequence[tuple[str, str]]) -> dict[str, tuple[str, ...]]:
+    """Each step → the scratch tables made before it (``groups``, ``multi`` and earlier
+    steps') that it reads and no later step does: they can go once it is made."""
+
+    def reads(query: str, table: str) -> bool:
+        return re.search(rf"\b{SCRATCH}\.{table}\b", query) is not None
+
+    made = ["groups", "multi"]
+    last: dict[str, tuple[str, ...]] = {}
+    for position, (table, query) in enumerate(steps):
+        later = [q for _, q in steps[position + 1 :]]
+        last[table] = tuple(
+            t for t in made if reads(query, t) and not any(reads(q, t) for q in later)
+        )
+        made.append(table)
+    return last
+
+
+LAST_READ_BY = _last_read_by(PLAN_STEPS)
+
+PLAN_LINES = f"""
+CREATE TABLE {SCRATCH}.lines AS
+SELECT r.number, r.key, d.end_line, r.n, r.year, d.plain AS plain_doc, d.rows AS doc_rows
+FROM {SCRATCH}.rows r JOIN {SCRATCH}.docs d USING (key)
+WHERE d.build
+ORDER BY r.number
+"""
+
+PLAN_SUMMARY = f"""
+SELECT count(*), count(*) FILTER (WHERE build), coalesce(sum(rows), 0),
+       coalesce(max(end_line) FILTER (WHERE build), 0)
+FROM {SCRATCH}.docs
+"""
+
+BOUNDARIES = f"""
+SELECT end_line FROM (
+    SELECT end_line, row_number() OVER (ORDER BY end_line) AS position, count(*) OVER () AS total
+    FROM {SCRATCH}.docs
+)
+WHERE position % $size = 0 OR position = total
+ORDER BY end_line
+"""
