@@ -75,8 +75,8 @@ test-deps: ## Install what the whole suite needs where this machine can: Node pa
 	  pg_ctlcluster --skip-systemctl-redirect "$$(ls /etc/postgresql)" main start; fi
 
 lint: install ## Run ruff and mypy on the packages.
-	$(BIN)/ruff check pipelines sources warehouse tests bench demo
-	$(BIN)/ruff format --check pipelines sources warehouse tests bench demo
+	$(BIN)/ruff check pipelines sources warehouse tests bench demo fakes
+	$(BIN)/ruff format --check pipelines sources warehouse tests bench demo fakes
 	$(BIN)/mypy pipelines sources warehouse
 
 demo: install ## Offline: refresh the bundled corpora from recorded sessions into a fresh receipts.duckdb; NDJSON, drift report in out/demo/.

@@ -29,9 +29,9 @@ from typing import Any
 import respx
 
 from demo.run import DAYS
-from tests.fakes import nhtsa
-from tests.fakes.forem import FakeForem
-from tests.fakes.github import FakeClock, FakeGitHub
+from fakes import nhtsa
+from fakes.forem import FakeForem
+from fakes.github import FakeClock, FakeGitHub
 
 MANIFESTS = Path(__file__).resolve().parent.parent / "manifests"
 

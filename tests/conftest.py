@@ -12,11 +12,19 @@ from bench import synthetic_source
 from pipelines.cli import main
 from sources import registry
 from sources.http import Endpoint
-from tests.fakes.node_lake import node_lake, node_lake_server  # noqa: F401 (fixtures)
-from tests.fakes.upstreams import upstreams  # noqa: F401 (a fixture shared by several modules)
 from warehouse.store import Warehouse
 
 REPO = Path(__file__).resolve().parent.parent
+
+# The upstream fakes (package ``fakes``) are served to tests through one fixture module per
+# upstream.
+pytest_plugins = [
+    "tests.fixtures.nhtsa",
+    "tests.fixtures.github",
+    "tests.fixtures.forem",
+    "tests.fixtures.sanity",
+    "tests.fixtures.upstreams",
+]
 
 # Scaffolding the wheel does not register: ``[[synthetic]]`` entries, for the many tests that
 # want documents without an upstream.

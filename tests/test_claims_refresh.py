@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from fakes.forem import FakeForem
+from fakes.github import FakeGitHub, manifest_toml
+from fakes.node_lake import NodeLake
 from tests.conftest import cli, write_manifest
-from tests.fakes.forem import FakeForem
-from tests.fakes.github import FakeGitHub, manifest_toml
-from tests.fakes.node_lake import NodeLake
 
 REPO = "octo/hyphae"
 README = f"github/{REPO}/README.md"

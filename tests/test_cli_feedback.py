@@ -4,27 +4,18 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
+from fakes.nhtsa import FakeNhtsa
 from tests.conftest import REPO, cli
-from tests.fakes.nhtsa import FakeNhtsa
 
 MANIFEST = REPO / "manifests" / "cr-v-aeb.toml"
 
 
-@pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeNhtsa]:
-    with FakeNhtsa().serving(monkeypatch) as nhtsa:
-        yield nhtsa
-
-
 def test_a_retry_prints_one_line_naming_the_status_host_and_wait(
-    fake: FakeNhtsa, warehouse_path: Path
+    fake_nhtsa: FakeNhtsa, warehouse_path: Path
 ) -> None:
-    fake.fail("/recalls/recallsByVehicle", 503, retry_after="1", modelYear="2018")
+    fake_nhtsa.fail("/recalls/recallsByVehicle", 503, retry_after="1", modelYear="2018")
     result = cli("ingest", MANIFEST, "--warehouse", warehouse_path)
     assert result.exit_code == 0, result.output
     lines = [line for line in result.stderr.splitlines() if "retry" in line]
@@ -32,7 +23,7 @@ def test_a_retry_prints_one_line_naming_the_status_host_and_wait(
     assert lines[0].startswith("HTTP 503 from ") and lines[0].endswith("retry 1/4 in 1 s")
 
 
-def test_verbose_names_every_request(fake: FakeNhtsa, warehouse_path: Path) -> None:
+def test_verbose_names_every_request(fake_nhtsa: FakeNhtsa, warehouse_path: Path) -> None:
     result = cli("-v", "ingest", MANIFEST, "--warehouse", warehouse_path)
     assert result.exit_code == 0
     requests = [line for line in result.stderr.splitlines() if line.startswith("GET ")]
@@ -43,17 +34,17 @@ def test_verbose_names_every_request(fake: FakeNhtsa, warehouse_path: Path) -> N
     )
 
 
-def test_quiet_keeps_stderr_for_errors(fake: FakeNhtsa, warehouse_path: Path) -> None:
-    fake.fail("/recalls/recallsByVehicle", 503, retry_after="1", modelYear="2018")
+def test_quiet_keeps_stderr_for_errors(fake_nhtsa: FakeNhtsa, warehouse_path: Path) -> None:
+    fake_nhtsa.fail("/recalls/recallsByVehicle", 503, retry_after="1", modelYear="2018")
     result = cli("-q", "ingest", MANIFEST, "--warehouse", warehouse_path)
     assert result.exit_code == 0
     assert result.stderr == ""
 
 
 def test_a_network_failure_says_its_prefix_once_and_suggests_replay(
-    fake: FakeNhtsa, warehouse_path: Path
+    fake_nhtsa: FakeNhtsa, warehouse_path: Path
 ) -> None:
-    fake.fail("/recalls/recallsByVehicle", 503, times=10, retry_after="1", modelYear="2018")
+    fake_nhtsa.fail("/recalls/recallsByVehicle", 503, times=10, retry_after="1", modelYear="2018")
     result = cli("ingest", MANIFEST, "--warehouse", warehouse_path)
     assert result.exit_code == 1
     failed = [line for line in result.stdout.splitlines() if "FAILED" in line]

@@ -6,25 +6,18 @@ step shows progress on stderr: plain lines when it is not a terminal, nothing wi
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from fakes.github import FakeGitHub, manifest_toml
+from fakes.node_lake import NodeLake
 from pipelines.progress import LineDisplay, Steps
 from tests.conftest import cli, write_manifest
-from tests.fakes.github import FakeGitHub, manifest_toml, serve
-from tests.fakes.node_lake import NodeLake
 from tests.publish_corpus import manifest_text, register
 
 REPO_NAME = "octo/hyphae"
 FORMATS = {"a.md": "markdown", "b.md": "markdown"}
-
-
-@pytest.fixture
-def github() -> Iterator[FakeGitHub]:
-    with serve(FakeGitHub()) as fake:
-        yield fake
 
 
 @pytest.fixture

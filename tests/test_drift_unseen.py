@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
+from fakes.forem import FakeForem, forem_entry
 from tests.conftest import cli, write_manifest
-from tests.fakes.forem import FakeForem, forem_entry
 
 CORPUS = '[corpus]\nname = "unseen"\nnamespace = "unseenTest"\n'
 FAST = {"reads_per_second": 1000}

@@ -11,13 +11,13 @@ from typing import Any
 import duckdb
 import pytest
 
+from fakes.nhtsa import cmpl_row, write_zip
 from pipelines.backfill import run as backfill_module
 from pipelines.cli import exits
 from pipelines.cli.common import print_run
 from pipelines.ingest import RunResult
 from sources.registry import SOURCES
 from tests.conftest import REPO, cli
-from tests.fakes.nhtsa import cmpl_row, write_zip
 from warehouse import errors
 from warehouse.errors import (
     BodyTooLarge,

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
+from fakes.forem import ACCEPT_V1, FakeForem, forem_entry
 from tests.conftest import REPO, cli, write_manifest
-from tests.fakes.forem import ACCEPT_V1, FakeForem, forem_entry
 
 CORPUS = '[corpus]\nname = "forem-cli"\nnamespace = "foremCli"\n'
 FAST = {"reads_per_second": 1000}

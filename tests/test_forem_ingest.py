@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from fakes.forem import NETWORK_JITTER, FakeForem, VirtualClock, forem_entry
 from pipelines import USER_AGENT
 from pipelines.ingest import RunResult, run_ingest
 from pipelines.manifest import load_manifest
@@ -20,7 +21,6 @@ from sources.forem.source import Fetched, tree_is_complete, tree_nodes
 from sources.http import HttpFactory
 from sources.registry import SOURCES
 from tests.conftest import write_manifest
-from tests.fakes.forem import NETWORK_JITTER, FakeForem, VirtualClock, forem_entry
 from warehouse import audit
 from warehouse.digests import row_counts
 from warehouse.errors import NotFound, SourceError

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from fakes.forem import id_code_of
 from sources.forem.tree import (
     VOLATILE_ARTICLE_FIELDS,
     VOLATILE_COMMENT_FIELDS,
@@ -19,7 +20,6 @@ from sources.forem.tree import (
     walk,
     without_volatile,
 )
-from tests.fakes.forem import id_code_of
 from warehouse.canonical import canonical_json
 from warehouse.errors import TreeError
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from fakes.github import FakeGitHub, manifest_toml, serve
 from pipelines import USER_AGENT
 from pipelines.audit.pin_drift import (
     CHANGED,
@@ -20,7 +21,6 @@ from pipelines.audit.pin_drift import (
 from pipelines.manifest import load_manifest
 from sources.http import HttpFactory
 from tests.conftest import cli, write_manifest
-from tests.fakes.github import FakeGitHub, manifest_toml, serve
 from warehouse.canonical import content_hash
 
 REPO_NAME = "octo/hyphae"

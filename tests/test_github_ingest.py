@@ -10,6 +10,16 @@ from typing import Any
 
 import pytest
 
+from fakes.github import (
+    API,
+    HTML_ERROR_PAGE,
+    RAW,
+    FakeGitHub,
+    blob_sha1,
+    manifest_toml,
+    no_network,
+    serve,
+)
 from pipelines.manifest import load_manifest
 from sources.base import CurationInput
 from sources.github.source import (
@@ -21,16 +31,6 @@ from sources.github.source import (
     tree_unchecked,
 )
 from tests.conftest import REPO, cli, write_manifest
-from tests.fakes.github import (
-    API,
-    HTML_ERROR_PAGE,
-    RAW,
-    FakeGitHub,
-    blob_sha1,
-    manifest_toml,
-    no_network,
-    serve,
-)
 from warehouse import audit
 from warehouse.canonical import content_hash
 from warehouse.ids import is_valid_sanity_id, sanity_id

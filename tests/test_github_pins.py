@@ -9,10 +9,10 @@ from pathlib import Path
 import httpx
 import pytest
 
+from fakes.github import FakeGitHub, manifest_toml, serve
 from pipelines.manifest import load_manifest
 from sources.github.pins import commit_sha_of
 from tests.conftest import cli, write_manifest
-from tests.fakes.github import FakeGitHub, manifest_toml, serve
 
 REPO_NAME = "octo/hyphae"
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from fakes.github import FakeClock, FakeGitHub, manifest_toml, serve
 from pipelines import USER_AGENT
 from pipelines.ingest import IngestOptions, RunResult, run_ingest
 from pipelines.manifest import load_manifest
@@ -22,7 +23,6 @@ from sources.github.source import (
 )
 from sources.http import HttpFactory
 from tests.conftest import write_manifest
-from tests.fakes.github import FakeClock, FakeGitHub, manifest_toml, serve
 from warehouse.errors import RateLimited, TransientHttpError
 from warehouse.store import Warehouse
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from fakes.github import FakeGitHub, manifest_toml, serve
 from tests.conftest import cli, write_manifest
-from tests.fakes.github import FakeGitHub, manifest_toml, serve
 from warehouse.canonical import content_hash
 
 REPO_NAME = "octo/hyphae"

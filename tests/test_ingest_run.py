@@ -179,7 +179,7 @@ def test_an_integer_over_64_bits_upstream_fails_the_entry_by_name(
     monkeypatch: pytest.MonkeyPatch, warehouse_path: Path
 ) -> None:
     """1180591620717411303424 in an NHTSA complaint is refused, not stored as 1.18e+21."""
-    from tests.fakes.nhtsa import AEB_COMPLAINT, FakeNhtsa
+    from fakes.nhtsa import AEB_COMPLAINT, FakeNhtsa
     from warehouse import audit
     from warehouse.store import Warehouse
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from fakes.node_lake import NodeLake
+from fakes.sanity import FakeContentLake
 from tests.conftest import cli
-from tests.fakes.node_lake import NodeLake
-from tests.fakes.sanity import FakeContentLake
 from tests.publish_corpus import manifest_text, register
 
 

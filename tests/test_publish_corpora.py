@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from fakes.node_lake import NodeLake
 from pipelines.audit.target_drift import target_drift
 from pipelines.cli.exits import EXIT_GUARD, EXIT_USAGE
 from pipelines.manifest import load_manifest
@@ -18,7 +19,6 @@ from pipelines.publish.targets.ndjson import NdjsonTarget
 from pipelines.publish.targets.sanity_http import SanityHttpTarget, SanitySettings
 from sources.http import HttpFactory
 from tests.conftest import cli
-from tests.fakes.node_lake import NodeLake
 from tests.publish_corpus import ingest, manifest_text, publish, register
 from warehouse import pushes as ledger
 from warehouse.errors import NamespaceTaken, NamespaceViolation

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from fakes.node_lake import NodeLake
 from pipelines.manifest import Publish
 from pipelines.publish.confinement import check_confinement, check_mutations, is_ours, mutation_ids
 from pipelines.publish.curate import CuratedDocument, RevisionMeta, build_document
@@ -27,7 +28,6 @@ from pipelines.publish.plan import (
 from pipelines.publish.targets.base import target_document
 from pipelines.publish.targets.sanity_http import OURS, ours_filter
 from sources.base import Curated
-from tests.fakes.node_lake import NodeLake
 from warehouse.errors import NamespaceViolation
 
 

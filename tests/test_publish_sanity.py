@@ -14,6 +14,8 @@ from typing import Any
 import httpx
 import pytest
 
+from fakes.node_lake import NodeLake
+from fakes.sanity import FakeContentLake
 from pipelines import USER_AGENT
 from pipelines.audit.target_drift import target_drift
 from pipelines.cli.exits import EXIT_FAILURE, EXIT_GUARD, for_push
@@ -24,8 +26,6 @@ from pipelines.publish.push import push
 from pipelines.publish.targets.sanity_http import SanityHttpTarget, SanitySettings
 from sources.http import HttpFactory
 from tests.conftest import cli
-from tests.fakes.node_lake import NodeLake
-from tests.fakes.sanity import FakeContentLake
 from tests.publish_corpus import ingest, manifest_text, publish, register
 from warehouse import pushes as ledger
 from warehouse.errors import MassPruneRefused, NamespaceViolation

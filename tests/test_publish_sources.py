@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from fakes.forem import FakeForem, forem_entry
+from fakes.github import FakeGitHub, manifest_toml
+from fakes.node_lake import NodeLake
 from tests.conftest import cli, write_manifest
-from tests.fakes.forem import FakeForem, forem_entry
-from tests.fakes.github import FakeGitHub, manifest_toml
-from tests.fakes.node_lake import NodeLake
 
 REPO_NAME = "octo/hyphae"
 FILES = {"README.md": b"# Hyphae\n\nNotes.\n", "docs/claims.md": b"Every claim cites.\n"}

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from fakes.forem import FakeForem, forem_entry
+from fakes.github import FakeGitHub, manifest_toml
+from fakes.node_lake import NodeLake
 from pipelines.audit.target_drift import classify
 from tests.conftest import cli, write_manifest
-from tests.fakes.forem import FakeForem, forem_entry
-from tests.fakes.github import FakeGitHub, manifest_toml
-from tests.fakes.node_lake import NodeLake
 
 REPO_NAME = "octo/hyphae"
 DAY1 = {"README.md": b"# Hyphae\n\nNotes.\n", "docs/claims.md": b"Every claim cites.\n"}

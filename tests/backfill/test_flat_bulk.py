@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from fakes.nhtsa import cmpl_row, write_zip
 from pipelines.backfill.memory import memory_bytes, plan_memory_limit
 from sources.nhtsa.flatfile.layouts import LAYOUTS
 from sources.nhtsa.flatfile.lines import checked_table, text_table
@@ -25,7 +26,6 @@ from sources.nhtsa.flatfile.rows import RowChecker, VehicleFilter
 from sources.nhtsa.flatfile.spec import flat_spec
 from sources.nhtsa.parse import PLAIN_KEYS, record_key
 from tests.conftest import TEST_WAREHOUSE, cli
-from tests.fakes.nhtsa import cmpl_row, write_zip
 from warehouse.bulk.build_engine import BUILD_DATABASE_MEMORY_LIMIT, BuildEngine
 from warehouse.bulk.built import hashed, split_built
 from warehouse.bulk.engine import FlatBulk

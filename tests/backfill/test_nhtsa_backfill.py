@@ -10,7 +10,6 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ import pyarrow as pa
 import pytest
 
 from bench.nhtsa_backfill import generate
+from fakes.nhtsa import AEB_COMPLAINT, STATIC, FakeNhtsa, cmpl_row, write_zip
 from pipelines.backfill import passes as passes_module
 from pipelines.backfill import run as run_module
 from pipelines.backfill.memory import arrow_memory_returned
@@ -37,7 +37,6 @@ from sources.nhtsa.flatfile.rows import RowChecker, VehicleFilter
 from sources.nhtsa.source import curate
 from tests.backfill.reference import flat_body, reference_documents
 from tests.conftest import REPO, cli
-from tests.fakes.nhtsa import AEB_COMPLAINT, STATIC, FakeNhtsa, cmpl_row, write_zip
 from warehouse import audit
 from warehouse.bulk.engine import FlatBulk
 from warehouse.bulk.plan_sql import SCRATCH
@@ -186,14 +185,8 @@ def test_a_second_backfill_of_the_same_file_changes_nothing(tmp_path: Path) -> N
     assert revisions(warehouse) == before
 
 
-@pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeNhtsa]:
-    with FakeNhtsa().serving(monkeypatch) as nhtsa:
-        yield nhtsa
-
-
 def test_a_flat_row_and_the_api_record_are_the_same_document(
-    fake: FakeNhtsa, tmp_path: Path
+    fake_nhtsa: FakeNhtsa, tmp_path: Path
 ) -> None:
     warehouse = tmp_path / "w.duckdb"
     manifest = REPO / "manifests" / "cr-v-aeb.toml"
@@ -208,10 +201,12 @@ def test_a_flat_row_and_the_api_record_are_the_same_document(
     assert history["revisions"][1]["provenance"]["url"] == "file:FLAT_CMPL.zip"
 
 
-def test_a_flat_file_is_downloaded_from_the_static_host(fake: FakeNhtsa, tmp_path: Path) -> None:
+def test_a_flat_file_is_downloaded_from_the_static_host(
+    fake_nhtsa: FakeNhtsa, tmp_path: Path
+) -> None:
     zipped = complaints_file(tmp_path)
-    fake.files["/odi/ffdd/cmpl/FLAT_CMPL.zip"] = zipped.read_bytes()
-    fake.fail("/odi/ffdd/cmpl/FLAT_CMPL.zip", 503, retry_after="0")
+    fake_nhtsa.files["/odi/ffdd/cmpl/FLAT_CMPL.zip"] = zipped.read_bytes()
+    fake_nhtsa.fail("/odi/ffdd/cmpl/FLAT_CMPL.zip", 503, retry_after="0")
     official = "https://static.nhtsa.gov/odi/ffdd/cmpl/FLAT_CMPL.zip"
     code, report, _ = backfill(
         tmp_path / "w.duckdb",

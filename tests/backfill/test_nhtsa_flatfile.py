@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from fakes.nhtsa import cmpl_row, write_zip
 from sources.nhtsa.flatfile.layouts import (
     INV_FIELDS,
     LAYOUTS,
@@ -31,7 +32,6 @@ from tests.backfill.reference import (
     read_lines,
     row_matches,
 )
-from tests.fakes.nhtsa import cmpl_row, write_zip
 from warehouse.errors import FlatFileError
 from warehouse.records import Provenance
 

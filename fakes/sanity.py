@@ -1,5 +1,5 @@
 """A stateful fake of the Sanity Content Lake HTTP API, served through respx, for the faults
-the Node fake (``tests.fakes.node_lake``, which most tests use) cannot play: a Python
+the Node fake (``fakes.node_lake``, which most tests use) cannot play: a Python
 exception raised in the client (``kill_after_commit``: the process killed while a
 transaction's answer is on its way).
 
@@ -38,7 +38,7 @@ from urllib.parse import unquote
 import httpx
 import respx
 
-from tests.fakes.node_lake import GroqError, NodeLake
+from fakes.node_lake import GroqError, NodeLake
 
 HOST = "https://fake-sanity.test"
 PROJECT = "fakeproj"

@@ -1,5 +1,5 @@
 """The Content Lake fake whose queries groq-js evaluates (``tests/node/lake.mjs``), started
-as a loopback server by a pytest fixture.
+as a loopback server by the fixtures in ``tests/fixtures/sanity.py``.
 
 ``NodeLake`` steers it the way an editor or a failing network would: ``put``, ``edit`` and
 ``remove`` documents, ``before_mutation`` (an editor's mutations, applied just before the
@@ -11,11 +11,9 @@ connection or answer 503), and reads its ``documents``, ``transactions`` and
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import subprocess
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,7 +21,7 @@ from typing import Any
 import httpx
 import pytest
 
-NODE_DIR = Path(__file__).resolve().parent.parent / "node"
+NODE_DIR = Path(__file__).resolve().parent.parent / "tests" / "node"
 INSTALL = "make node-deps   (npm ci in tests/node)"
 PROJECT = "fakeproj"
 DATASET = "production"
@@ -161,32 +159,3 @@ class NodeLake:
 
     def reset(self) -> None:
         self._control("reset")
-
-
-@pytest.fixture(scope="session")
-def node_lake_server() -> Iterator[NodeLake]:
-    node = node_or_skip()
-    process = subprocess.Popen(
-        [node, str(NODE_DIR / "lake.mjs")],
-        stdout=subprocess.PIPE,
-        env={**os.environ, "LAKE_TOKEN": TOKEN},
-        text=True,
-    )
-    try:
-        assert process.stdout is not None
-        port = json.loads(process.stdout.readline())["port"]
-        yield NodeLake(f"http://127.0.0.1:{port}")
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
-        if process.stdout is not None:
-            process.stdout.close()
-
-
-@pytest.fixture
-def node_lake(node_lake_server: NodeLake, monkeypatch: pytest.MonkeyPatch) -> NodeLake:
-    """An empty Content Lake (groq-js) with receipts' Sanity variables pointing at it."""
-    node_lake_server.reset()
-    for name, value in node_lake_server.env().items():
-        monkeypatch.setenv(name, value)
-    return node_lake_server

@@ -1,1 +1,0 @@
-"""Stateful fakes of the upstreams, one per service, served through respx."""
