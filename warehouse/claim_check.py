@@ -136,7 +136,7 @@ departed AS (
     HAVING NOT bool_or(latest = 'joined')
 ),
 -- unseen: the latest run that listed the scope of the document's current revision missed
--- it (the drift report's definition, see warehouse.drift)
+-- it (the drift report's definition, see warehouse.unseen)
 latest_listing AS (
     SELECT scope, max(run_id) AS run_id FROM run_progress GROUP BY scope
 ),
