@@ -14,7 +14,7 @@ from warehouse.errors import SchemaError
 from warehouse.schema import migrations
 from warehouse.store import Warehouse
 
-GOLDEN = Path(__file__).parent / "golden" / "schema.txt"
+GOLDEN = Path(__file__).parent.parent / "golden" / "schema.txt"
 
 
 def describe_schema(wh: Warehouse) -> str:
