@@ -96,6 +96,57 @@ def _pid_from_duckdb_message(message: str) -> int | None:
     return int(digits) if digits.isdigit() else None
 
 
+def _connect_file(
+    location: str, *, read_only: bool
+) -> tuple[duckdb.DuckDBPyConnection, FileLock | None]:
+    """A connection to the DuckDB file at ``location`` (or in memory), with the file's lock
+    held; DuckDB's refusals as the errors a user can act on."""
+    path = _local_path(location)
+    lock: FileLock | None = None
+    if path is not None and read_only and not path.exists():
+        raise WarehouseError(
+            f"no warehouse at {location}: run `receipts ingest MANIFEST` first, "
+            "or point --warehouse at an existing one"
+        )
+    if path is not None:
+        # A writer waits for readers to close, a reader for the writer to finish
+        # (bounded: RECEIPTS_LOCK_WAIT); a DuckDB file cannot have both at once.
+        lock = FileLock(path, shared=read_only)
+        lock.acquire()
+    try:
+        con = backends.connect_file(
+            location,
+            read_only=read_only,
+            config={
+                "memory_limit": warehouse_memory_limit(),
+                "checkpoint_threshold": CHECKPOINT_THRESHOLD,
+                # A new file in the newest format this DuckDB writes (DuckDB 1.x wrote
+                # v1.0.0 by default, which has no zstd); an existing file keeps its own.
+                "storage_compatibility_version": "latest",
+            },
+            local_file=path is not None,
+        )
+    except duckdb.Error as exc:
+        if lock is not None:
+            lock.release()
+        damaged = _damage(location, exc)
+        if damaged is not None:
+            raise damaged from None
+        if not isinstance(exc, duckdb.IOException):
+            raise
+        message = str(exc)
+        if "lock" in message.lower() and path is not None:
+            run_id, pid = read_holder(path)
+            raise WarehouseBusy(
+                location,
+                run_id,
+                pid or _pid_from_duckdb_message(message),
+                reading=read_only,
+            ) from None
+        raise WarehouseError(f"cannot open warehouse {location}: {message}") from None
+    return con, lock
+
+
 class Warehouse:
     """A connection to a receipts warehouse.
 
@@ -139,49 +190,7 @@ class Warehouse:
         if target.is_lake:
             return cls._open_lake(target, read_only=read_only, migrate=migrate)
         location = str(location)
-        path = _local_path(location)
-        lock: FileLock | None = None
-        if path is not None and read_only and not path.exists():
-            raise WarehouseError(
-                f"no warehouse at {location}: run `receipts ingest MANIFEST` first, "
-                "or point --warehouse at an existing one"
-            )
-        if path is not None:
-            # A writer waits for readers to close, a reader for the writer to finish
-            # (bounded: RECEIPTS_LOCK_WAIT); a DuckDB file cannot have both at once.
-            lock = FileLock(path, shared=read_only)
-            lock.acquire()
-        try:
-            con = backends.connect_file(
-                location,
-                read_only=read_only,
-                config={
-                    "memory_limit": warehouse_memory_limit(),
-                    "checkpoint_threshold": CHECKPOINT_THRESHOLD,
-                    # A new file in the newest format this DuckDB writes (DuckDB 1.x wrote
-                    # v1.0.0 by default, which has no zstd); an existing file keeps its own.
-                    "storage_compatibility_version": "latest",
-                },
-                local_file=path is not None,
-            )
-        except duckdb.Error as exc:
-            if lock is not None:
-                lock.release()
-            damaged = _damage(location, exc)
-            if damaged is not None:
-                raise damaged from None
-            if not isinstance(exc, duckdb.IOException):
-                raise
-            message = str(exc)
-            if "lock" in message.lower() and path is not None:
-                run_id, pid = read_holder(path)
-                raise WarehouseBusy(
-                    location,
-                    run_id,
-                    pid or _pid_from_duckdb_message(message),
-                    reading=read_only,
-                ) from None
-            raise WarehouseError(f"cannot open warehouse {location}: {message}") from None
+        con, lock = _connect_file(location, read_only=read_only)
         warehouse = cls(con, location, lock)
         try:
             if read_only:
