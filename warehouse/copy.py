@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 from warehouse.digests import Progress, row_counts, table_digests
 from warehouse.errors import IntegrityError, UsageError
-from warehouse.store import Table, Warehouse
+from warehouse.schema import Table
+from warehouse.store import Warehouse
 from warehouse.streamed_export import rows_per_batch
 
 # Each table is copied by one INSERT that reads the source as a stream of Arrow batches:

@@ -17,7 +17,8 @@ Documents without content at either point (e.g. new and gone in between) are not
 Apart from these outcomes, a document is *unseen* at the newer point when the run there
 listed its scope with a listing that is not provably complete (a comment tree smaller than
 its article's ``comments_count``) and the listing lacked it: nothing retires it, yet it was
-not there. It is reported with the last run that saw it (view ``run_misses``).
+not there. It is reported with the last run that saw it (view ``run_misses``; see
+:mod:`warehouse.unseen`).
 
 Given a corpus (a manifest name), a document counts at a point only while it is a member
 of that corpus there (table ``memberships``), so corpora sharing a warehouse stay apart.
@@ -34,6 +35,7 @@ from warehouse.errors import NotFound, PointError
 from warehouse.snapshots import checked_body, stored_bodies
 from warehouse.staged import build_in_stages
 from warehouse.store import Warehouse
+from warehouse.unseen import UnseenRow, unseen
 
 OUTCOMES = ("new", "changed", "unchanged", "gone", "restored")
 DRIFT_OUTCOMES = ("new", "changed", "gone", "restored")
@@ -86,36 +88,6 @@ class DriftRow:
     baseline: RevisionRef | None
     timeline: list[RevisionRef] = field(default_factory=list)
     left_corpus: bool = False
-
-
-@dataclass(frozen=True)
-class UnseenRow:
-    """A live document the run at the newer point listed the scope of without finding it:
-    not provably gone, not seen since ``last_seen_run``. ``revision`` is its revision
-    there (its last content)."""
-
-    doc_id: str
-    source: str
-    kind: str
-    scope: str
-    revision: int
-    content_hash: str
-    valid_from_run: int
-    last_seen_run: int
-    missed_run: int
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "doc_id": self.doc_id,
-            "source": self.source,
-            "kind": self.kind,
-            "scope": self.scope,
-            "revision": self.revision,
-            "content_hash": self.content_hash,
-            "valid_from_run": self.valid_from_run,
-            "last_seen_run": self.last_seen_run,
-            "missed_run": self.missed_run,
-        }
 
 
 @dataclass(frozen=True)
@@ -418,84 +390,6 @@ def compare(
         omitted=drifted - len(rows),
         unseen=[] if until_run is None else unseen(warehouse, until, until_run.run_id, corpus),
     )
-
-
-# -- unseen: missed by a listing that is not provably complete -----------------------------
-_UNSEEN = """
-WITH missed AS (SELECT doc_id, scope FROM run_misses WHERE run_id = $missed_run),
-cut AS (
-    SELECT r.doc_id, max(r.revision) AS revision
-    FROM revisions r
-    WHERE {condition} AND r.doc_id IN (SELECT doc_id FROM missed)
-    GROUP BY r.doc_id
-),
-{members}
-live AS (
-    SELECT r.doc_id, r.revision, r.content_hash, r.valid_from_run, mi.scope
-    FROM cut
-    JOIN revisions r USING (doc_id, revision)
-    JOIN missed mi USING (doc_id)
-    WHERE NOT r.tombstone {member_filter}
-),
-finished AS (SELECT run_id FROM run_summary WHERE status <> 'unfinished')
-SELECT l.doc_id, d.source, d.kind, l.scope, l.revision, l.content_hash, l.valid_from_run,
-    greatest(
-        l.valid_from_run,
-        coalesce((
-            SELECT max(p.run_id) FROM run_progress p
-            WHERE p.scope = l.scope AND p.run_id < $missed_run AND p.run_id > l.valid_from_run
-              AND p.run_id IN (SELECT run_id FROM finished)
-              AND NOT EXISTS (
-                  SELECT 1 FROM run_misses x WHERE x.run_id = p.run_id AND x.doc_id = l.doc_id
-              )
-        ), 0),
-        coalesce((
-            SELECT max(g.run_id) FROM sightings g
-            WHERE g.doc_id = l.doc_id AND g.run_id < $missed_run
-        ), 0)
-    ) AS last_seen_run
-FROM live l JOIN documents d USING (doc_id)
-ORDER BY d.source, l.doc_id
-"""
-
-
-def unseen(
-    warehouse: Warehouse, point: Point, missed_run: int, corpus: str | None = None
-) -> list[UnseenRow]:
-    """The documents that run ``missed_run`` (the run at ``point``) listed the scope of
-    without finding them, live at ``point`` (and members of ``corpus`` there, if given),
-    ordered by source and doc_id.
-
-    Only scopes the run listed count: an entry that failed or a source left out with
-    ``--only`` listed nothing, so nothing of theirs is unseen. The last run that saw a
-    document is the newest of: the run that wrote its revision, a run that sighted it, and
-    a finished run that listed its scope without missing it."""
-    condition, params = point.condition("r", "unseen_point")
-    params["missed_run"] = missed_run
-    members, member_filter = "", ""
-    if corpus is not None:
-        sql, _ = members_sql(point, "unseen_point")
-        members = f"members AS ({sql}),"
-        member_filter = "AND r.doc_id IN (SELECT doc_id FROM members WHERE member)"
-        params["corpus"] = corpus
-    rows = warehouse._con.execute(
-        _UNSEEN.format(condition=condition, members=members, member_filter=member_filter),
-        params,
-    ).fetchall()
-    return [
-        UnseenRow(
-            str(doc_id),
-            str(source),
-            str(kind),
-            str(scope),
-            int(revision),
-            str(digest),
-            int(valid_from),
-            int(last_seen),
-            missed_run,
-        )
-        for doc_id, source, kind, scope, revision, digest, valid_from, last_seen in rows
-    ]
 
 
 def corpora_of(warehouse: Warehouse, doc_ids: list[str], point: Point) -> dict[str, list[str]]:

@@ -3,7 +3,8 @@
 Each batch moves through Arrow and is compared with the current revisions in one bulk join;
 its new snapshots, revisions, sightings and the run's progress row commit in one
 transaction. Nothing is updated or deleted; de-duplication is by anti-join inside the
-writing transaction, never by a key constraint.
+writing transaction, never by a key constraint. The statements are in
+:mod:`warehouse.ingest_sql`, the batch's Arrow tables in :mod:`warehouse.ingest_batch`.
 """
 
 from __future__ import annotations
@@ -14,15 +15,21 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
-import orjson
 import pyarrow as pa
 
+from warehouse import ingest_sql as sql
 from warehouse.backends import ROW_GROUP_SIZE
 from warehouse.clock import now
 from warehouse.conflicts import retrying_conflicts
 from warehouse.errors import IntegrityError, MassRetireRefused
+from warehouse.ingest_batch import (
+    first_per_doc,
+    key_table,
+    payload_table,
+    shared_prefix,
+    snapshot_table,
+)
 from warehouse.records import Listing, Record
-from warehouse.scopes import CURRENT_IN_SCOPE
 from warehouse.sightings import record_misses
 from warehouse.store import Warehouse
 
@@ -54,304 +61,6 @@ class Counts:
         return {name: getattr(self, name) for name in COUNT_KEYS}
 
 
-# Every record of a batch is classified from this small table; only the rows that need
-# writing (new, changed, restored) are turned into the payload table, and only the bytes no
-# snapshot holds yet into the snapshot table. Both are built in the order the statements
-# insert them, so no statement joins or groups rows that carry bodies. Measured on a first
-# ingest of 200,000 ~1 KB records: the snapshot insert took 0.63 s (and finding the new
-# hashes 0.22 s) where joining and grouping the bodies took 1.23 s; the process faulted in
-# 156,000-161,000 pages where it had 235,000.
-_KEY_SCHEMA = pa.schema(
-    [
-        ("doc_id", pa.string()),
-        ("content_hash", pa.string()),
-        ("source_url", pa.string()),
-        ("source_commit", pa.string()),
-        ("fetched_at", pa.timestamp("us", tz="UTC")),
-    ]
-)
-_PAYLOAD_SCHEMA = pa.schema(
-    [
-        ("doc_id", pa.string()),
-        ("kind", pa.string()),
-        ("content_hash", pa.string()),
-        ("current_revision", pa.int64()),
-        ("source_url", pa.string()),
-        ("source_commit", pa.string()),
-        ("fetched_at", pa.timestamp("us", tz="UTC")),
-        ("source_format", pa.string()),
-        ("etag", pa.string()),
-        ("last_modified", pa.string()),
-        ("attributes", pa.string()),
-    ]
-)
-_SNAPSHOT_SCHEMA = pa.schema(
-    [
-        ("content_hash", pa.string()),
-        ("size", pa.int64()),
-        ("media_type", pa.string()),
-        ("body", pa.binary()),
-    ]
-)
-
-
-def _first_per_doc(records: list[Record], ids: list[str]) -> tuple[list[Record], list[str]]:
-    """A listing carries each document once: the first record for a doc_id wins (here within
-    the batch; across batches the classification skips doc_ids the listing already had).
-    ``ids`` are the records' doc_ids; the kept records and theirs are returned."""
-    if len(set(ids)) == len(ids):  # the usual case, decided without a loop in Python
-        return records, ids
-    first: dict[str, Record] = {}
-    for record in records:
-        first.setdefault(record.doc_id, record)
-    return list(first.values()), list(first)
-
-
-def _shared_prefix(*ids: str) -> str:
-    """The longest prefix every one of ``ids`` starts with (of a batch's, the prefix its lowest
-    and highest doc_ids share)."""
-    low, high = min(ids), max(ids)
-    size = 0
-    for a, b in zip(low, high, strict=False):
-        if a != b:
-            break
-        size += 1
-    return low[:size]
-
-
-def _key_table(rows: list[Record], ids: list[str], hashes: list[str]) -> pa.Table:
-    return pa.table(
-        {
-            "doc_id": ids,
-            "content_hash": hashes,
-            "source_url": [r.provenance.url for r in rows],
-            "source_commit": [r.provenance.commit for r in rows],
-            "fetched_at": [r.provenance.fetched_at for r in rows],
-        },
-        schema=_KEY_SCHEMA,
-    )
-
-
-def _payload_table(rows: list[Record], hashes: list[str], current: list[int | None]) -> pa.Table:
-    """The revisions to write: ``rows`` with their ``hashes`` and ``current`` revisions."""
-    return pa.table(
-        {
-            "doc_id": [r.doc_id for r in rows],
-            "kind": [r.kind for r in rows],
-            "content_hash": hashes,
-            "current_revision": current,
-            "source_url": [r.provenance.url for r in rows],
-            "source_commit": [r.provenance.commit for r in rows],
-            "fetched_at": [r.provenance.fetched_at for r in rows],
-            "source_format": [r.provenance.source_format for r in rows],
-            "etag": [r.provenance.etag for r in rows],
-            "last_modified": [r.provenance.last_modified for r in rows],
-            "attributes": [
-                None
-                if r.attributes is None
-                else orjson.dumps(r.attributes, option=orjson.OPT_SORT_KEYS).decode()
-                for r in rows
-            ],
-        },
-        schema=_PAYLOAD_SCHEMA,
-    )
-
-
-def _snapshot_table(rows: list[Record], hashes: list[str], new: set[str]) -> pa.Table:
-    """The first of ``rows`` for each hash in ``new`` (the hashes no snapshot holds yet, all
-    of them among ``hashes``)."""
-    if len(new) == len(rows):  # every row's bytes are new, and no two rows share them
-        kept, digests = rows, hashes
-    else:
-        first: dict[str, Record] = {}
-        for row, digest in zip(rows, hashes, strict=True):
-            if digest in new:
-                first.setdefault(digest, row)
-        kept, digests = list(first.values()), list(first)
-    return pa.table(
-        {
-            "content_hash": digests,
-            "size": [len(r.body) for r in kept],
-            "media_type": [r.media_type for r in kept],
-            "body": [r.body for r in kept],
-        },
-        schema=_SNAPSHOT_SCHEMA,
-    )
-
-
-# The current revision of each document of the batch. A tombstone's hash is NULL, which
-# arg_max skips, but the classification looks at the tombstone flag before it compares hashes.
-_CURRENT = """
-SELECT doc_id, max(revision) AS revision, arg_max(content_hash, revision) AS content_hash,
-       arg_max(tombstone, revision) AS tombstone
-FROM revisions
-WHERE {where}
-GROUP BY doc_id
-"""
-
-# -- What the warehouse knows of a listing's documents, read once per listing ---------------
-# Each batch is classified against the current revisions, and its sightings and corpus
-# memberships are looked up, with a scan of the table concerned: every revision, sighting and
-# membership of the warehouse, again for each batch, however few of them are the listing's.
-# An identical re-ingest of 200,000 records took 1.4 s in a warehouse of those alone and 5.5 s
-# in one of 2,000,000 documents. On a DuckDB file (one writer: nothing else changes the
-# warehouse while the listing is written), a listing of several batches instead reads once,
-# at its second batch, what the warehouse knows of the documents whose doc_id starts with the
-# prefix its first two batches share: their current revisions, their sightings and their
-# memberships of the corpus; the batches whose every doc_id has that prefix are looked up
-# there. What a batch writes never makes these tables stale for a later batch: a doc_id is
-# written once per listing (later records for it are skipped), and only by its own batch.
-_KNOWN_CURRENT = "CREATE OR REPLACE TEMP TABLE _known_current AS " + _CURRENT.format(
-    where="starts_with(doc_id, $prefix)"
-)
-_KNOWN_SIGHTINGS = """
-CREATE OR REPLACE TEMP TABLE _known_sightings AS
-SELECT doc_id, content_hash, source_url, source_commit FROM sightings
-WHERE starts_with(doc_id, $prefix)
-"""
-_KNOWN_MEMBERS = """
-CREATE OR REPLACE TEMP TABLE _known_members AS
-SELECT doc_id FROM memberships
-WHERE corpus = $corpus AND starts_with(doc_id, $prefix)
-GROUP BY doc_id
-HAVING arg_max(event, run_id) = 'joined'
-"""
-_KNOWN_TABLES = ("_known_current", "_known_sightings", "_known_members", "_known_stored")
-
-_CLASSIFY_TEMPLATE = """
-CREATE OR REPLACE TEMP TABLE _classified AS
-WITH cur AS ({current})
-SELECT
-    b.*,
-    cur.revision AS current_revision,
-    CASE
-        WHEN cur.doc_id IS NULL THEN 'new'
-        WHEN cur.tombstone THEN 'restored'
-        WHEN cur.content_hash = b.content_hash THEN 'unchanged'
-        ELSE 'changed'
-    END AS outcome
-FROM _batch b LEFT JOIN cur ON cur.doc_id = b.doc_id
--- NOT EXISTS, not NOT IN: an anti-join DuckDB builds on the batch and probes with _seen,
--- where NOT IN (a mark join, for its NULL rule) built a hash table of everything the
--- listing had seen so far, again for every batch.
-WHERE NOT EXISTS (SELECT 1 FROM _seen s WHERE s.doc_id = b.doc_id)
-"""
-_CLASSIFY = _CLASSIFY_TEMPLATE.format(
-    current=_CURRENT.format(where="doc_id IN (SELECT doc_id FROM _batch)")
-)
-_CLASSIFY_KNOWN = _CLASSIFY_TEMPLATE.format(
-    current="SELECT * FROM _known_current WHERE doc_id IN (SELECT doc_id FROM _batch)"
-)
-
-_TO_WRITE = "SELECT doc_id, current_revision FROM _classified WHERE outcome <> 'unchanged'"
-
-_NEW_SNAPSHOTS = """
-SELECT DISTINCT c.content_hash FROM _classified c
-WHERE c.outcome <> 'unchanged'
-  AND NOT EXISTS (SELECT 1 FROM snapshots s WHERE s.content_hash = c.content_hash)
-"""
-
-# With the known tables, which bytes are stored already is answered from a 64-bit digest of
-# every stored hash (read at the listing's first batch that writes, then added to by each
-# batch that stores bytes), not by a scan of every stored hash for each batch: a written hash
-# whose digest is not there is new; only the others (bytes stored already, or a digest
-# collision) are looked up in ``snapshots``. A listing that writes nothing, as an identical
-# re-ingest, never reads it (2,200,000 stored hashes: 0.05-0.11 s and a 17 MB table).
-_KNOWN_STORED = """
-CREATE OR REPLACE TEMP TABLE _known_stored AS SELECT hash(content_hash) AS digest FROM snapshots
-"""
-# (The batch's digests are matched first, so that no statement builds a hash table of every
-# stored digest.)
-_WRITTEN_HASHES = """
-WITH written AS (
-    SELECT DISTINCT content_hash, hash(content_hash) AS digest FROM _classified
-    WHERE outcome <> 'unchanged'
-)
-SELECT w.content_hash, w.digest IN (
-    SELECT digest FROM _known_stored WHERE digest IN (SELECT digest FROM written)
-)
-FROM written w
-"""
-_STORED_AMONG = """
-SELECT DISTINCT content_hash FROM snapshots WHERE content_hash IN (SELECT * FROM _maybe_stored)
-"""
-_KEEP_STORED = "INSERT INTO _known_stored SELECT hash(content_hash) FROM _snapshots"
-
-_INSERT_DOCUMENTS = """
-INSERT INTO documents
-SELECT p.doc_id, split_part(p.doc_id, '/', 1), p.kind, $run
-FROM _payload p
-WHERE p.current_revision IS NULL
-  AND NOT EXISTS (SELECT 1 FROM documents d WHERE d.doc_id = p.doc_id)
-"""
-
-_INSERT_SNAPSHOTS = """
-INSERT INTO snapshots SELECT content_hash, size, media_type, body, $run FROM _snapshots
-"""
-
-_INSERT_REVISIONS = """
-INSERT INTO revisions
-SELECT doc_id, coalesce(current_revision, 0) + 1, content_hash, false, NULL,
-       $run, $at, $scope, source_url, source_commit, source_format, fetched_at,
-       etag, last_modified, attributes
-FROM _payload
-"""
-
-_INSERT_SIGHTINGS_TEMPLATE = """
-INSERT INTO sightings
-SELECT c.doc_id, c.content_hash, c.source_url, coalesce(c.source_commit, ''), $run, c.fetched_at
-FROM _classified c
-WHERE c.source_url IS NOT NULL AND NOT EXISTS (
-    SELECT 1 FROM {sightings} s
-    WHERE s.doc_id = c.doc_id AND s.content_hash = c.content_hash
-      AND s.source_url = c.source_url AND s.source_commit = coalesce(c.source_commit, '')
-)
-"""
-_INSERT_SIGHTINGS = _INSERT_SIGHTINGS_TEMPLATE.format(sightings="sightings")
-_INSERT_SIGHTINGS_KNOWN = _INSERT_SIGHTINGS_TEMPLATE.format(sightings="_known_sightings")
-
-_COUNT_OUTCOMES = "SELECT outcome, count(*) FROM _classified GROUP BY outcome"
-
-_JOIN_CORPUS_TEMPLATE = """
-INSERT INTO memberships
-SELECT $corpus, c.doc_id, 'joined', $run, $at
-FROM _classified c
-WHERE c.doc_id NOT IN ({members})
-"""
-_JOIN_CORPUS = _JOIN_CORPUS_TEMPLATE.format(
-    members="""
-    SELECT doc_id FROM memberships
-    WHERE corpus = $corpus AND doc_id IN (SELECT doc_id FROM _classified)
-    GROUP BY doc_id
-    HAVING arg_max(event, run_id) = 'joined'
-    """
-)
-_JOIN_CORPUS_KNOWN = _JOIN_CORPUS_TEMPLATE.format(
-    members="SELECT doc_id FROM _known_members WHERE doc_id IN (SELECT doc_id FROM _classified)"
-)
-
-_DEPARTED = """
-SELECT doc_id FROM corpus_members
-WHERE corpus = $corpus AND doc_id NOT IN (SELECT doc_id FROM _run_seen)
-ORDER BY doc_id
-"""
-
-_GONE = f"""
-SELECT c.doc_id, c.revision
-FROM {CURRENT_IN_SCOPE} c
-WHERE c.scope = $scope AND NOT c.tombstone
-  AND c.doc_id NOT IN (SELECT doc_id FROM _seen)
-ORDER BY c.doc_id
-"""
-
-_KEEP_SCOPE = f"""
-INSERT INTO _run_seen
-SELECT doc_id FROM {CURRENT_IN_SCOPE} c WHERE scope = $scope AND NOT tombstone
-"""
-
-_LIVE_IN_SCOPE = f"SELECT count(*) FROM {CURRENT_IN_SCOPE} c WHERE scope = $scope AND NOT tombstone"
-
-
 @dataclass
 class Ingestor:
     """Writes the listings of one run into the warehouse."""
@@ -373,7 +82,7 @@ class Ingestor:
 
     def _ensure_run_seen(self) -> None:
         if not self._run_seen_ready:
-            self.warehouse._con.execute("CREATE OR REPLACE TEMP TABLE _run_seen (doc_id VARCHAR)")
+            self.warehouse._con.execute(sql.RUN_SEEN)
             self._run_seen_ready = True
 
     def retire_departed(self) -> list[str]:
@@ -387,22 +96,16 @@ class Ingestor:
         self._ensure_run_seen()
         con = self.warehouse._con
         with self.warehouse._transaction():
-            departed = [d for (d,) in con.execute(_DEPARTED, {"corpus": self.corpus}).fetchall()]
+            departed = [d for (d,) in con.execute(sql.DEPARTED, {"corpus": self.corpus}).fetchall()]
             if not departed:
                 return []
-            members = int(
-                self.warehouse._scalar(
-                    "SELECT count(*) FROM corpus_members WHERE corpus = $c", {"c": self.corpus}
-                )
-            )
+            members = int(self.warehouse._scalar(sql.MEMBERS, {"c": self.corpus}))
             if len(departed) * 2 > members and not self.allow_mass_retire:
                 raise MassRetireRefused(f"corpus {self.corpus!r}", len(departed), members)
             con.register("_departed", pa.table({"doc_id": departed}))
             try:
                 con.execute(
-                    "INSERT INTO memberships SELECT $corpus, doc_id, 'left', $run, $at "
-                    "FROM _departed",
-                    {"corpus": self.corpus, "run": self.run_id, "at": now()},
+                    sql.LEAVE_CORPUS, {"corpus": self.corpus, "run": self.run_id, "at": now()}
                 )
             finally:
                 con.unregister("_departed")
@@ -413,11 +116,11 @@ class Ingestor:
 
         On a DuckDB file, the batches of a listing of several are looked up in what the
         warehouse knows of the listing's documents, read once at its second batch (see
-        :data:`_KNOWN_CURRENT`)."""
+        :data:`warehouse.ingest_sql.KNOWN_CURRENT`)."""
         con = self.warehouse._con
         total = Counts()
         self._ensure_run_seen()
-        con.execute("CREATE OR REPLACE TEMP TABLE _seen (doc_id VARCHAR)")
+        con.execute(sql.SEEN)
         records = iter(listing.records)
         first_ids: tuple[str, str] | None = None  # the lowest and highest of the first batch
         try:
@@ -427,7 +130,7 @@ class Ingestor:
                     if first_ids is None:
                         first_ids = (min(ids), max(ids))
                     elif self._known is None and not self.warehouse.is_lake:
-                        self._read_known(_shared_prefix(*first_ids, *ids))
+                        self._read_known(shared_prefix(*first_ids, *ids))
                     total.add(self._commit_batch(source, listing.scope, batch, ids))
                     del batch, ids  # before the next batch is read: one batch at a time
                 if total.records == 0:  # an empty listing still records its run's progress
@@ -440,22 +143,22 @@ class Ingestor:
             record_misses(self.warehouse, self.run_id, listing.scope)
         if listing.lower_bound:
             # What the listing missed stays in the corpus: it was not seen to go.
-            con.execute(_KEEP_SCOPE, {"scope": listing.scope})
+            con.execute(sql.KEEP_SCOPE, {"scope": listing.scope})
         return total
 
     def _read_known(self, prefix: str) -> None:
         """Read what the warehouse knows of the listing's documents whose doc_id starts with
-        ``prefix`` (see :data:`_KNOWN_CURRENT`)."""
+        ``prefix`` (see :data:`warehouse.ingest_sql.KNOWN_CURRENT`)."""
         con = self.warehouse._con
-        con.execute(_KNOWN_CURRENT, {"prefix": prefix})
-        con.execute(_KNOWN_SIGHTINGS, {"prefix": prefix})
+        con.execute(sql.KNOWN_CURRENT, {"prefix": prefix})
+        con.execute(sql.KNOWN_SIGHTINGS, {"prefix": prefix})
         if self.corpus is not None:
-            con.execute(_KNOWN_MEMBERS, {"prefix": prefix, "corpus": self.corpus})
+            con.execute(sql.KNOWN_MEMBERS, {"prefix": prefix, "corpus": self.corpus})
         self._known = prefix
 
     def _forget_known(self) -> None:
         if self._known is not None:
-            for table in _KNOWN_TABLES:
+            for table in sql.KNOWN_TABLES:
                 self.warehouse._con.execute(f"DROP TABLE IF EXISTS {table}")
         self._known = None
         self._stored_read = False
@@ -464,10 +167,10 @@ class Ingestor:
         self, source: str, scope: str, records: list[Record], ids: list[str]
     ) -> Counts:
         """Commit a batch of ``records`` (``ids``: their doc_ids)."""
-        rows, ids = _first_per_doc(records, ids)
+        rows, ids = first_per_doc(records, ids)
         hashes = [hashlib.sha256(r.body).hexdigest() for r in rows]
         checkpoint = next((r.checkpoint for r in reversed(records) if r.checkpoint), None)
-        keys = _key_table(rows, ids, hashes)
+        keys = key_table(rows, ids, hashes)
         prefix = self._known
         known = prefix is not None and all(i.startswith(prefix) for i in ids)
         return self._commit(source, scope, keys, rows, hashes, len(records), checkpoint, known)
@@ -521,19 +224,20 @@ class Ingestor:
         con.register("_batch", keys)
         try:
             with self.warehouse._transaction():
-                con.execute(_CLASSIFY_KNOWN if known else _CLASSIFY)
-                for outcome, n in con.execute(_COUNT_OUTCOMES).fetchall():
+                con.execute(sql.CLASSIFY_KNOWN if known else sql.CLASSIFY)
+                for outcome, n in con.execute(sql.COUNT_OUTCOMES).fetchall():
                     setattr(counts, outcome, int(n))
                 if counts.new or counts.changed or counts.restored:
                     self._write(rows, hashes, params, known)
                 con.execute(
-                    _INSERT_SIGHTINGS_KNOWN if known else _INSERT_SIGHTINGS, {"run": self.run_id}
+                    sql.INSERT_SIGHTINGS_KNOWN if known else sql.INSERT_SIGHTINGS,
+                    {"run": self.run_id},
                 )
-                con.execute("INSERT INTO _seen SELECT doc_id FROM _classified")
-                con.execute("INSERT INTO _run_seen SELECT doc_id FROM _classified")
+                con.execute(sql.KEEP_SEEN)
+                con.execute(sql.KEEP_RUN_SEEN)
                 if self.corpus is not None:
                     con.execute(
-                        _JOIN_CORPUS_KNOWN if known else _JOIN_CORPUS,
+                        sql.JOIN_CORPUS_KNOWN if known else sql.JOIN_CORPUS,
                         {"corpus": self.corpus, "run": self.run_id, "at": params["at"]},
                     )
                 self._record_progress(source, scope, counts, checkpoint)
@@ -548,7 +252,7 @@ class Ingestor:
         restored records (inside the batch's transaction); ``known``: with the listing's
         known tables."""
         con = self.warehouse._con
-        to_write = dict(con.execute(_TO_WRITE).fetchall())
+        to_write = dict(con.execute(sql.TO_WRITE).fetchall())
         if len(to_write) == len(rows):
             # The batch's doc_ids are distinct and include every one to write, so all of
             # them are (a row that was not would fail its lookup in to_write below).
@@ -564,19 +268,19 @@ class Ingestor:
             digests = [h for _, h in kept]
         new = self._new_hashes(known)
         current = [to_write[r.doc_id] for r in payload]
-        con.register("_payload", _payload_table(payload, digests, current))
+        con.register("_payload", payload_table(payload, digests, current))
         try:
             if None in current:  # a new document: otherwise no row qualifies
-                con.execute(_INSERT_DOCUMENTS, {"run": self.run_id})
+                con.execute(sql.INSERT_DOCUMENTS, {"run": self.run_id})
             if new:  # bytes no snapshot holds yet
-                con.register("_snapshots", _snapshot_table(payload, digests, new))
+                con.register("_snapshots", snapshot_table(payload, digests, new))
                 try:
-                    con.execute(_INSERT_SNAPSHOTS, {"run": self.run_id})
+                    con.execute(sql.INSERT_SNAPSHOTS, {"run": self.run_id})
                     if self._stored_read:  # any batch's, in the prefix or not
-                        con.execute(_KEEP_STORED)
+                        con.execute(sql.KEEP_STORED)
                 finally:
                     con.unregister("_snapshots")
-            con.execute(_INSERT_REVISIONS, params)
+            con.execute(sql.INSERT_REVISIONS, params)
         finally:
             con.unregister("_payload")
 
@@ -584,17 +288,17 @@ class Ingestor:
         """The hashes the classified batch writes whose bytes no snapshot holds yet."""
         con = self.warehouse._con
         if not known:
-            return {h for (h,) in con.execute(_NEW_SNAPSHOTS).fetchall()}
+            return {h for (h,) in con.execute(sql.NEW_SNAPSHOTS).fetchall()}
         if not self._stored_read:
-            con.execute(_KNOWN_STORED)
+            con.execute(sql.KNOWN_STORED)
             self._stored_read = True
-        written = con.execute(_WRITTEN_HASHES).fetchall()
+        written = con.execute(sql.WRITTEN_HASHES).fetchall()
         maybe = [h for h, maybe_stored in written if maybe_stored]
         if not maybe:
             return {h for h, _ in written}
         con.register("_maybe_stored", pa.table({"content_hash": pa.array(maybe, pa.string())}))
         try:
-            stored = {h for (h,) in con.execute(_STORED_AMONG).fetchall()}
+            stored = {h for (h,) in con.execute(sql.STORED_AMONG).fetchall()}
         finally:
             con.unregister("_maybe_stored")
         return {h for h, _ in written if h not in stored}
@@ -603,10 +307,10 @@ class Ingestor:
         con = self.warehouse._con
         counts = Counts()
         with self.warehouse._transaction():
-            gone = con.execute(_GONE, {"scope": scope}).fetchall()
+            gone = con.execute(sql.GONE, {"scope": scope}).fetchall()
             if not gone:
                 return counts
-            live = int(self.warehouse._scalar(_LIVE_IN_SCOPE, {"scope": scope}))
+            live = int(self.warehouse._scalar(sql.LIVE_IN_SCOPE, {"scope": scope}))
             if len(gone) * 2 > live and not self.allow_mass_retire:
                 raise MassRetireRefused(f"scope {scope!r}", len(gone), live)
             at = now()
@@ -618,15 +322,7 @@ class Ingestor:
             )
             con.register("_gone", table)
             try:
-                con.execute(
-                    """
-                    INSERT INTO revisions
-                    SELECT g.doc_id, g.revision, NULL, true, 'gone upstream', $run, $at,
-                           $scope, NULL, NULL, NULL, NULL, NULL, NULL, NULL
-                    FROM _gone g
-                    """,
-                    {"run": self.run_id, "at": at, "scope": scope},
-                )
+                con.execute(sql.INSERT_TOMBSTONES, {"run": self.run_id, "at": at, "scope": scope})
             finally:
                 con.unregister("_gone")
             counts.gone = len(gone)
@@ -640,9 +336,7 @@ class Ingestor:
     ) -> None:
         self._batch_no += 1
         self.warehouse._con.execute(
-            "INSERT INTO run_progress VALUES "
-            "($run, $batch, $source, $scope, $at, $records, $new, $changed, $unchanged, "
-            "$gone, $restored, $checkpoint)",
+            sql.RECORD_PROGRESS,
             {
                 "run": self.run_id,
                 "batch": self._batch_no,

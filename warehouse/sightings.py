@@ -3,8 +3,8 @@
 A revision is written once per distinct content; a sighting is written every time known
 bytes are seen at a new place, so it answers "what did this document hold at commit X?".
 The other side, a document *not* seen: a listing that is not provably complete records the
-live documents of its scope it lacked (table ``listing_misses``), which :mod:`warehouse.drift`
-reports as unseen.
+live documents of its scope it lacked (table ``listing_misses``): a drift report's unseen
+documents (:mod:`warehouse.unseen`).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Opening a warehouse: the connection string, the writer lock, and schema migrations.
+"""Opening a warehouse: the connection string, the writer lock, its settings and
+transactions; its schema and migrations are :mod:`warehouse.schema`'s.
 
 A warehouse is a DuckDB file or a DuckLake catalog (``warehouse/backends.py``); the
 ``Warehouse`` hides which: the lake is the default catalog of its connection, and its locks
@@ -7,119 +8,52 @@ A warehouse is a DuckDB file or a DuckLake catalog (``warehouse/backends.py``); 
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import itertools
 import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from importlib import resources
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import duckdb
 
-from warehouse import backends, canonical
+from warehouse import backends, schema
 from warehouse.catalog_lock import CatalogLocks
-from warehouse.clock import now
 from warehouse.errors import (
     OutOfMemory,
     ReceiptsError,
-    SchemaError,
-    UsageError,
     WarehouseBusy,
     WarehouseDamaged,
     WarehouseError,
     human_duration,
 )
 from warehouse.lock import FileLock, lock_wait, notify_stderr, read_holder
+from warehouse.schema import Migration, Table
 
 DEFAULT_WAREHOUSE = "receipts.duckdb"
 ENV_WAREHOUSE = "RECEIPTS_WAREHOUSE"
 # DuckDB caches pages up to its memory limit (by default most of the machine's memory), so a
-# process's footprint would grow with the warehouse. A fixed limit keeps it bounded by the
-# work at hand; beyond it DuckDB spills to disk.
-ENV_MEMORY_LIMIT = "RECEIPTS_DUCKDB_MEMORY_LIMIT"
+# process's footprint would grow with the warehouse. A fixed limit on the warehouse's
+# connection keeps it bounded by the work at hand; beyond it DuckDB spills to disk.
+ENV_WAREHOUSE_MEMORY_LIMIT = "RECEIPTS_DUCKDB_MEMORY_LIMIT"
+DEFAULT_WAREHOUSE_MEMORY_LIMIT = "256MB"  # measured: bounds a 200k-record ingest at ~300 MB RSS
 # During bulk writes (an ingest, a backfill) the WAL is checkpointed into the database less
 # often than by default: a checkpoint costs an fsync and a rewrite of the table's open row
 # group, and batches commit every few thousand documents. (Measured: 150,000 ~1.3 KB bodies
 # in batches of 20,000 took 6.0 s at 64 MB, 2.0 s at 1 GB, the same CPU time.) A crash
 # replays at most this much WAL.
 BULK_CHECKPOINT_THRESHOLD = "512MB"
-DEFAULT_MEMORY_LIMIT = "256MB"  # measured: bounds a 200k-record ingest at ~300 MB RSS
 # Batches commit often; checkpointing the WAL into the database every 16 MB (DuckDB's
 # default) made commits most of a first ingest's time. Measured on 100k ~1 KB records:
 # 5.5 s at 16 MB, 3.7 s at 64 MB.
 CHECKPOINT_THRESHOLD = "64MB"
 
 
-_SCHEMA_MIGRATIONS = (
-    "CREATE TABLE IF NOT EXISTS schema_migrations ("
-    "version INTEGER NOT NULL, name VARCHAR NOT NULL, checksum VARCHAR NOT NULL, "
-    "applied_at TIMESTAMPTZ NOT NULL)"
-)
-
-
-@dataclass(frozen=True)
-class Migration:
-    version: int
-    name: str
-    sql: str
-
-    @property
-    def checksum(self) -> str:
-        return hashlib.sha256(self.sql.encode("utf-8")).hexdigest()
-
-    @property
-    def storage_only(self) -> bool:
-        """Whether it only changes how a DuckDB file stores its tables (a ``-- backend:
-        duckdb`` line in its header): where that storage is not there to change, it is
-        recorded with nothing to do (see :meth:`Warehouse.runs`)."""
-        header = itertools.takewhile(lambda line: line.startswith("--"), self.sql.splitlines())
-        return any(line.strip() == "-- backend: duckdb" for line in header)
-
-
-class Column(NamedTuple):
-    name: str
-    data_type: str
-    nullable: bool
-
-
-class Table(NamedTuple):
-    """A table or view of the warehouse and its columns, in their order."""
-
-    name: str
-    view: bool
-    columns: tuple[Column, ...]
-
-
-def migrations() -> list[Migration]:
-    """Every migration shipped with this version, in order."""
-    found = []
-    for entry in resources.files("warehouse.migrations").iterdir():
-        name = entry.name
-        if name.endswith(".sql") and name[:4].isdigit():
-            found.append(Migration(int(name[:4]), name[5:-4], entry.read_text("utf-8")))
-    return sorted(found, key=lambda m: m.version)
-
-
-# The first storage format of DuckDB files with zstd-compressed columns.
-ZSTD_STORAGE = (1, 2, 0)
-
-
-def _storage_version(con: duckdb.DuckDBPyConnection) -> tuple[int, ...] | None:
-    """The storage format of the connection's database file (``v1.0.0+`` -> ``(1, 0, 0)``);
-    None for an in-memory database, which has none (it stores what the library writes)."""
-    row = con.execute(
-        "SELECT tags['storage_version'] FROM duckdb_databases() "
-        "WHERE database_name = current_database()"
-    ).fetchone()
-    digits = (str(row[0]) if row and row[0] else "").strip("v+").split(".")
-    if not all(d.isdigit() for d in digits):
-        return None
-    return tuple(int(d) for d in digits)
+def warehouse_memory_limit() -> str:
+    """The memory limit of a warehouse's connection: ``$RECEIPTS_DUCKDB_MEMORY_LIMIT``, else
+    the default."""
+    return os.environ.get(ENV_WAREHOUSE_MEMORY_LIMIT) or DEFAULT_WAREHOUSE_MEMORY_LIMIT
 
 
 def resolve_location(location: str | None) -> str:
@@ -160,6 +94,57 @@ def _pid_from_duckdb_message(message: str) -> int | None:
         return None
     digits = message[start + len(marker) :].split(")", 1)[0]
     return int(digits) if digits.isdigit() else None
+
+
+def _connect_file(
+    location: str, *, read_only: bool
+) -> tuple[duckdb.DuckDBPyConnection, FileLock | None]:
+    """A connection to the DuckDB file at ``location`` (or in memory), with the file's lock
+    held; DuckDB's refusals as the errors a user can act on."""
+    path = _local_path(location)
+    lock: FileLock | None = None
+    if path is not None and read_only and not path.exists():
+        raise WarehouseError(
+            f"no warehouse at {location}: run `receipts ingest MANIFEST` first, "
+            "or point --warehouse at an existing one"
+        )
+    if path is not None:
+        # A writer waits for readers to close, a reader for the writer to finish
+        # (bounded: RECEIPTS_LOCK_WAIT); a DuckDB file cannot have both at once.
+        lock = FileLock(path, shared=read_only)
+        lock.acquire()
+    try:
+        con = backends.connect_file(
+            location,
+            read_only=read_only,
+            config={
+                "memory_limit": warehouse_memory_limit(),
+                "checkpoint_threshold": CHECKPOINT_THRESHOLD,
+                # A new file in the newest format this DuckDB writes (DuckDB 1.x wrote
+                # v1.0.0 by default, which has no zstd); an existing file keeps its own.
+                "storage_compatibility_version": "latest",
+            },
+            local_file=path is not None,
+        )
+    except duckdb.Error as exc:
+        if lock is not None:
+            lock.release()
+        damaged = _damage(location, exc)
+        if damaged is not None:
+            raise damaged from None
+        if not isinstance(exc, duckdb.IOException):
+            raise
+        message = str(exc)
+        if "lock" in message.lower() and path is not None:
+            run_id, pid = read_holder(path)
+            raise WarehouseBusy(
+                location,
+                run_id,
+                pid or _pid_from_duckdb_message(message),
+                reading=read_only,
+            ) from None
+        raise WarehouseError(f"cannot open warehouse {location}: {message}") from None
+    return con, lock
 
 
 class Warehouse:
@@ -205,53 +190,11 @@ class Warehouse:
         if target.is_lake:
             return cls._open_lake(target, read_only=read_only, migrate=migrate)
         location = str(location)
-        path = _local_path(location)
-        lock: FileLock | None = None
-        if path is not None and read_only and not path.exists():
-            raise WarehouseError(
-                f"no warehouse at {location}: run `receipts ingest MANIFEST` first, "
-                "or point --warehouse at an existing one"
-            )
-        if path is not None:
-            # A writer waits for readers to close, a reader for the writer to finish
-            # (bounded: RECEIPTS_LOCK_WAIT); a DuckDB file cannot have both at once.
-            lock = FileLock(path, shared=read_only)
-            lock.acquire()
-        try:
-            con = backends.connect_file(
-                location,
-                read_only=read_only,
-                config={
-                    "memory_limit": os.environ.get(ENV_MEMORY_LIMIT) or DEFAULT_MEMORY_LIMIT,
-                    "checkpoint_threshold": CHECKPOINT_THRESHOLD,
-                    # A new file in the newest format this DuckDB writes (DuckDB 1.x wrote
-                    # v1.0.0 by default, which has no zstd); an existing file keeps its own.
-                    "storage_compatibility_version": "latest",
-                },
-                local_file=path is not None,
-            )
-        except duckdb.Error as exc:
-            if lock is not None:
-                lock.release()
-            damaged = _damage(location, exc)
-            if damaged is not None:
-                raise damaged from None
-            if not isinstance(exc, duckdb.IOException):
-                raise
-            message = str(exc)
-            if "lock" in message.lower() and path is not None:
-                run_id, pid = read_holder(path)
-                raise WarehouseBusy(
-                    location,
-                    run_id,
-                    pid or _pid_from_duckdb_message(message),
-                    reading=read_only,
-                ) from None
-            raise WarehouseError(f"cannot open warehouse {location}: {message}") from None
+        con, lock = _connect_file(location, read_only=read_only)
         warehouse = cls(con, location, lock)
         try:
             if read_only:
-                warehouse.check_schema(behind_ok=not migrate)
+                schema.check_schema(con, warehouse.location, behind_ok=not migrate)
             elif migrate:
                 warehouse.migrated = warehouse.migrate()
         except Exception as exc:
@@ -267,14 +210,14 @@ class Warehouse:
         con = backends.connect_lake(
             target,
             read_only=read_only,
-            config={"memory_limit": os.environ.get(ENV_MEMORY_LIMIT) or DEFAULT_MEMORY_LIMIT},
+            config={"memory_limit": warehouse_memory_limit()},
         )
         warehouse = cls(con, target.location, None)
         warehouse.target = target
         warehouse._locks = CatalogLocks(target, con)
         try:
             if read_only:
-                warehouse.check_schema(behind_ok=not migrate)
+                schema.check_schema(con, warehouse.location, behind_ok=not migrate)
             elif migrate:
                 with warehouse.serial("schema"):
                     warehouse.migrated = warehouse.migrate()
@@ -385,132 +328,38 @@ class Warehouse:
         finally:
             self._locks.release(f"serial:{name}")
 
-    # -- schema --------------------------------------------------------------------------
+    # -- schema (warehouse.schema) ---------------------------------------------------------
     def applied_migrations(self) -> dict[int, str]:
-        exists = self._scalar(
-            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'schema_migrations' "
-            "AND table_catalog = current_database()"
-        )
-        if not exists:
-            return {}
-        rows = self._con.execute("SELECT version, checksum FROM schema_migrations").fetchall()
-        return {int(v): str(c) for v, c in rows}
+        return schema.applied_migrations(self._con)
 
     def pending_migrations(self) -> list[Migration]:
-        """The shipped migrations not applied here, in order; :class:`SchemaError` when an
-        applied one differs from the one this version ships, or the schema is newer than
-        this version's (an older receipts must not write to it)."""
-        applied = self.applied_migrations()
-        shipped = migrations()
-        for migration in shipped:
-            if migration.version in applied and applied[migration.version] != migration.checksum:
-                raise SchemaError(
-                    f"migration {migration.version} ({migration.name}) in {self.location} "
-                    "differs from the one this version ships"
-                )
-        newest = max(applied, default=0)
-        if newest > shipped[-1].version:
-            raise SchemaError(
-                f"{self.location} has schema version {newest}, newer than this receipts "
-                f"understands ({shipped[-1].version}); upgrade receipts"
-            )
-        return [m for m in shipped if m.version not in applied]
+        """The shipped migrations not applied here, in order (see
+        :func:`warehouse.schema.pending_migrations`)."""
+        return schema.pending_migrations(self.applied_migrations(), self.location)
 
     def schema_version(self) -> int:
         """The newest migration applied here (0 for none)."""
         return max(self.applied_migrations(), default=0)
 
-    def check_schema(self, behind_ok: bool = False) -> None:
-        """:class:`SchemaError` unless this version can read the warehouse as it is: its
-        migrations are this version's and none is pending (unless ``behind_ok``)."""
-        pending = self.pending_migrations()
-        if pending and not behind_ok:
-            raise SchemaError(
-                f"{self.location} is at schema version {self.schema_version()}, behind this "
-                f"receipts ({pending[-1].version}); run `receipts migrate` (any writing "
-                "command migrates it too)"
-            )
-
-    def runs(self, migration: Migration) -> bool:
-        """Whether ``migration``'s SQL runs here. A storage-only one does not on a lake (its
-        rows are in Parquet files, compressed by DuckLake) nor on a DuckDB file whose storage
-        format predates zstd (v1.2.0; DuckDB 1.x made files in an older one by default)."""
-        if not migration.storage_only:
-            return True
-        if self.is_lake:
-            return False
-        version = _storage_version(self._con)
-        return version is None or version >= ZSTD_STORAGE
-
     def migrate(self) -> list[Migration]:
-        """Apply pending migrations, each in its own transaction, and return them. Refuses
-        (:meth:`pending_migrations`) a schema this version did not write."""
-        self._con.execute(_SCHEMA_MIGRATIONS)
-        done = []
-        for migration in self.pending_migrations():
-            with self._transaction():
-                if self.runs(migration):
-                    self._con.execute(migration.sql)
-                self._con.execute(
-                    "INSERT INTO schema_migrations SELECT $1, $2, $3, $4 "
-                    "WHERE NOT EXISTS (SELECT 1 FROM schema_migrations WHERE version = $1)",
-                    [migration.version, migration.name, migration.checksum, now()],
-                )
-                if migration.version == 1:
-                    self._record_meta(
-                        {
-                            "hash_algorithm": canonical.HASH_ALGORITHM,
-                            "canonical_form_version": str(canonical.CANONICAL_FORM_VERSION),
-                        }
-                    )
-            done.append(migration)
-        return done
+        """Apply pending migrations, each in its own transaction, and return them."""
+        return schema.migrate(
+            self._con, self.location, is_lake=self.is_lake, transaction=self._transaction
+        )
 
     def create_schema(self) -> None:
-        """Every shipped migration's tables and views, without the rows ``migrate`` records
-        (a copy brings the source's own). Only on a warehouse with no schema yet."""
-        if self.tables():
-            raise UsageError(f"copy needs a new warehouse; {self.location} already has tables")
-        with self._transaction() as con:
-            con.execute(_SCHEMA_MIGRATIONS)
-            for migration in migrations():
-                if self.runs(migration):
-                    con.execute(migration.sql)
-
-    def _record_meta(self, values: dict[str, str]) -> None:
-        at = now()
-        for key, value in values.items():
-            self._con.execute("INSERT INTO warehouse_meta VALUES ($1, $2, $3)", [key, value, at])
+        """Every shipped migration's tables and views, on a warehouse with none yet (a copy's
+        destination: see :func:`warehouse.schema.create_schema`)."""
+        schema.create_schema(
+            self._con, self.location, is_lake=self.is_lake, transaction=self._transaction
+        )
 
     def meta(self) -> dict[str, str]:
-        rows = self._con.execute(
-            "SELECT key, arg_max(value, recorded_at) FROM warehouse_meta GROUP BY key"
-        ).fetchall()
-        return {str(k): str(v) for k, v in rows}
+        return schema.meta(self._con)
 
     def tables(self) -> list[Table]:
         """Every table and view of the schema, by name, with its columns."""
-        listed = self._con.execute(
-            "SELECT table_name, table_type FROM information_schema.tables "
-            "WHERE table_schema = 'main' AND table_catalog = current_database() "
-            "ORDER BY table_name"
-        ).fetchall()
-        out = []
-        for name, table_type in listed:
-            columns = self._con.execute(
-                "SELECT column_name, data_type, is_nullable FROM information_schema.columns "
-                "WHERE table_name = $t AND table_schema = 'main' "
-                "AND table_catalog = current_database() ORDER BY ordinal_position",
-                {"t": name},
-            ).fetchall()
-            out.append(
-                Table(
-                    str(name),
-                    table_type == "VIEW",
-                    tuple(Column(str(c), str(t), n == "YES") for c, t, n in columns),
-                )
-            )
-        return out
+        return schema.tables(self._con)
 
     # -- settings ------------------------------------------------------------------------
     @property
@@ -615,5 +464,5 @@ def known_error(exc: BaseException) -> ReceiptsError | None:
         return exc
     if isinstance(exc, duckdb.OutOfMemoryException):
         detail = str(exc).strip().splitlines()[0] if str(exc).strip() else "out of memory"
-        return OutOfMemory(detail, ENV_MEMORY_LIMIT, DEFAULT_MEMORY_LIMIT)
+        return OutOfMemory(detail, ENV_WAREHOUSE_MEMORY_LIMIT, DEFAULT_WAREHOUSE_MEMORY_LIMIT)
     return None

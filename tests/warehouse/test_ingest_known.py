@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from warehouse.canonical import canonical_json
-from warehouse.ingest import Counts, Ingestor, _shared_prefix
+from warehouse.ingest import Counts, Ingestor
+from warehouse.ingest_batch import shared_prefix
 from warehouse.records import Listing, Provenance, Record
 from warehouse.runs import finish_run, start_run
 from warehouse.scopes import CURRENT_IN_SCOPE
@@ -199,7 +200,7 @@ def test_the_known_tables_are_dropped_when_the_source_fails(wh: Warehouse) -> No
 
 @given(st.lists(st.text(alphabet="ab/", max_size=5), min_size=1, max_size=6))
 def test_the_shared_prefix_is_the_longest_every_id_starts_with(ids: list[str]) -> None:
-    prefix = _shared_prefix(*ids)
+    prefix = shared_prefix(*ids)
     assert all(i.startswith(prefix) for i in ids)
     longer = {i[: len(prefix) + 1] for i in ids}
     assert len(longer) > 1 or any(len(i) == len(prefix) for i in ids)

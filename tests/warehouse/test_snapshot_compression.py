@@ -8,11 +8,12 @@ from pathlib import Path
 import duckdb
 import pytest
 
-import warehouse.store as store
+import warehouse.schema as schema
 from warehouse.ingest import ingest_records
 from warehouse.records import Provenance, Record
 from warehouse.runs import finish_run, start_run
-from warehouse.store import Migration, Warehouse, migrations
+from warehouse.schema import Migration, migrations
+from warehouse.store import Warehouse
 
 ZSTD_VERSION = 8
 
@@ -92,7 +93,7 @@ def test_a_warehouse_from_before_keeps_every_body_when_migrated(
 ) -> None:
     path = str(tmp_path / "old.duckdb")
     before = [m for m in migrations() if m.version < ZSTD_VERSION]
-    monkeypatch.setattr(store, "migrations", lambda: before)
+    monkeypatch.setattr(schema, "migrations", lambda: before)
     with Warehouse.open(path) as old:
         _ingest(old, _records(500, "a"))
         _ingest(old, _records(500, "b"))  # a second revision of every document

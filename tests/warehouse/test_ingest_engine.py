@@ -6,12 +6,12 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import REPO
 from warehouse import audit
 from warehouse.canonical import canonical_json
 from warehouse.digests import row_counts
@@ -20,8 +20,6 @@ from warehouse.ingest import Counts, Ingestor
 from warehouse.records import Listing, Provenance, Record
 from warehouse.runs import finish_run, progress, start_run
 from warehouse.store import Warehouse
-
-REPO = Path(__file__).resolve().parent.parent
 
 
 def rec(key: str, value: object, url: str | None = None, commit: str | None = None) -> Record:

@@ -11,9 +11,10 @@ import pytest
 from tests.conftest import cli
 from warehouse.digests import row_counts
 from warehouse.errors import SchemaError
-from warehouse.store import Warehouse, migrations
+from warehouse.schema import migrations
+from warehouse.store import Warehouse
 
-GOLDEN = Path(__file__).parent / "golden" / "schema.txt"
+GOLDEN = Path(__file__).parent.parent / "golden" / "schema.txt"
 
 
 def describe_schema(wh: Warehouse) -> str:
@@ -67,7 +68,7 @@ def test_read_only_open_of_a_missing_warehouse_says_what_to_do(tmp_path: Path) -
 def behind(warehouse_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A warehouse made by a version that shipped every migration but the last."""
     with monkeypatch.context() as patched:
-        patched.setattr("warehouse.store.migrations", lambda: migrations()[:-1])
+        patched.setattr("warehouse.schema.migrations", lambda: migrations()[:-1])
         Warehouse.open(str(warehouse_path)).close()
     return warehouse_path
 
