@@ -16,7 +16,8 @@ from pipelines.ingest import RunResult, run_ingest
 from pipelines.manifest import load_manifest, parse_manifest
 from sources.base import CurationInput
 from sources.http import HttpFactory
-from sources.nhtsa.source import NhtsaEntry, _api_facts, curate
+from sources.nhtsa.curate import _api_facts
+from sources.nhtsa.source import NhtsaEntry, curate
 from tests.conftest import REPO, cli, write_manifest
 from tests.fakes.nhtsa import (
     AEB_COMPLAINT,
