@@ -26,25 +26,12 @@ from sources.github.entry import (
     SOURCE_NAME,
     GithubEntry,
     GithubFile,
-    commit_problem,
     file_doc_id,
     identity,
-    path_problem,
     raw_file_url,
 )
-from sources.github.ratelimit import (
-    RATE_LIMIT_OPTION,
-    RateLimitPolicy,
-    rate_limit_policy,
-    rate_limit_verdict,
-)
-from sources.github.tree import (
-    CommitTrees,
-    check_against_tree,
-    parse_tree,
-    tree_problem,
-    tree_unchecked,
-)
+from sources.github.ratelimit import RateLimitPolicy, rate_limit_policy
+from sources.github.tree import CommitTrees, check_against_tree
 from warehouse.canonical import content_hash, git_blob_sha1
 from warehouse.clock import now
 from warehouse.errors import FileRefused, SourceError
@@ -147,24 +134,18 @@ SOURCE = Source(
     endpoints=(RAW, API),
 )
 
-# Re-exported: what other code imports from here.
+# What other code imports from here: the source, its endpoints and entry, and what the
+# pin-drift and upstream-verify checks reuse to fetch a file again.
 __all__ = [
     "API",
     "DEFAULT_MAX_BYTES",
-    "RATE_LIMIT_OPTION",
     "RAW",
     "SOURCE",
     "GithubClients",
     "GithubEntry",
     "GithubFile",
     "RateLimitPolicy",
-    "commit_problem",
     "download_raw",
     "file_doc_id",
-    "parse_tree",
-    "path_problem",
-    "rate_limit_verdict",
     "raw_file_url",
-    "tree_problem",
-    "tree_unchecked",
 ]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 from sources.http import Endpoint, HttpClient, parse_json
 from sources.nhtsa.entry import NhtsaEntry
@@ -71,6 +72,27 @@ def fetch_page(client: HttpClient, api: str, route: str, entry: NhtsaEntry, year
         params["issueType"] = "m"
     url, results, empty_400 = get_answer(client, api + path, params)
     return Page(year, url, results, empty_400)
+
+
+def associated_documents(
+    client: HttpClient, api: str, kind: str, key: str, link: Any
+) -> list[Any] | None:
+    """The PDF documents behind a record's ``associatedDocuments`` URL; None when the
+    record names no such URL.
+
+    The URL upstream names api.nhtsa.gov; its query is re-asked of the configured base URL
+    so mirrors and fakes work and no other host is contacted."""
+    if not isinstance(link, str) or not link.startswith(("http://", "https://", "/")):
+        return None
+    query = dict(parse_qsl(urlsplit(link).query))
+    issue_key = query.get("filterValue") or SAFETY_ISSUE_KEY[kind]
+    params = {
+        "nhtsaId": query.get("nhtsaId") or key,
+        "filter": query.get("filter") or "issueType",
+        "filterValue": issue_key,
+    }
+    url, results = get_results(client, api + SAFETY_ISSUES_ROUTE, params)
+    return documents_of(kind, key, params["nhtsaId"], issue_key, results, url)
 
 
 def _same_id(issue: dict[str, Any], kind: str, key: str, asked: str) -> bool:

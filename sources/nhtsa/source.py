@@ -25,24 +25,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
-from urllib.parse import parse_qsl, urlsplit
 
 from sources.base import FetchContext, Source
 from sources.http import HttpClient
-from sources.nhtsa.api import (
-    API,
-    ROUTES,
-    SAFETY_ISSUES_ROUTE,
-    STATIC,
-    Page,
-    documents_of,
-    fetch_page,
-    get_results,
-)
+from sources.nhtsa.api import API, ROUTES, STATIC, Page, associated_documents, fetch_page
 from sources.nhtsa.collect import Seen, belongs, collect, emptied_years, to_record
 from sources.nhtsa.curate import curate
 from sources.nhtsa.entry import NhtsaEntry
-from sources.nhtsa.parse import DOC_KIND, SAFETY_ISSUE_KEY, date_problems
+from sources.nhtsa.parse import DOC_KIND, date_problems
 from sources.nhtsa.retries import nhtsa_policy
 from warehouse.records import Listing
 
@@ -54,22 +44,9 @@ def label(entry: NhtsaEntry) -> str:
 
 
 def resolve_documents(client: HttpClient, api: str, kind: str, item: Seen) -> None:
-    """Resolve a record's ``associatedDocuments`` URL to its list of PDF documents.
-
-    The URL upstream names api.nhtsa.gov; its query is re-asked of the configured base URL
-    so mirrors and fakes work and no other host is contacted."""
-    value = item.record.get("associatedDocuments")
-    if not isinstance(value, str) or not value.startswith(("http://", "https://", "/")):
-        return
-    query = dict(parse_qsl(urlsplit(value).query))
-    issue_key = query.get("filterValue") or SAFETY_ISSUE_KEY[kind]
-    params = {
-        "nhtsaId": query.get("nhtsaId") or item.key,
-        "filter": query.get("filter") or "issueType",
-        "filterValue": issue_key,
-    }
-    url, results = get_results(client, api + SAFETY_ISSUES_ROUTE, params)
-    item.documents = documents_of(kind, item.key, params["nhtsaId"], issue_key, results, url)
+    """Resolve a record's ``associatedDocuments`` URL to its list of PDF documents."""
+    link = item.record.get("associatedDocuments")
+    item.documents = associated_documents(client, api, kind, item.key, link)
 
 
 def fetch(entry: NhtsaEntry, ctx: FetchContext) -> Iterable[Listing]:
