@@ -8,9 +8,10 @@ Each file is fetched verbatim from the raw host at that commit and stored under 
 A pin is immutable, so a file already stored at the same (raw URL, commit) whose digest still
 matches what the manifest declares is re-used without any HTTP request.
 
-A file that is fetched is checked against the commit's tree (:mod:`sources.github.tree`);
+A file that is fetched is checked against the commit's tree (:mod:`sources.github.commit_tree`);
 rate limits are :mod:`sources.github.ratelimit`'s, the HTTP clients :mod:`sources.github.api`'s,
-the manifest entry :mod:`sources.github.entry`'s and curation :mod:`sources.github.curate`'s.
+the manifest entry :mod:`sources.github.entry`'s, the stored record
+:mod:`sources.github.records`'s and curation :mod:`sources.github.curate`'s.
 This module fetches an entry's files and names the source.
 """
 
@@ -20,6 +21,7 @@ from collections.abc import Iterable, Iterator
 
 from sources.base import FetchContext, Source
 from sources.github.api import API, RAW, GithubClients, download_raw
+from sources.github.commit_tree import CommitTrees, check_against_tree
 from sources.github.curate import curate
 from sources.github.entry import (
     DEFAULT_MAX_BYTES,
@@ -31,47 +33,12 @@ from sources.github.entry import (
     raw_file_url,
 )
 from sources.github.ratelimit import RateLimitPolicy, rate_limit_policy
-from sources.github.tree import CommitTrees, check_against_tree
-from warehouse.canonical import content_hash, git_blob_sha1
-from warehouse.clock import now
+from sources.github.records import check_file_bytes, file_record
+from warehouse.canonical import content_hash
 from warehouse.errors import FileRefused, SourceError
-from warehouse.records import Listing, Provenance, Record
+from warehouse.records import Listing, Record
 
-SOURCE_FORMAT = "github:raw"
 _LFS_POINTER = b"version https://git-lfs.github.com/spec/v1"
-
-
-# -- checking bytes (pure) -----------------------------------------------------------------
-def check_file_bytes(file: GithubFile, body: bytes, where: str) -> None:
-    """Refuse bytes that do not match the declared digest, or are not strict UTF-8 text."""
-    if file.sha256 is not None:
-        actual = content_hash(body)
-        if actual != file.sha256:
-            raise FileRefused(
-                f"{file.path}: sha256 {actual} does not match the declared {file.sha256} "
-                f"({where}); nothing was stored"
-            )
-    if file.is_text:
-        try:
-            body.decode("utf-8", errors="strict")
-        except UnicodeDecodeError as exc:
-            raise FileRefused(
-                f"{file.path}: declared format {file.format!r} but the bytes are not strict "
-                f'UTF-8 (byte {exc.start}); declare format = "binary" if that is intended'
-            ) from None
-
-
-def file_record(entry: GithubEntry, file: GithubFile, url: str, body: bytes) -> Record:
-    return Record(
-        doc_id=file_doc_id(entry.repo, file.path),
-        kind="file",
-        body=body,
-        media_type=file.media_type,
-        provenance=Provenance(
-            url=url, commit=entry.commit, source_format=SOURCE_FORMAT, fetched_at=now()
-        ),
-        attributes={"git_blob_sha1": git_blob_sha1(body), "format": file.format},
-    )
 
 
 # -- fetch ---------------------------------------------------------------------------------

@@ -29,10 +29,10 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from sources.base import FetchContext, Source
 from sources.http import HttpClient
 from sources.nhtsa.api import API, ROUTES, STATIC, Page, associated_documents, fetch_page
-from sources.nhtsa.collect import Seen, belongs, collect, emptied_years, to_record
 from sources.nhtsa.curate import curate
 from sources.nhtsa.entry import NhtsaEntry
 from sources.nhtsa.parse import DOC_KIND, date_problems
+from sources.nhtsa.records import Seen, belongs, collect, emptied_years, to_record
 from sources.nhtsa.retries import nhtsa_policy
 from warehouse.records import Listing
 

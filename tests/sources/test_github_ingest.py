@@ -12,9 +12,9 @@ import pytest
 
 from pipelines.manifest import load_manifest
 from sources.base import CurationInput
+from sources.github.commit_tree import parse_tree, tree_problem, tree_unchecked
 from sources.github.entry import GithubEntry, raw_file_url
 from sources.github.source import SOURCE
-from sources.github.tree import parse_tree, tree_problem, tree_unchecked
 from tests.conftest import REPO, cli, write_manifest
 from tests.fakes.github import (
     API,
