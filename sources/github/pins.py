@@ -23,7 +23,8 @@ import tomlkit
 import tomlkit.exceptions
 from pydantic import ValidationError
 
-from sources.github.source import API, GithubClients, GithubEntry
+from sources.github.api import API, GithubClients
+from sources.github.entry import GithubEntry
 from sources.http import HttpClient
 from warehouse.errors import ManifestNotPinnable, PinError
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pipelines.manifest import load_manifest, parse_manifest
-from sources.github.source import GithubEntry, commit_problem, path_problem
+from sources.github.entry import GithubEntry, commit_problem, path_problem
 from tests.conftest import REPO, cli, write_manifest
 from warehouse.errors import ManifestError
 

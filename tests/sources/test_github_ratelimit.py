@@ -14,13 +14,9 @@ from fakes.github import FakeClock, FakeGitHub, manifest_toml, serve
 from pipelines import USER_AGENT
 from pipelines.ingest import IngestOptions, RunResult, run_ingest
 from pipelines.manifest import load_manifest
+from sources.github.api import GithubClients
 from sources.github.pins import RefResolver
-from sources.github.source import (
-    RATE_LIMIT_OPTION,
-    GithubClients,
-    RateLimitPolicy,
-    rate_limit_verdict,
-)
+from sources.github.ratelimit import RATE_LIMIT_OPTION, RateLimitPolicy, rate_limit_verdict
 from sources.http import HttpFactory
 from tests.conftest import write_manifest
 from warehouse.errors import RateLimited, TransientHttpError

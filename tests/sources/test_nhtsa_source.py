@@ -11,6 +11,14 @@ from typing import Any
 import orjson
 import pytest
 
+from pipelines import USER_AGENT
+from pipelines.ingest import RunResult, run_ingest
+from pipelines.manifest import load_manifest, parse_manifest
+from sources.base import CurationInput
+from sources.http import HttpFactory
+from sources.nhtsa.curate import _api_facts
+from sources.nhtsa.source import NhtsaEntry, curate
+from tests.conftest import REPO, cli, write_manifest
 from fakes.nhtsa import (
     AEB_COMPLAINT,
     AEB_RECALL,
@@ -25,13 +33,6 @@ from fakes.nhtsa import (
     complaint,
     pdf,
 )
-from pipelines import USER_AGENT
-from pipelines.ingest import RunResult, run_ingest
-from pipelines.manifest import load_manifest, parse_manifest
-from sources.base import CurationInput
-from sources.http import HttpFactory
-from sources.nhtsa.source import NhtsaEntry, _api_facts, curate
-from tests.conftest import REPO, cli, write_manifest
 from warehouse import audit
 from warehouse.digests import row_counts
 from warehouse.errors import ManifestError

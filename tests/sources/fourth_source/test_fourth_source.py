@@ -1,6 +1,6 @@
 """A fourth upstream is one package plus one registration.
 
-The ``notes`` source (:mod:`tests.fourth_source.source`) is registered from this test and
+The ``notes`` source (:mod:`tests.sources.fourth_source.source`) is registered from this test and
 run through the real ``receipts ingest`` command against a loopback fake that only its own
 endpoint's environment variable leads to. No shared module (the HTTP policy, the registry,
 manifest validation, the test fixtures) knows it.
@@ -20,8 +20,8 @@ from sources import registry
 from sources.base import Source
 from sources.http import Endpoint
 from tests.conftest import cli, write_manifest
-from tests.fourth_source.source import ENDPOINT, SOURCE
-from tests.fourth_source.upstream import NotesUpstream
+from tests.sources.fourth_source.source import ENDPOINT, SOURCE
+from tests.sources.fourth_source.upstream import NotesUpstream
 
 MANIFEST = """
 [corpus]

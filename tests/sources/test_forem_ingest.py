@@ -17,7 +17,8 @@ from pipelines import USER_AGENT
 from pipelines.ingest import RunResult, run_ingest
 from pipelines.manifest import load_manifest
 from sources.base import Curated, CurationInput, FetchContext, default_identity
-from sources.forem.source import Fetched, tree_is_complete, tree_nodes
+from sources.forem.api import Fetched
+from sources.forem.records import tree_is_complete, tree_nodes
 from sources.http import HttpFactory
 from sources.registry import SOURCES
 from tests.conftest import write_manifest

@@ -22,14 +22,9 @@ from fakes.github import (
 )
 from pipelines.manifest import load_manifest
 from sources.base import CurationInput
-from sources.github.source import (
-    SOURCE,
-    GithubEntry,
-    parse_tree,
-    raw_file_url,
-    tree_problem,
-    tree_unchecked,
-)
+from sources.github.commit_tree import parse_tree, tree_problem, tree_unchecked
+from sources.github.entry import GithubEntry, raw_file_url
+from sources.github.source import SOURCE
 from tests.conftest import REPO, cli, write_manifest
 from warehouse import audit
 from warehouse.canonical import content_hash

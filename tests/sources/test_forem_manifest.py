@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pipelines.manifest import parse_manifest
-from sources.forem.source import ForemEntry, Instance, article_url_parts
+from sources.forem.entry import ForemEntry, Instance, article_url_parts
 from tests.conftest import REPO, cli
 from warehouse.errors import ManifestError
 
