@@ -12,10 +12,9 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from pipelines.publish.plan import TargetState
+from pipelines.publish.plan import Plan, TargetState
 from pipelines.publish.result import PushResult
 from warehouse.pushes import (
-    Receipt,
     finish_push,
     record_batch,
     record_handover,
@@ -97,17 +96,9 @@ class PushLedger:
 
     def refuse(self, message: str) -> None:
         """A push refused before anything was sent: one row saying why."""
-        finish_push(
-            self.warehouse,
-            self._start({}, None),
-            status="refused",
-            applied=0,
-            transaction_ids=[],
-            receipt=Receipt(None, None, None),
-            conflicts=[],
-            notices=[],
-            message=message,
-        )
+        refused = PushResult(self.target, self.namespace, "refused", Plan(self.namespace, 0))
+        refused.message = message
+        self._finish(self._start({}, None), refused, [])
 
     def start(
         self, plan_counts: dict[str, int], unrelated_before: int | None, take_over: str | None
@@ -133,11 +124,13 @@ class PushLedger:
             record_batch(self.warehouse, self.push_id, row)
 
     def finish(self, result: PushResult, conflicts: list[dict[str, Any]]) -> None:
-        if self.push_id is None:
-            return
+        if self.push_id is not None:
+            self._finish(self.push_id, result, conflicts)
+
+    def _finish(self, push_id: int, result: PushResult, conflicts: list[dict[str, Any]]) -> None:
         finish_push(
             self.warehouse,
-            self.push_id,
+            push_id,
             status=result.status,
             applied=result.applied,
             transaction_ids=result.transaction_ids,
