@@ -15,11 +15,13 @@ The pipeline itself only ever writes published ``<namespace>.…`` documents, ad
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-from warehouse.errors import NamespaceViolation
+from warehouse.errors import NamespaceTaken, NamespaceViolation, UsageError
 from warehouse.ids import in_namespace
+from warehouse.pushes import other_corpora
+from warehouse.store import Warehouse
 
 _SHOWN = 5
 
@@ -93,3 +95,66 @@ def check_mutations(
     namespace: str, mutations: Iterable[dict[str, Any]], foreign: Iterable[str] = ()
 ) -> None:
     check_confinement(namespace, (i for m in mutations for i in mutation_ids(m)), foreign)
+
+
+def foreign_to(
+    ledger: Warehouse | None,
+    target: str,
+    namespace: str,
+    manifest_name: str | None,
+    take_over: str | None = None,
+) -> tuple[str, ...]:
+    """The namespaces inside ours that other corpora of the warehouse publish to ``target``
+    (a target's name); :class:`NamespaceTaken` when one of them publishes ``namespace``
+    itself, but for ``take_over`` (a corpus this one is a rename of), which must be one
+    that does."""
+    if ledger is None:
+        return ()
+    others = other_corpora(ledger, target, manifest_name)
+    if take_over is not None:
+        handed = [o for o in others if o.manifest_name == take_over and o.namespace == namespace]
+        if take_over == manifest_name or not handed:
+            raise UsageError(
+                f"--take-over {take_over!r}: no other corpus of that name publishes namespace "
+                f"{namespace!r} to {target}; there is nothing to take over"
+            )
+        others = [o for o in others if o not in handed]
+    taken = [o for o in others if o.namespace == namespace]
+    if taken:
+        names = ", ".join(f"{o.manifest_name!r} (push {o.push_id})" for o in taken)
+        rename = (
+            f" If this corpus is {taken[0].manifest_name!r} renamed, `receipts publish "
+            f"MANIFEST --take-over {taken[0].manifest_name}` hands its namespace over."
+            if len(taken) == 1
+            else ""
+        )
+        raise NamespaceTaken(
+            f"refusing to publish: namespace {namespace!r} in {target} is published by "
+            f"another corpus of this warehouse: {names}; its documents would be planned, "
+            "pruned and counted as this corpus's. Give this corpus its own namespace (or "
+            f"publish it from its own warehouse); nothing was sent.{rename}"
+        )
+    return foreign_namespaces(namespace, (o.namespace for o in others))
+
+
+def guard_message(
+    before: int | None, after: int | None, touched: int | None, touched_ids: Sequence[str]
+) -> str | None:
+    """Pure: why the guard trips (None when it does not): the unrelated documents counted
+    ``before`` and ``after`` the push differ, or ``touched`` of them (``touched_ids``) carry
+    one of its transaction ids."""
+    if before == after and not touched:
+        return None
+    parts = []
+    if before != after and before is not None and after is not None:
+        parts.append(
+            f"unrelated documents moved during the push: {before} before, {after} after "
+            f"({after - before:+d})"
+        )
+    if touched:
+        shown = ", ".join(touched_ids)
+        parts.append(
+            f"{touched} unrelated document(s) carry one of this push's transaction ids"
+            + (f": {shown}" if shown else "")
+        )
+    return "; ".join(parts)

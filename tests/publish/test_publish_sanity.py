@@ -323,7 +323,7 @@ def test_a_namespace_violation_aborts_before_any_request(
 
 
 def test_push_refuses_documents_outside_the_namespace(lake: NodeLake) -> None:
-    from tests.test_publish_plan import doc
+    from tests.publish.test_publish_plan import doc
 
     target = SanityHttpTarget(SanitySettings.from_env() or pytest.fail(), quiet_http())
     with pytest.raises(NamespaceViolation):

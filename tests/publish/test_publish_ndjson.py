@@ -16,7 +16,7 @@ from tests.publish_corpus import manifest_text, register
 from warehouse import pushes as ledger
 from warehouse.store import Warehouse
 
-GOLDEN = Path(__file__).parent / "golden" / "publish_atlas.ndjson"
+GOLDEN = Path(__file__).parent.parent / "golden" / "publish_atlas.ndjson"
 NOW = "2026-11-01T06:00:00Z"
 
 

@@ -1,0 +1,64 @@
+"""What a push did: its plan, what it applied, its receipt and its status (``PushResult``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pipelines.publish.plan import Plan
+from warehouse.pushes import Receipt
+
+
+@dataclass
+class PushResult:
+    target: str
+    namespace: str
+    status: str  # ok | dry-run | conflict | failed | guard-tripped (running while it runs)
+    plan: Plan
+    push_id: int | None = None
+    applied: int = 0
+    transaction_ids: list[str] = field(default_factory=list)
+    batches: list[dict[str, Any]] = field(default_factory=list)
+    unrelated_before: int | None = None
+    unrelated_after: int | None = None
+    touched_by_us: int | None = None
+    touched_ids: list[str] = field(default_factory=list)
+    conflicts: list[dict[str, str]] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+    reconciled: list[str] = field(default_factory=list)
+    message: str | None = None
+
+    @property
+    def dry_run(self) -> bool:
+        return self.status == "dry-run"
+
+    @property
+    def receipt(self) -> Receipt:
+        return Receipt(self.unrelated_before, self.unrelated_after, self.touched_by_us)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "push_id": self.push_id,
+            "target": self.target,
+            "namespace": self.namespace,
+            "status": self.status,
+            "dry_run": self.dry_run,
+            "plan": self.plan.counts(),
+            "create": self.plan.create,
+            "update": self.plan.update,
+            "orphan": self.plan.orphan,
+            "blocked": self.plan.blocked,
+            "applied": self.applied,
+            "transaction_ids": self.transaction_ids,
+            "batches": self.batches,
+            "receipt": {
+                "unrelated_before": self.unrelated_before,
+                "unrelated_after": self.unrelated_after,
+                "touched_by_us": self.touched_by_us,
+                "touched_ids": self.touched_ids,
+            },
+            "conflicts": self.conflicts,
+            "notices": self.notices,
+            "reconciled": self.reconciled,
+            "message": self.message,
+        }
