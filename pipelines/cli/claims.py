@@ -7,7 +7,8 @@ from pathlib import Path
 
 import click
 
-from pipelines.audit.claims import STATUSES, check_claims, read_claims_file
+from pipelines.audit.claims import STATUSES, check_claims
+from pipelines.audit.claims_file import read_claims_file
 from pipelines.audit.claims_report import FORMATS, render
 from pipelines.audit.claims_source import manifest_claims
 from pipelines.cli import exits
