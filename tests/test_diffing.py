@@ -161,15 +161,16 @@ def test_a_word_diff_never_splits_a_run_of_changes(old: str, new: str) -> None:
 
 
 def test_grouped_word_diffs_in_markdown_and_html() -> None:
-    from pipelines.audit.report import _html_words, field_phrase
+    from pipelines.reports.html import ENVIRONMENT
+    from pipelines.reports.wording import field_phrase
 
     old = f'{{"remedy": "{RECALL_OLD}"}}'.encode()
     new = f'{{"remedy": "{RECALL_NEW}"}}'.encode()
-    diff = diff_snapshots(old, "application/json", new, "application/json").as_json()
-    (field,) = diff["fields"]
+    diff = diff_snapshots(old, "application/json", new, "application/json")
+    (field,) = diff.fields
     md = field_phrase(field, lambda text: f"`{text}`")
     assert "[-Remedy not yet available.-]{+Dealers will update the radar software.+}" in md
-    html = _html_words(field["words"])
+    html = str(ENVIRONMENT.get_template("macros.html.j2").module.word_diff(field.words))  # type: ignore[attr-defined]
     assert (
         "<del>Remedy not yet available.</del><ins>Dealers will update the radar software.</ins>"
         in html

@@ -8,6 +8,7 @@ or :mod:`warehouse.audit`, and hands the answer to a pure renderer or checker. `
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -16,16 +17,6 @@ import click
 
 from pipelines.audit.diffing import diff_snapshots
 from pipelines.audit.quote import RevisionText, check_quote
-from pipelines.audit.report import (
-    FORMATS,
-    build_report,
-    field_phrase,
-    render,
-    size_phrase,
-    target_drift_groups,
-    to_second,
-)
-from pipelines.audit.report import short as short_hash
 from pipelines.audit.target_drift import read_target_drift
 from pipelines.audit.visible import visible
 from pipelines.cli import exits
@@ -46,6 +37,10 @@ from pipelines.cli.listing import (
 )
 from pipelines.cli.pins import report_pin_drift
 from pipelines.manifest import load_manifest
+from pipelines.reports.drift_model import build_report
+from pipelines.reports.formats import FORMATS, render
+from pipelines.reports.wording import field_phrase, size_phrase, to_second
+from pipelines.reports.wording import short as short_hash
 from sources.registry import SOURCES
 from warehouse import audit
 from warehouse.asof import (
@@ -219,16 +214,16 @@ def drift(
                 target_report = read_target_drift(loaded, wh, http=http, out=target_out)
             finally:
                 http.close()
-            report["target_drift"] = target_report.as_json()
+            report = replace(report, target_drift=target_report)
     text = render(report, fmt)
     if out is None:
         click.echo(text, nl=False)
     else:
         out.write_text(text, encoding="utf-8")
-        totals = report["totals"]
+        totals = result.totals
         listed = ", ".join(f"{k} {v:,}" for k, v in totals.items())
         click.echo(f"{fmt} drift report written to {out}: {listed}")
-    found = result.found or bool(target_drift_groups(report))
+    found = report.found
     sys.exit(exits.for_drift(found, fail_on_drift))
 
 
@@ -355,11 +350,11 @@ def diff(doc_id: str, a: str | None, b: str | None, warehouse: str, as_json: boo
     if identical:
         lines.append("  identical content")
     elif result.kind == "json":
-        lines.extend(f"  {field_phrase(change.as_json())}" for change in result.fields)
+        lines.extend(f"  {field_phrase(change)}" for change in result.fields)
     elif result.kind == "text":
         lines.extend(f"  {line}" for line in result.lines)
     else:
-        lines.append(f"  {size_phrase(result.as_json())}")
+        lines.append(f"  {size_phrase(result)}")
     for line in lines:  # upstream text: its control characters are shown, not obeyed
         click.echo(visible(line))
 

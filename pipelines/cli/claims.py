@@ -7,12 +7,13 @@ from pathlib import Path
 
 import click
 
-from pipelines.audit.claims import STATUSES, check_claims, read_claims_file
-from pipelines.audit.claims_report import FORMATS, render
+from pipelines.audit.claims import STATUSES, check_claims
+from pipelines.audit.claims_file import read_claims_file
 from pipelines.audit.claims_source import manifest_claims
 from pipelines.cli import exits
 from pipelines.cli.common import emit_json, handle_errors, json_option, warehouse_option
 from pipelines.manifest import load_manifest
+from pipelines.reports.formats import FORMATS, render
 from warehouse import claims as ledger
 from warehouse.errors import NotFound
 from warehouse.store import Warehouse
@@ -75,7 +76,7 @@ def verify_claims(
         claims = read_claims_file(claims_file)
     with Warehouse.open(warehouse) as wh:
         result = check_claims(wh, claims, corpus=corpus)
-    click.echo(render(result.as_json(), fmt), nl=False)
+    click.echo(render(result, fmt), nl=False)
     if claims.bad:
         sys.exit(exits.EXIT_FAILURE)
     sys.exit(exits.for_drift(result.drift_found, fail_on_drift))

@@ -9,7 +9,6 @@ from typing import Any
 import click
 
 from pipelines.audit.claims import change_json
-from pipelines.audit.claims_report import change_phrase
 from pipelines.audit.visible import visible
 from pipelines.cli import exits
 from pipelines.cli.common import (
@@ -26,6 +25,7 @@ from pipelines.cli.publish import print_push, target_option
 from pipelines.progress import reporter_for, steps_for
 from pipelines.publish.targets import ndjson_target_path
 from pipelines.refresh import RefreshResult, drift_summary, refresh_manifest
+from pipelines.reports.wording import change_phrase
 from warehouse.store import Warehouse
 
 SHOWN = 20

@@ -16,7 +16,7 @@ import pytest
 from tests import corpus_fixture as fixture
 from tests.conftest import cli, write_manifest
 
-GOLDEN = Path(__file__).parent / "golden"
+GOLDEN = Path(__file__).parent.parent / "golden"
 
 
 @pytest.fixture
@@ -161,9 +161,9 @@ def test_json_flag_and_format_must_agree(corpus: tuple[str, Path]) -> None:
 def test_reading_bodies_in_small_chunks_changes_nothing(
     corpus: tuple[str, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pipelines.audit import report
+    from pipelines.reports import drift_model
 
-    monkeypatch.setattr(report, "BODY_CHUNK", 2)
+    monkeypatch.setattr(drift_model, "BODY_CHUNK", 2)
     warehouse, manifest = corpus
     result = cli("drift", manifest, "--warehouse", warehouse, "--json")
     assert result.stdout == (GOLDEN / "drift.json").read_text(encoding="utf-8")

@@ -16,8 +16,6 @@ from hypothesis import strategies as st
 from pipelines.audit.claims import (
     WORD_END,
     WORD_START,
-    Claim,
-    ClaimSet,
     check_claims,
     claim_query,
     marked,
@@ -26,6 +24,7 @@ from pipelines.audit.claims import (
     snapshot_reader_text,
     store_needles,
 )
+from pipelines.audit.claims_file import Claim, ClaimSet
 from pipelines.audit.quote import RevisionText, check_quote, find_words, is_word_char, reader_text
 from tests import corpus_fixture as fixture
 from tests.conftest import cli

@@ -1,0 +1,50 @@
+"""The one format dispatch of every report: a drift report or a claims check in text,
+JSON, Markdown or HTML."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from pipelines.audit.claims import ClaimsCheck
+from pipelines.audit.visible import json_visible, visible
+from pipelines.reports import claims_text, drift_md, drift_text
+from pipelines.reports.drift_model import DriftReport
+from pipelines.reports.html import render_claims_html, render_drift_html
+
+FORMATS = ("text", "json", "md", "html")
+Report = DriftReport | ClaimsCheck
+
+
+def render_json(report: Report) -> str:
+    return json.dumps(report.as_json(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+# The renderers of each kind of report, by format (JSON is each report's ``as_json``).
+_RENDERERS: dict[type, dict[str, Callable[[Any], str]]] = {
+    DriftReport: {
+        "text": drift_text.render_text,
+        "json": render_json,
+        "md": drift_md.render_md,
+        "html": render_drift_html,
+    },
+    ClaimsCheck: {
+        "text": claims_text.render_text,
+        "json": render_json,
+        "md": claims_text.render_md,
+        "html": render_claims_html,
+    },
+}
+
+
+def render(report: Report, fmt: str) -> str:
+    """``report`` in one of :data:`FORMATS`. In a drift report, control characters from
+    upstream text are written out visibly (:mod:`pipelines.audit.visible`): ``\\xNN`` in
+    text, Markdown and HTML, JSON escapes in JSON."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; valid: {', '.join(FORMATS)}")
+    text = _RENDERERS[type(report)][fmt](report)
+    if not isinstance(report, DriftReport):
+        return text
+    return json_visible(text) if fmt == "json" else visible(text)
