@@ -6,7 +6,7 @@ WAREHOUSE ?= receipts.duckdb
 
 .DEFAULT_GOAL := help
 
-.PHONY: help install install-lake test-lake node-deps browser-deps test lint demo bench clean
+.PHONY: help install install-lake test-lake node-deps browser-deps test lint docs demo bench clean
 
 help: ## Show this help.
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-10s %s\n", $$1, $$2}'
@@ -63,6 +63,14 @@ lint: install ## Run ruff and mypy on the packages.
 	$(BIN)/ruff check pipelines sources warehouse tests bench demo
 	$(BIN)/ruff format --check pipelines sources warehouse tests bench demo
 	$(BIN)/mypy pipelines sources warehouse
+
+# The docs extra (MkDocs, the Material theme) in .venv, installed again when pyproject.toml changes.
+$(BIN)/mkdocs: pyproject.toml $(BIN)/receipts
+	$(BIN)/pip install --quiet -e '.[dev,docs]'
+	@touch $(BIN)/mkdocs
+
+docs: install $(BIN)/mkdocs ## Build the documentation site into site/ (mkdocs build --strict: a broken link fails).
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 demo: install ## Offline: refresh the bundled corpora from recorded sessions into a fresh receipts.duckdb; NDJSON, drift report in out/demo/.
 	$(BIN)/python -m demo.run --warehouse $(WAREHOUSE)
