@@ -5,7 +5,9 @@ every flag an example in the docs or the README gives is one its command takes."
 from __future__ import annotations
 
 import re
+import tomllib
 from collections.abc import Iterator
+from importlib.metadata import version
 from pathlib import Path
 
 import click
@@ -144,3 +146,19 @@ def test_every_flag_an_example_gives_is_one_its_command_takes() -> None:
                     wrong.append(f"{document.relative_to(REPO)}: `{path}` has no {flag}")
     assert checked > 100
     assert not wrong, "\n".join(wrong)
+
+
+# -- one version ------------------------------------------------------------------------------
+def test_receipts_version_prints_the_version_of_pyproject() -> None:
+    declared = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    result = cli("--version")
+    assert result.exit_code == 0
+    assert result.stdout == f"receipts {declared['project']['version']}\n"
+    assert version("receipts") == declared["project"]["version"]
+
+
+def test_the_changelog_s_latest_release_is_this_version() -> None:
+    changelog = (REPO / "CHANGELOG.md").read_text(encoding="utf-8")
+    releases = re.findall(r"^## \[(\d+\.\d+\.\d+)\] - \d{4}-\d{2}-\d{2}$", changelog, re.M)
+    assert releases and releases[0] == version("receipts"), releases[:2]
+    assert releases == sorted(releases, key=lambda r: tuple(map(int, r.split("."))), reverse=True)
