@@ -14,6 +14,7 @@ import click
 import pytest
 
 from docs.hooks.cli_reference import MARKER, reference
+from docs.hooks.table_pipes import unescape
 from pipelines.cli import main
 from tests.conftest import REPO, cli
 
@@ -81,6 +82,11 @@ def test_every_command_is_in_the_generated_reference(path: str) -> None:
     for param in COMMANDS[path].params:
         if isinstance(param, click.Option):
             assert param.opts[-1] in REFERENCE.split(f"\n## `{path}`\n", 1)[1], param.opts
+
+
+def test_a_pipe_escaped_for_github_shows_as_a_pipe_in_a_table_code_span() -> None:
+    page = "| `a [--json\\|--nl]` | b \\| c |\n```\n| `x\\|y` |\n```\n`p\\|q`"
+    assert unescape(page) == "| `a [--json|--nl]` | b \\| c |\n```\n| `x\\|y` |\n```\n`p\\|q`"
 
 
 # -- the hand-written pages -----------------------------------------------------------------
