@@ -6,14 +6,14 @@ WAREHOUSE ?= receipts.duckdb
 
 .DEFAULT_GOAL := help
 
-.PHONY: help install test test-lake test-deps node-deps browser-deps lint demo bench clean
+.PHONY: help install test test-lake test-deps node-deps browser-deps lint docs demo bench clean
 
 help: ## Show this help.
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-10s %s\n", $$1, $$2}'
 
 # What `make install` puts into .venv besides receipts: everything the suite needs (the dev
-# tools, the DuckLake extension wheels for the same DuckDB engine).
-EXTRAS ?= dev,lake
+# tools, the DuckLake extension wheels for the same DuckDB engine, MkDocs for `make docs`).
+EXTRAS ?= dev,lake,docs
 
 $(BIN)/receipts: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -21,7 +21,7 @@ $(BIN)/receipts: pyproject.toml
 	$(BIN)/pip install --quiet -e '.[$(EXTRAS)]'
 	@touch $(BIN)/receipts
 
-install: $(BIN)/receipts ## Create .venv: receipts, its dev tools and the DuckLake extensions.
+install: $(BIN)/receipts ## Create .venv: receipts, its dev tools, the DuckLake extensions and MkDocs.
 
 # Test processes (pytest-xdist) for `make test` and `make test-lake`: most tests wait on
 # subprocesses, DuckDB or a browser, so two keep two cores busy; TEST_WORKERS=0 runs them in
@@ -75,9 +75,12 @@ test-deps: ## Install what the whole suite needs where this machine can: Node pa
 	  pg_ctlcluster --skip-systemctl-redirect "$$(ls /etc/postgresql)" main start; fi
 
 lint: install ## Run ruff and mypy on the packages.
-	$(BIN)/ruff check pipelines sources warehouse tests bench demo fakes
-	$(BIN)/ruff format --check pipelines sources warehouse tests bench demo fakes
+	$(BIN)/ruff check pipelines sources warehouse tests bench demo fakes docs/hooks
+	$(BIN)/ruff format --check pipelines sources warehouse tests bench demo fakes docs/hooks
 	$(BIN)/mypy pipelines sources warehouse
+
+docs: install ## Build the documentation site into site/ (mkdocs build --strict: a broken link fails).
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 demo: install ## Offline: refresh the bundled corpora from recorded sessions into a fresh receipts.duckdb; NDJSON, drift report in out/demo/.
 	$(BIN)/python -m demo.run --warehouse $(WAREHOUSE)
@@ -94,4 +97,4 @@ bench: install $(DLT_VENV)/bin/python ## Run the benchmarks (dlt beside the back
 	$(BIN)/python -m bench.run --out bench/results.json
 
 clean: ## Remove the venv, caches and demo outputs.
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache $(WAREHOUSE) $(WAREHOUSE).wal out
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache $(WAREHOUSE) $(WAREHOUSE).wal out site

@@ -24,7 +24,7 @@ from pipelines.cli.common import configure_logging
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.version_option(__version__, prog_name="receipts")
+@click.version_option(__version__, prog_name="receipts", message="%(prog)s %(version)s")
 @click.option(
     "--debug",
     is_flag=True,

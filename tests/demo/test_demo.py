@@ -141,12 +141,13 @@ def test_a_missing_session_stops_the_demo_at_the_step_that_needs_it(tmp_path: Pa
     assert "receipts refresh" in str(failed.value)
 
 
-# -- the README's walk through the demo -----------------------------------------------------
-def readme_commands() -> list[tuple[list[str], int]]:
-    """The ``receipts`` commands of the README's demo section, with the exit code each
-    announces in a trailing ``# exit N`` comment (0 without one)."""
-    text = (REPO / "README.md").read_text("utf-8")
-    section = text.split("## The demo", 1)[1].split("\n## ", 1)[0]
+# -- the walks through the demo: docs/demo.md and the README's short tour --------------------
+def demo_page_commands() -> list[tuple[list[str], int]]:
+    """The ``receipts`` commands of the demo page and of the README's tour, with the exit code
+    each announces in a trailing ``# exit N`` comment (0 without one)."""
+    readme = (REPO / "README.md").read_text("utf-8")
+    tour = readme.split("## A short tour", 1)[1].split("\n## ", 1)[0]
+    section = (REPO / "docs" / "demo.md").read_text("utf-8") + tour
     commands = []
     for block in re.findall(r"```sh\n(.*?)```", section, re.S):
         for line in block.splitlines():
@@ -159,16 +160,16 @@ def readme_commands() -> list[tuple[list[str], int]]:
     return commands
 
 
-def test_the_readme_walkthrough_names_real_documents() -> None:
-    commands = readme_commands()
+def test_the_demo_page_walkthrough_names_real_documents() -> None:
+    commands = demo_page_commands()
     assert len(commands) >= 6
     assert {args[0] for args, _ in commands} >= {"history", "diff", "verify-quote"}
 
 
 @pytest.mark.parametrize(
-    ("args", "code"), readme_commands(), ids=lambda v: " ".join(v) if isinstance(v, list) else ""
+    ("args", "code"), demo_page_commands(), ids=lambda v: " ".join(v) if isinstance(v, list) else ""
 )
-def test_readme_walkthrough_command_runs_against_the_demo(
+def test_demo_page_command_runs_against_the_demo(
     layout: Layout, args: list[str], code: int
 ) -> None:
     result = cli(*args, "--warehouse", layout.warehouse)

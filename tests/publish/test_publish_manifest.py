@@ -86,17 +86,17 @@ def test_publish_defaults_follow_the_official_importer() -> None:
     assert 1 < defaults.concurrency <= 6
 
 
-def test_the_readme_example_is_a_valid_publish_table() -> None:
-    readme = (REPO / "README.md").read_text()
-    example = readme.split("## Publishing", 1)[1].split("```toml\n", 1)[1].split("```", 1)[0]
-    manifest = parse_manifest(example + CORPUS + SYNTH, Path("README.md"))
+def test_the_docs_example_is_a_valid_publish_table() -> None:
+    page = (REPO / "docs" / "publishing.md").read_text()
+    example = page.split("```toml\n", 1)[1].split("```", 1)[0]
+    manifest = parse_manifest(example + CORPUS + SYNTH, Path("docs/publishing.md"))
     assert manifest.publish.types == {"safetyRecord": "tsb"}
     assert manifest.publish.fields == {"safetyRecord": {"summary": "body"}}
 
 
 @pytest.mark.parametrize("command", ["publish", "pushes"])
-def test_publish_commands_have_help_and_appear_in_the_readme(command: str) -> None:
+def test_publish_commands_have_help_and_appear_in_the_docs(command: str) -> None:
     result = cli(command, "--help")
     assert result.exit_code == 0
     assert "--json" in result.output and len(result.output.splitlines()) > 5
-    assert f"`receipts {command} " in (REPO / "README.md").read_text()
+    assert f"`receipts {command} " in (REPO / "docs" / "commands.md").read_text()

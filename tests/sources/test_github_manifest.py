@@ -182,23 +182,22 @@ def test_manifest_check_counts_github_entries(tmp_path: Path) -> None:
     assert '"github": 1' in result.output
 
 
-def test_the_readme_example_entry_is_valid() -> None:
-    readme = (REPO / "README.md").read_text()
-    section = readme.split("## GitHub files at pinned commits", 1)[1]
+def test_the_docs_example_entry_is_valid() -> None:
+    section = (REPO / "docs" / "sources" / "github.md").read_text()
     example = section.split("```toml\n", 1)[1].split("```", 1)[0]
-    manifest = parse_manifest(CORPUS + example, Path("README.md"))
+    manifest = parse_manifest(CORPUS + example, Path("docs/sources/github.md"))
     assert manifest.entries["github"][0].files[0].path == "docs/product/claims.md"
 
 
 @pytest.mark.parametrize("command", [["pin"], ["drift"], ["verify"]])
-def test_github_commands_have_help_and_appear_in_the_readme(command: list[str]) -> None:
+def test_github_commands_have_help_and_appear_in_the_docs(command: list[str]) -> None:
     result = cli(*command, "--help")
     assert result.exit_code == 0
     assert len(result.stdout.splitlines()) > 5
-    readme = (REPO / "README.md").read_text()
-    assert f"`receipts {command[0]} " in readme
+    page = (REPO / "docs" / "sources" / "github.md").read_text()
+    assert f"`receipts {command[0]} " in page
     if command == ["verify"]:
-        assert "--upstream [MANIFEST]" in result.stdout and "--upstream [MANIFEST]" in readme
+        assert "--upstream [MANIFEST]" in result.stdout and "--upstream [MANIFEST]" in page
 
 
 def test_a_commit_with_a_line_end_is_no_pinned_commit() -> None:

@@ -62,10 +62,10 @@ def test_each_upstream_declares_its_endpoints() -> None:
     assert len(variables) == len(set(variables)) == 5
 
 
-def test_the_readme_documents_every_endpoint() -> None:
-    readme = (REPO / "README.md").read_text("utf-8")
+def test_the_configuration_page_documents_every_endpoint() -> None:
+    page = (REPO / "docs" / "configuration.md").read_text("utf-8")
     for endpoint in registry.endpoints():
-        assert f"| `{endpoint.env_var}` | `{endpoint.default_url}` |" in readme, endpoint
+        assert f"| `{endpoint.env_var}` | `{endpoint.default_url}` |" in page, endpoint
 
 
 def test_the_synthetic_stream_stays_paused_while_its_hold_file_exists(tmp_path: Path) -> None:
