@@ -4,7 +4,7 @@ Runs the demo itself (``demo.run.run_demo``, every step through the real CLI) wi
 ``--record`` / ``RECEIPTS_RECORD`` instead of ``--replay``, against the stateful fakes of
 ``demo.upstreams`` (day 1 state, then moved to day 2 before the second day), so the
 recordings hold exactly the requests the demo will replay. The scratch warehouse and NDJSON
-files are thrown away. Two runs write byte-identical files (``tests/test_demo_sessions.py``
+files are thrown away. Two runs write byte-identical files (``tests/demo/test_demo_sessions.py``
 checks that the committed sessions equal a fresh recording).
 """
 

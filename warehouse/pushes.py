@@ -32,7 +32,7 @@ class Receipt:
     touched_by_us: int | None
 
 
-# The shape of the transaction ids our pushes send (pipelines.publish.push.transaction_id).
+# The shape of the transaction ids our pushes send (pipelines.publish.transactions.transaction_id).
 TRANSACTION_ID_RE = re.compile(r"^rcpt-([1-9][0-9]*)-([1-9][0-9]*)-[0-9a-f]{16}\Z")
 APPLIED_STATUSES = ("committed", "reconciled")
 

@@ -2,7 +2,7 @@
 
 ``docs/cli.md`` holds one marker; this MkDocs hook replaces it with the ``--help`` of every
 command, walked from ``pipelines.cli.main``, so the reference cannot drift from the code.
-``tests/test_cli_docs.py`` calls ``reference()`` to check that every command is in it.
+``tests/house/test_cli_docs.py`` calls ``reference()`` to check that every command is in it.
 """
 
 from __future__ import annotations

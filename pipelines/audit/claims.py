@@ -65,7 +65,7 @@ _MARKUP_CHARS = frozenset("<&")
 _MARKDOWN_CHARS = frozenset("[*_`#>")
 # A word's first character, and the rest of it: ``\w`` is exactly
 # :func:`~pipelines.audit.quote.is_word_char` (``str.isalnum`` or ``_``) for every code point
-# (tests/test_claims.py checks them all).
+# (tests/claims/test_claims.py checks them all).
 _WORD = re.compile(r"(\w)(\w*)")
 # Marks after a word's first character and after its last. Neither is ever in reader text
 # (both are whitespace, which reader text collapses to one space; WORD_EDGE is removed).

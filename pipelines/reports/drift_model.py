@@ -17,8 +17,9 @@ from pipelines.audit.diffing import Diff, diff_snapshots
 from pipelines.audit.target_drift import TargetDrift
 from warehouse.asof import Point, utc_iso
 from warehouse.claims import StatusChange, changes_after_run
-from warehouse.drift import Drift, DriftRow, RunRef, UnseenRow, corpora_of, snapshot_bodies
+from warehouse.drift import Drift, DriftRow, RunRef, corpora_of, snapshot_bodies
 from warehouse.store import Warehouse
+from warehouse.unseen import UnseenRow
 
 REPORT_VERSION = 1
 BODY_CHUNK = 100

@@ -1,7 +1,7 @@
 """The Forem source through the command line, as a user runs it: ``receipts ingest``,
 ``receipts history``, ``receipts show``, ``receipts runs``.
 
-The CLI paces in real time, so these manifests raise ``reads_per_second`` and the fake
+The CLI paces in real time, so these manifests raise ``reads_per_second`` and the fake_forem
 does not rate-limit (pacing and Retry-After are covered with a virtual clock in
 ``test_forem_ingest.py``), except for the bundled manifest, which runs at the default pace.
 """
@@ -9,7 +9,6 @@ does not rate-limit (pacing and Retry-After are covered with a virtual clock in
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,18 +22,14 @@ FAST = {"reads_per_second": 1000}
 
 
 @pytest.fixture
-def fake() -> Iterator[FakeForem]:
-    with FakeForem(reads_per_second=None).serving() as served:
-        yield served
-
-
-@pytest.fixture
-def thread(fake: FakeForem) -> dict[str, Any]:
-    article = fake.add_article("ana", "on-labels-2gc3", "On labels", "One label, three failures.")
-    first = fake.add_comment(article, "I saw this too.", "bo")
-    reply = fake.add_comment(article, "Which version?", "ana", parent=first)
-    second = fake.add_comment(article, "It fails on empty input.", "cy")
-    third = fake.add_comment(article, "Same here.", "dee")
+def thread(fake_forem: FakeForem) -> dict[str, Any]:
+    article = fake_forem.add_article(
+        "ana", "on-labels-2gc3", "On labels", "One label, three failures."
+    )
+    first = fake_forem.add_comment(article, "I saw this too.", "bo")
+    reply = fake_forem.add_comment(article, "Which version?", "ana", parent=first)
+    second = fake_forem.add_comment(article, "It fails on empty input.", "cy")
+    third = fake_forem.add_comment(article, "Same here.", "dee")
     return {"article": article, "comments": [first, reply, second, third]}
 
 
@@ -44,15 +39,15 @@ def ingest(tmp_path: Path, warehouse: Path, *entries: str) -> Any:
 
 
 def test_history_shows_a_comments_full_revision_chain(
-    tmp_path: Path, warehouse_path: Path, fake: FakeForem, thread: dict[str, Any]
+    tmp_path: Path, warehouse_path: Path, fake_forem: FakeForem, thread: dict[str, Any]
 ) -> None:
     entry = forem_entry(id=thread["article"], **FAST)
     code = thread["comments"][2]
     steps = [
         lambda: None,
-        lambda: fake.edit_comment(code, "It fails on empty input (edited: and on None)."),
-        lambda: fake.delete_comment(code),
-        lambda: fake.destroy_comment(code),
+        lambda: fake_forem.edit_comment(code, "It fails on empty input (edited: and on None)."),
+        lambda: fake_forem.delete_comment(code),
+        lambda: fake_forem.destroy_comment(code),
     ]
     for step in steps:
         step()
@@ -104,9 +99,9 @@ def test_history_shows_a_comments_full_revision_chain(
 
 
 def test_ingest_json_reports_a_tree_below_comments_count(
-    tmp_path: Path, warehouse_path: Path, fake: FakeForem, thread: dict[str, Any]
+    tmp_path: Path, warehouse_path: Path, fake_forem: FakeForem, thread: dict[str, Any]
 ) -> None:
-    fake.articles[thread["article"]].count_lag = 2
+    fake_forem.articles[thread["article"]].count_lag = 2
     result = ingest(tmp_path, warehouse_path, forem_entry(id=thread["article"], **FAST))
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
@@ -130,7 +125,7 @@ def test_ingest_json_reports_a_tree_below_comments_count(
 
 
 def test_a_missing_article_exits_1_and_says_which(
-    tmp_path: Path, warehouse_path: Path, fake: FakeForem, thread: dict[str, Any]
+    tmp_path: Path, warehouse_path: Path, fake_forem: FakeForem, thread: dict[str, Any]
 ) -> None:
     manifest = write_manifest(
         tmp_path,
@@ -150,14 +145,14 @@ def test_the_bundled_manifest_ingests_its_article_with_the_api_key_kept_secret(
 ) -> None:
     secret = "forem-key-do-not-leak-0123456789"
     monkeypatch.setenv("FOREM_API_KEY", secret)
-    fake = FakeForem()  # enforces 3 reads/s in real time: the manifest's default pace
-    article = fake.add_article(
+    fake_forem = FakeForem()  # enforces 3 reads/s in real time: the manifest's default pace
+    article = fake_forem.add_article(
         "kenielzep97", "my-harness-used-one-label-for-three-different-failures-2gc3"
     )
-    top = fake.add_comment(article, "Which labels did you split it into?", "bo")
-    fake.add_comment(article, "timeout, crash and wrong answer.", "kenielzep97", parent=top)
+    top = fake_forem.add_comment(article, "Which labels did you split it into?", "bo")
+    fake_forem.add_comment(article, "timeout, crash and wrong answer.", "kenielzep97", parent=top)
     recording = tmp_path / "session"
-    with fake.serving():
+    with fake_forem.serving():
         result = cli(
             "ingest",
             REPO / "manifests" / "ask-the-record.toml",
@@ -170,9 +165,9 @@ def test_the_bundled_manifest_ingests_its_article_with_the_api_key_kept_secret(
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
     assert report["counts"]["forem"]["new"] == 3
-    assert fake.throttled == 0
-    assert set(fake.api_keys_seen) == {secret}
-    assert all(ACCEPT_V1 in r.headers["accept"] for r in fake.requests)
+    assert fake_forem.throttled == 0
+    assert set(fake_forem.api_keys_seen) == {secret}
+    assert all(ACCEPT_V1 in r.headers["accept"] for r in fake_forem.requests)
 
     recorded = [json.loads(p.read_text()) for p in recording.rglob("*.json")]
     assert len(recorded) == 2

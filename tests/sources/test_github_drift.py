@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from fakes.github import FakeGitHub, manifest_toml, serve
+from fakes.github import FakeGitHub, manifest_toml
 from pipelines import USER_AGENT
 from pipelines.audit.pin_drift import (
     CHANGED,
@@ -25,12 +24,6 @@ from warehouse.canonical import content_hash
 
 REPO_NAME = "octo/hyphae"
 FORMATS = {"a.md": "markdown", "b.md": "markdown", "c.md": "markdown"}
-
-
-@pytest.fixture
-def github() -> Iterator[FakeGitHub]:
-    with serve(FakeGitHub()) as fake:
-        yield fake
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ digests, fail-closed integrity checks, zero-request refresh, re-pinning, and the
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,12 +40,6 @@ FILES = {
     "img/logo.bin": bytes(range(256)),
 }
 FORMATS = {"README.md": "markdown", "docs/up.txt": "text", "img/logo.bin": "binary"}
-
-
-@pytest.fixture
-def github() -> Iterator[FakeGitHub]:
-    with serve(FakeGitHub()) as fake:
-        yield fake
 
 
 def ingest(manifest: Path, warehouse: Path, env: dict[str, str] | None = None) -> dict[str, Any]:

@@ -3,24 +3,17 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
-from fakes.github import FakeGitHub, manifest_toml, serve
+from fakes.github import FakeGitHub, manifest_toml
 from pipelines.manifest import load_manifest
 from sources.github.pins import commit_sha_of
 from tests.conftest import cli, write_manifest
 
 REPO_NAME = "octo/hyphae"
-
-
-@pytest.fixture
-def github() -> Iterator[FakeGitHub]:
-    with serve(FakeGitHub()) as fake:
-        yield fake
 
 
 def test_pin_writes_the_commit_and_keeps_everything_else(

@@ -3,25 +3,18 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from fakes.github import FakeGitHub, manifest_toml, serve
+from fakes.github import FakeGitHub, manifest_toml
 from tests.conftest import cli, write_manifest
 from warehouse.canonical import content_hash
 
 REPO_NAME = "octo/hyphae"
 FILES = {"a.md": b"a", "docs/b.json": b'{"b": 1}'}
 FORMATS = {"a.md": "markdown", "docs/b.json": "json"}
-
-
-@pytest.fixture
-def github() -> Iterator[FakeGitHub]:
-    with serve(FakeGitHub()) as fake:
-        yield fake
 
 
 @pytest.fixture

@@ -45,7 +45,7 @@ def test_requests_carry_the_user_agent_the_caller_names() -> None:
 
 
 def test_the_user_agent_of_receipts_names_the_tool_and_version() -> None:
-    # Recorded demo sessions hold this header byte for byte (tests/test_demo_sessions.py).
+    # Recorded demo sessions hold this header byte for byte (tests/demo/test_demo_sessions.py).
     expected = f"receipts/{__version__} (evidence corpora with provenance; python-httpx)"
     assert expected == USER_AGENT
 

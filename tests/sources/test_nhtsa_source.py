@@ -1,24 +1,15 @@
-"""The per-vehicle NHTSA source against a fake NHTSA: endpoints and quirks, de-duplication
+"""The per-vehicle NHTSA source against a fake_nhtsa NHTSA: endpoints and quirks, de-duplication
 across years and variants, filters, tombstones and restores, retries, error pages."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
 
-from pipelines import USER_AGENT
-from pipelines.ingest import RunResult, run_ingest
-from pipelines.manifest import load_manifest, parse_manifest
-from sources.base import CurationInput
-from sources.http import HttpFactory
-from sources.nhtsa.curate import _api_facts
-from sources.nhtsa.source import NhtsaEntry, curate
-from tests.conftest import REPO, cli, write_manifest
 from fakes.nhtsa import (
     AEB_COMPLAINT,
     AEB_RECALL,
@@ -33,6 +24,14 @@ from fakes.nhtsa import (
     complaint,
     pdf,
 )
+from pipelines import USER_AGENT
+from pipelines.ingest import RunResult, run_ingest
+from pipelines.manifest import load_manifest, parse_manifest
+from sources.base import CurationInput
+from sources.http import HttpFactory
+from sources.nhtsa.curate import _api_facts
+from sources.nhtsa.source import NhtsaEntry, curate
+from tests.conftest import REPO, cli, write_manifest
 from warehouse import audit
 from warehouse.digests import row_counts
 from warehouse.errors import ManifestError
@@ -49,12 +48,6 @@ AEB_DOCS = {
     doc_id("nhtsa", "communication", str(BULLETIN)),
 }
 COMPLAINTS = "/complaints/complaintsByVehicle"
-
-
-@pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeNhtsa]:
-    with FakeNhtsa().serving(monkeypatch) as nhtsa:
-        yield nhtsa
 
 
 def ingest_cli(warehouse_path: Path, manifest: Path = MANIFEST) -> tuple[int, dict[str, Any]]:
@@ -172,35 +165,37 @@ def test_the_cr_v_aeb_manifest_declares_the_corpus() -> None:
 
 
 # -- ingest --------------------------------------------------------------------------------
-def test_the_corpus_is_ingested_through_the_cli(fake: FakeNhtsa, warehouse_path: Path) -> None:
+def test_the_corpus_is_ingested_through_the_cli(
+    fake_nhtsa: FakeNhtsa, warehouse_path: Path
+) -> None:
     code, summary = ingest_cli(warehouse_path)
     assert code == 0, summary
     assert summary["counts"]["nhtsa"]["new"] == len(AEB_DOCS)
     assert current_docs(warehouse_path) == AEB_DOCS
     # Polite and exact: the documented routes, parameter names as NHTSA spells them.
-    assert set(fake.paths()) == {
+    assert set(fake_nhtsa.paths()) == {
         "/recalls/recallsByVehicle",
         COMPLAINTS,
         "/vehicles/byYmmt",
         "/safetyIssues/byNhtsaId",
     }
-    by_vehicle = [r for r in fake.requests if r.url.path == COMPLAINTS]
+    by_vehicle = [r for r in fake_nhtsa.requests if r.url.path == COMPLAINTS]
     assert sorted(int(r.url.params["modelYear"]) for r in by_vehicle) == list(range(2017, 2023))
     assert all(set(r.url.params) == {"make", "model", "modelYear"} for r in by_vehicle)
     # Filtered-out records cost no further request.
-    asked = [r.url.params["nhtsaId"] for r in fake.requests if "byNhtsaId" in r.url.path]
+    asked = [r.url.params["nhtsaId"] for r in fake_nhtsa.requests if "byNhtsaId" in r.url.path]
     assert str(RADIO_BULLETIN) not in asked and sorted(asked) == sorted(
         [INVESTIGATION, str(BULLETIN)]
     )
 
 
 def test_a_record_seen_under_several_years_and_variants_is_one_document(
-    fake: FakeNhtsa, warehouse_path: Path
+    fake_nhtsa: FakeNhtsa, warehouse_path: Path
 ) -> None:
     assert ingest_cli(warehouse_path)[0] == 0
     complaint = body(warehouse_path, doc_id("nhtsa", "complaint", str(AEB_COMPLAINT)))
     assert complaint["modelYears"] == [2019, 2020]
-    assert complaint["record"] == fake.vehicles[("HONDA", "CR-V", 2019)].complaints[0]
+    assert complaint["record"] == fake_nhtsa.vehicles[("HONDA", "CR-V", 2019)].complaints[0]
     recall = body(warehouse_path, doc_id("nhtsa", "recall", AEB_RECALL))
     assert recall["modelYears"] == [2019, 2020]
     assert recall["record"]["ReportReceivedDate"] == "05/12/2021"  # verbatim, not reformatted
@@ -219,7 +214,7 @@ def test_a_record_seen_under_several_years_and_variants_is_one_document(
 
 
 def test_provenance_names_the_request_and_the_source_format(
-    fake: FakeNhtsa, warehouse_path: Path
+    fake_nhtsa: FakeNhtsa, warehouse_path: Path
 ) -> None:
     assert ingest_cli(warehouse_path)[0] == 0
     with Warehouse.open(str(warehouse_path), read_only=True) as wh:
@@ -233,7 +228,7 @@ def test_provenance_names_the_request_and_the_source_format(
 
 
 def test_a_refresh_of_an_unchanged_corpus_stores_nothing_new(
-    fake: FakeNhtsa, warehouse_path: Path
+    fake_nhtsa: FakeNhtsa, warehouse_path: Path
 ) -> None:
     assert ingest_cli(warehouse_path)[0] == 0
     before = table_counts(warehouse_path)
@@ -244,7 +239,7 @@ def test_a_refresh_of_an_unchanged_corpus_stores_nothing_new(
     assert table_counts(warehouse_path) == before
 
 
-def test_without_filters_every_record_is_a_document(fake: FakeNhtsa, tmp_path: Path) -> None:
+def test_without_filters_every_record_is_a_document(fake_nhtsa: FakeNhtsa, tmp_path: Path) -> None:
     manifest = write_manifest(
         tmp_path, '[corpus]\nname = "all"\nnamespace = "all"\n[[nhtsa]]\n' + ENTRY
     )
@@ -253,16 +248,16 @@ def test_without_filters_every_record_is_a_document(fake: FakeNhtsa, tmp_path: P
 
 
 def test_a_record_that_disappears_is_tombstoned_and_restored_when_it_returns(
-    fake: FakeNhtsa, warehouse_path: Path
+    fake_nhtsa: FakeNhtsa, warehouse_path: Path
 ) -> None:
     assert ingest_cli(warehouse_path)[0] == 0
     gone_doc = doc_id("nhtsa", "complaint", str(CMBS_TEXT_COMPLAINT))
-    removed = fake.remove("complaints", CMBS_TEXT_COMPLAINT)
+    removed = fake_nhtsa.remove("complaints", CMBS_TEXT_COMPLAINT)
     code, summary = ingest_cli(warehouse_path)
     assert code == 0 and summary["counts"]["nhtsa"]["gone"] == 1
     assert gone_doc not in current_docs(warehouse_path)
 
-    fake.restore("complaints", removed)
+    fake_nhtsa.restore("complaints", removed)
     code, summary = ingest_cli(warehouse_path)
     assert code == 0 and summary["counts"]["nhtsa"]["restored"] == 1
     history = json.loads(cli("history", gone_doc, "--warehouse", warehouse_path, "--json").stdout)
@@ -272,43 +267,43 @@ def test_a_record_that_disappears_is_tombstoned_and_restored_when_it_returns(
 
 
 def test_the_circuit_breaker_refuses_to_retire_a_whole_scope(
-    fake: FakeNhtsa, warehouse_path: Path
+    fake_nhtsa: FakeNhtsa, warehouse_path: Path
 ) -> None:
     assert ingest_cli(warehouse_path)[0] == 0
     # Unrelated complaints keep 2019 and 2020 answering 200 once AEB_COMPLAINT is gone (a
     # year that had records and answers 400 retires nothing at all).
     for year in (2019, 2020):
-        fake.vehicles[("HONDA", "CR-V", year)].complaints.append(
+        fake_nhtsa.vehicles[("HONDA", "CR-V", year)].complaints.append(
             complaint(11999100 + year, "ELECTRICAL SYSTEM", "The radio resets.", "", "", year)
         )
-    fake.remove("complaints", CMBS_TEXT_COMPLAINT)
-    fake.remove("complaints", AEB_COMPLAINT)
+    fake_nhtsa.remove("complaints", CMBS_TEXT_COMPLAINT)
+    fake_nhtsa.remove("complaints", AEB_COMPLAINT)
     code, summary = ingest_cli(warehouse_path)
     assert code == 1
     assert "refusing to retire 2 of 2 documents" in summary["failures"][0]["reason"]
     assert current_docs(warehouse_path) == AEB_DOCS
 
 
-def test_429_503_and_500_are_retried_politely(fake: FakeNhtsa, warehouse_path: Path) -> None:
-    fake.fail(COMPLAINTS, 429, retry_after="7", modelYear="2019")
-    fake.fail("/vehicles/byYmmt", 503, times=2, modelYear="2018")
-    fake.fail("/recalls/recallsByVehicle", 500, modelYear="2020")
-    fake.fail("/safetyIssues/byNhtsaId", 503, body=HTML_ERROR, content_type="text/html")
+def test_429_503_and_500_are_retried_politely(fake_nhtsa: FakeNhtsa, warehouse_path: Path) -> None:
+    fake_nhtsa.fail(COMPLAINTS, 429, retry_after="7", modelYear="2019")
+    fake_nhtsa.fail("/vehicles/byYmmt", 503, times=2, modelYear="2018")
+    fake_nhtsa.fail("/recalls/recallsByVehicle", 500, modelYear="2020")
+    fake_nhtsa.fail("/safetyIssues/byNhtsaId", 503, body=HTML_ERROR, content_type="text/html")
     sleeps: list[float] = []
     result = ingest_lib(warehouse_path, sleeps)
     assert result.status == "ok", result.failures
     assert current_docs(warehouse_path) == AEB_DOCS
     assert 7.0 in sleeps  # Retry-After honoured
     assert len([s for s in sleeps if s != 7.0]) == 4  # backoff for 503, 503, 500, 503
-    assert all(f.times == 0 for f in fake.faults)
+    assert all(f.times == 0 for f in fake_nhtsa.faults)
 
 
 def test_a_failed_year_fails_the_entry_and_retires_nothing(
-    fake: FakeNhtsa, warehouse_path: Path
+    fake_nhtsa: FakeNhtsa, warehouse_path: Path
 ) -> None:
     assert ingest_lib(warehouse_path).status == "ok"
-    fake.remove("complaints", CMBS_TEXT_COMPLAINT)  # would be a tombstone if the listing ran
-    fake.fail(COMPLAINTS, 503, times=10, modelYear="2022")
+    fake_nhtsa.remove("complaints", CMBS_TEXT_COMPLAINT)  # would be a tombstone if the listing ran
+    fake_nhtsa.fail(COMPLAINTS, 503, times=10, modelYear="2022")
     result = ingest_lib(warehouse_path)
     assert result.status == "failed"
     (failure,) = result.failures
@@ -330,14 +325,14 @@ def test_a_failed_year_fails_the_entry_and_retires_nothing(
     ids=["html page", "empty body", "truncated json", "400 error", "no results", "403 page"],
 )
 def test_a_body_that_is_not_a_listing_fails_the_entry(
-    fake: FakeNhtsa,
+    fake_nhtsa: FakeNhtsa,
     warehouse_path: Path,
     body: bytes,
     content_type: str,
     status: int,
     message: str,
 ) -> None:
-    fake.fail(
+    fake_nhtsa.fail(
         "/recalls/recallsByVehicle", status, body=body, content_type=content_type, modelYear="2018"
     )
     code, summary = ingest_cli(warehouse_path)
@@ -348,23 +343,25 @@ def test_a_body_that_is_not_a_listing_fails_the_entry(
 
 
 def test_an_empty_year_answered_with_400_is_no_records(
-    fake: FakeNhtsa, warehouse_path: Path
+    fake_nhtsa: FakeNhtsa, warehouse_path: Path
 ) -> None:
     assert ingest_cli(warehouse_path)[0] == 0
     empty = [
-        r for r in fake.requests if r.url.path == COMPLAINTS and r.url.params["modelYear"] == "2017"
+        r
+        for r in fake_nhtsa.requests
+        if r.url.path == COMPLAINTS and r.url.params["modelYear"] == "2017"
     ]
     assert len(empty) == 1  # answered 400 with a zero count, read as an empty year
 
 
 def test_a_400_for_a_year_that_had_records_retires_nothing_and_warns(
-    fake: FakeNhtsa, warehouse_path: Path
+    fake_nhtsa: FakeNhtsa, warehouse_path: Path
 ) -> None:
     # A zero-count 400 is also NHTSA's answer for a make or model it does not recognise:
     # when a model year that had records comes back that way, the listing is not the whole
     # truth for its scope.
     assert ingest_cli(warehouse_path)[0] == 0
-    vehicle = fake.forget("HONDA", "CR-V", 2021)  # held CMBS_TEXT_RECALL, CMBS_TEXT_COMPLAINT
+    vehicle = fake_nhtsa.forget("HONDA", "CR-V", 2021)  # held CMBS_TEXT_RECALL, CMBS_TEXT_COMPLAINT
     code, summary = ingest_cli(warehouse_path)
     assert code == 0, summary["failures"]
     assert summary["counts"]["nhtsa"]["gone"] == 0
@@ -381,18 +378,20 @@ def test_a_400_for_a_year_that_had_records_retires_nothing_and_warns(
 
     # 2017, which never had records, answers 400 every run: the listing stays complete, and
     # a record gone from a year that still answers 200 is retired as before.
-    fake.vehicles[("HONDA", "CR-V", 2021)] = vehicle
-    fake.remove("complaints", CMBS_TEXT_COMPLAINT)
+    fake_nhtsa.vehicles[("HONDA", "CR-V", 2021)] = vehicle
+    fake_nhtsa.remove("complaints", CMBS_TEXT_COMPLAINT)
     code, summary = ingest_cli(warehouse_path)
     assert code == 0 and summary["warnings"] == []
     assert summary["counts"]["nhtsa"]["gone"] == 1
 
 
 def test_a_date_in_the_wrong_format_is_a_warning_and_kept_verbatim(
-    fake: FakeNhtsa, warehouse_path: Path
+    fake_nhtsa: FakeNhtsa, warehouse_path: Path
 ) -> None:
     for year in (2019, 2020):
-        fake.vehicles[("HONDA", "CR-V", year)].complaints[0]["dateComplaintFiled"] = "31/12/2021"
+        fake_nhtsa.vehicles[("HONDA", "CR-V", year)].complaints[0]["dateComplaintFiled"] = (
+            "31/12/2021"
+        )
     code, summary = ingest_cli(warehouse_path)
     assert code == 0
     assert summary["warnings"] == [
@@ -432,7 +431,7 @@ def curated(warehouse_path: Path, doc: str) -> dict[str, Any]:
     return result.fields
 
 
-def test_curated_records_carry_the_key_facts(fake: FakeNhtsa, warehouse_path: Path) -> None:
+def test_curated_records_carry_the_key_facts(fake_nhtsa: FakeNhtsa, warehouse_path: Path) -> None:
     assert ingest_cli(warehouse_path)[0] == 0
     recall = curated(warehouse_path, doc_id("nhtsa", "recall", AEB_RECALL))
     assert recall["recordType"] == "recall" and recall["campaignNumber"] == AEB_RECALL
@@ -475,7 +474,7 @@ def test_counts_written_in_other_digits_are_not_counts() -> None:
     assert _api_facts("complaint", "1", {"numberOfInjuries": " 2 "})["injuries"] == 2
 
 
-def test_curation_is_deterministic(fake: FakeNhtsa, tmp_path: Path) -> None:
+def test_curation_is_deterministic(fake_nhtsa: FakeNhtsa, tmp_path: Path) -> None:
     first, second = tmp_path / "a.duckdb", tmp_path / "b.duckdb"
     assert ingest_cli(first)[0] == 0
     assert ingest_cli(second)[0] == 0
@@ -484,7 +483,7 @@ def test_curation_is_deterministic(fake: FakeNhtsa, tmp_path: Path) -> None:
         assert curated(first, doc) == curated(second, doc)
 
 
-def test_the_corpus_is_published_as_safety_records(fake: FakeNhtsa, tmp_path: Path) -> None:
+def test_the_corpus_is_published_as_safety_records(fake_nhtsa: FakeNhtsa, tmp_path: Path) -> None:
     warehouse = tmp_path / "w.duckdb"
     assert ingest_cli(warehouse)[0] == 0
     out = tmp_path / "crv.ndjson"
@@ -501,11 +500,11 @@ def test_the_corpus_is_published_as_safety_records(fake: FakeNhtsa, tmp_path: Pa
 
 
 def test_safety_issues_by_nhtsa_id_takes_the_record_asked_for_not_the_first(
-    fake: FakeNhtsa, warehouse_path: Path
+    fake_nhtsa: FakeNhtsa, warehouse_path: Path
 ) -> None:
     """byNhtsaId can answer several records (a bulletin re-sent or revised under another
     id): the documents stored are those of the record whose nhtsaIdNumber was asked for."""
-    fake.alongside[(str(BULLETIN), "manufacturerCommunications")] = [
+    fake_nhtsa.alongside[(str(BULLETIN), "manufacturerCommunications")] = [
         {
             "nhtsaIdNumber": 11035885,
             "associatedDocuments": [pdf("MC-11035885-0001.pdf", 2021, "first issue")],
@@ -517,10 +516,10 @@ def test_safety_issues_by_nhtsa_id_takes_the_record_asked_for_not_the_first(
 
 
 def test_a_by_nhtsa_id_answer_without_the_record_asked_for_fails_the_entry(
-    fake: FakeNhtsa, warehouse_path: Path
+    fake_nhtsa: FakeNhtsa, warehouse_path: Path
 ) -> None:
     other = {"nhtsaIdNumber": 11035885, "associatedDocuments": []}
-    fake.fail(
+    fake_nhtsa.fail(
         "/safetyIssues/byNhtsaId",
         200,
         body=orjson.dumps({"results": [{"manufacturerCommunications": [other]}]}),
@@ -550,10 +549,10 @@ def test_a_by_nhtsa_id_answer_without_the_record_asked_for_fails_the_entry(
     ids=["issues a string", "issue list a string", "issue a string"],
 )
 def test_a_malformed_by_ymmt_answer_says_what_was_wrong_and_where(
-    fake: FakeNhtsa, warehouse_path: Path, vehicle: dict[str, Any], wrong: str
+    fake_nhtsa: FakeNhtsa, warehouse_path: Path, vehicle: dict[str, Any], wrong: str
 ) -> None:
     body_bytes = orjson.dumps({"meta": {"pagination": {"total": 1}}, "results": [vehicle]})
-    fake.fail("/vehicles/byYmmt", 200, body=body_bytes, modelYear="2019")
+    fake_nhtsa.fail("/vehicles/byYmmt", 200, body=body_bytes, modelYear="2019")
     code, summary = ingest_cli(warehouse_path)
     assert code == 1
     (failure,) = summary["failures"]

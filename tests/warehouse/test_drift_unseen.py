@@ -8,7 +8,6 @@ a word."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,17 +21,13 @@ FAST = {"reads_per_second": 1000}
 
 
 @pytest.fixture
-def fake() -> Iterator[FakeForem]:
-    with FakeForem(reads_per_second=None).serving() as served:
-        yield served
-
-
-@pytest.fixture
-def thread(fake: FakeForem) -> dict[str, Any]:
-    article = fake.add_article("ana", "on-labels-2gc3", "On labels", "One label, three failures.")
-    first = fake.add_comment(article, "I saw this too.", "bo")
-    quoted = fake.add_comment(article, "It fails on empty input.", "cy")
-    third = fake.add_comment(article, "Same here.", "dee")
+def thread(fake_forem: FakeForem) -> dict[str, Any]:
+    article = fake_forem.add_article(
+        "ana", "on-labels-2gc3", "On labels", "One label, three failures."
+    )
+    first = fake_forem.add_comment(article, "I saw this too.", "bo")
+    quoted = fake_forem.add_comment(article, "It fails on empty input.", "cy")
+    third = fake_forem.add_comment(article, "Same here.", "dee")
     return {"article": article, "comments": [first, quoted, third]}
 
 
@@ -54,21 +49,21 @@ def drift_json(warehouse: Path, *args: Any) -> dict[str, Any]:
     return report
 
 
-def vanish_behind_a_stale_count(fake: FakeForem, thread: dict[str, Any]) -> str:
+def vanish_behind_a_stale_count(fake_forem: FakeForem, thread: dict[str, Any]) -> str:
     """The quoted comment disappears; the article's counter still counts it, so the smaller
     tree is only a lower bound and retires nothing."""
     quoted: str = thread["comments"][1]
-    fake.destroy_comment(quoted)
-    fake.articles[thread["article"]].count_lag = 1
+    fake_forem.destroy_comment(quoted)
+    fake_forem.articles[thread["article"]].count_lag = 1
     return f"forem/comment/{quoted}"
 
 
 def test_a_comment_missing_from_a_lower_bound_tree_is_reported_unseen(
-    tmp_path: Path, warehouse_path: Path, fake: FakeForem, thread: dict[str, Any]
+    tmp_path: Path, warehouse_path: Path, fake_forem: FakeForem, thread: dict[str, Any]
 ) -> None:
     path = manifest(tmp_path, thread)
     ingest(path, warehouse_path)  # run 1: the whole tree
-    doc = vanish_behind_a_stale_count(fake, thread)
+    doc = vanish_behind_a_stale_count(fake_forem, thread)
     ingest(path, warehouse_path)  # run 2: a lower bound without it
 
     report = drift_json(warehouse_path, path)
@@ -99,21 +94,21 @@ def test_a_comment_missing_from_a_lower_bound_tree_is_reported_unseen(
     assert (again["last_seen_run"], again["missed_run"]) == (1, 3)
 
     # Back in the tree: seen again, nothing unseen, and the key is absent as before.
-    fake.articles[thread["article"]].count_lag = 0
-    fake.add_comment(thread["article"], "A new reply.", "eve")
+    fake_forem.articles[thread["article"]].count_lag = 0
+    fake_forem.add_comment(thread["article"], "A new reply.", "eve")
     ingest(path, warehouse_path)
     assert "unseen" not in drift_json(warehouse_path, path)
 
 
 def test_a_failed_entry_or_only_makes_nothing_unseen(
-    tmp_path: Path, warehouse_path: Path, fake: FakeForem, thread: dict[str, Any]
+    tmp_path: Path, warehouse_path: Path, fake_forem: FakeForem, thread: dict[str, Any]
 ) -> None:
-    other = fake.add_article("bo", "second-1abc", "Second", "Another article.")
-    fake.add_comment(other, "First!", "cy")
+    other = fake_forem.add_article("bo", "second-1abc", "Second", "Another article.")
+    fake_forem.add_comment(other, "First!", "cy")
     path = manifest(tmp_path, thread, forem_entry(id=other, **FAST))
     ingest(path, warehouse_path)
     # The first article's entry fails this run: its comments were not listed at all.
-    fake.articles.pop(thread["article"])
+    fake_forem.articles.pop(thread["article"])
     ingest(path, warehouse_path)
     assert "unseen" not in drift_json(warehouse_path, path)
     # A run that leaves the source out lists nothing of it.
@@ -122,13 +117,13 @@ def test_a_failed_entry_or_only_makes_nothing_unseen(
 
 
 def test_refresh_prints_unseen_documents(
-    tmp_path: Path, warehouse_path: Path, fake: FakeForem, thread: dict[str, Any]
+    tmp_path: Path, warehouse_path: Path, fake_forem: FakeForem, thread: dict[str, Any]
 ) -> None:
     path = manifest(tmp_path, thread)
     out = tmp_path / "out.ndjson"
     first = cli("refresh", path, "--warehouse", warehouse_path, "--out", out)
     assert first.exit_code == 0, first.output
-    doc = vanish_behind_a_stale_count(fake, thread)
+    doc = vanish_behind_a_stale_count(fake_forem, thread)
     second = cli("refresh", path, "--warehouse", warehouse_path, "--out", out)
     assert second.exit_code == 0, second.output
     assert f"  unseen   {doc}: unseen since run 1 (revision 1;" in second.output
@@ -139,7 +134,7 @@ def test_refresh_prints_unseen_documents(
 
 
 def test_a_claim_on_an_unseen_comment_is_unseen_not_holding(
-    tmp_path: Path, warehouse_path: Path, fake: FakeForem, thread: dict[str, Any]
+    tmp_path: Path, warehouse_path: Path, fake_forem: FakeForem, thread: dict[str, Any]
 ) -> None:
     path = manifest(tmp_path, thread)
     ingest(path, warehouse_path)
@@ -153,9 +148,9 @@ def test_a_claim_on_an_unseen_comment_is_unseen_not_holding(
         return str(json.loads(result.stdout)["claims"][0]["status"])
 
     assert status() == "holds"
-    vanish_behind_a_stale_count(fake, thread)
+    vanish_behind_a_stale_count(fake_forem, thread)
     ingest(path, warehouse_path)
     assert status() == "unseen"  # the same definition as the drift report's
-    fake.articles[thread["article"]].count_lag = 0
+    fake_forem.articles[thread["article"]].count_lag = 0
     ingest(path, warehouse_path)  # now a complete tree without it: tombstoned
     assert status() == "gone"
