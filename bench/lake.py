@@ -5,8 +5,9 @@ as a ratio to the file, measured in the same run.
 Each ingest is the real command (``receipts ingest``, the synthetic source registered) in a
 process of its own, timed from outside, so start-up is in every figure alike. The lakes need
 ``receipts[lake]`` (the DuckLake extension wheels, which ``make install`` puts into
-``.venv``); without them the measure is skipped with the reason; a PostgreSQL at ``$RECEIPTS_BENCH_PG`` (default
-``host=127.0.0.1 user=postgres``) gets a database of its own, dropped afterwards.
+``.venv``); without them the measure is skipped with the reason. A PostgreSQL at
+``$RECEIPTS_BENCH_PG`` (default ``host=127.0.0.1 user=postgres``) gets a database of its own,
+dropped afterwards.
 
     python -m bench.lake [--count N] [--quick]      # prints the result as JSON
 """
