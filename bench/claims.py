@@ -35,8 +35,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from pipelines.audit.claims import check_claims
-from pipelines.audit.claims_file import Claim, ClaimSet
+from pipelines.checks.claims import check_claims
+from pipelines.checks.claims_file import Claim, ClaimSet
 from warehouse.canonical import canonical_json
 from warehouse.claims import scan_revision_text
 from warehouse.ingest import Ingestor

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from pipelines import USER_AGENT
-from pipelines.audit.claims import ClaimsCheck, check_claims
-from pipelines.audit.claims_source import manifest_claims
-from pipelines.audit.target_drift import TargetDrift, target_drift
+from pipelines.checks.claims import ClaimsCheck, check_claims
+from pipelines.checks.claims_source import manifest_claims
+from pipelines.checks.target_drift import TargetDrift, target_drift
 from pipelines.ingest import IngestOptions, RunResult, run_ingest
 from pipelines.manifest import Manifest
 from pipelines.progress import Reporter

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipelines.audit.diffing import (
+from pipelines.checks.diffing import (
     diff_snapshots,
     json_changes,
     render_words,

@@ -119,7 +119,7 @@ FROM scored
 GROUP BY n
 """
 # Each claim's status is the first of these cases that applies (the rules documented in
-# pipelines.audit.claims); ``reason`` says which case of its status it is, for its message.
+# pipelines.checks.claims); ``reason`` says which case of its status it is, for its message.
 _VERDICTS = """
 WITH claimed AS (SELECT DISTINCT doc_id FROM _claims),
 -- left the corpus: a member once (of $corpus, of any corpus without one) and a member of

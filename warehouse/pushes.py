@@ -18,8 +18,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from warehouse.audit import _iso, _json_or_none
+from warehouse.asof import utc_iso
 from warehouse.clock import now
+from warehouse.history import json_or_none
 from warehouse.store import Warehouse
 
 
@@ -141,19 +142,19 @@ def pushes(warehouse: Warehouse, limit: int | None = None) -> list[dict[str, Any
                 "namespace": row[2],
                 "manifest": row[3],
                 "run_id": row[4],
-                "plan": _json_or_none(row[5]) or {},
-                "started_at": _iso(row[6]),
-                "finished_at": _iso(row[7]),
+                "plan": json_or_none(row[5]) or {},
+                "started_at": utc_iso(row[6]),
+                "finished_at": utc_iso(row[7]),
                 # One writer at a time: a push without a 'finished' row was interrupted.
                 "status": "interrupted" if row[8] == "unfinished" else row[8],
                 "message": row[9],
                 "applied": int(row[10]),
-                "transaction_ids": _json_or_none(row[11]) or [],
+                "transaction_ids": json_or_none(row[11]) or [],
                 "unrelated_before": row[12],
                 "unrelated_after": row[13],
                 "touched_by_us": row[14],
-                "conflicts": _json_or_none(row[15]) or [],
-                "notices": _json_or_none(row[16]) or [],
+                "conflicts": json_or_none(row[15]) or [],
+                "notices": json_or_none(row[16]) or [],
             }
         )
     return out
@@ -307,7 +308,7 @@ def batches(warehouse: Warehouse, push_id: int) -> list[dict[str, Any]]:
             "bytes": r[3],
             "status": r[4],
             "message": r[5],
-            "recorded_at": _iso(r[6]),
+            "recorded_at": utc_iso(r[6]),
         }
         for r in rows
     ]

@@ -8,7 +8,6 @@ from __future__ import annotations
 import click
 
 from pipelines import __version__
-from pipelines.cli import audit as cli_audit
 from pipelines.cli import backfill as cli_backfill
 from pipelines.cli import claims as cli_claims
 from pipelines.cli import explore as cli_explore
@@ -19,6 +18,7 @@ from pipelines.cli import manifest as cli_manifest
 from pipelines.cli import pins as cli_pins
 from pipelines.cli import publish as cli_publish
 from pipelines.cli import refresh as cli_refresh
+from pipelines.cli import revisions as cli_revisions
 from pipelines.cli import studio as cli_studio
 from pipelines.cli.common import configure_logging
 
@@ -80,7 +80,7 @@ for _command in (
     cli_manifest.manifest,
     cli_ingest.ingest,
     *cli_ledger.COMMANDS,
-    *cli_audit.COMMANDS,
+    *cli_revisions.COMMANDS,
     *cli_publish.COMMANDS,
     *cli_refresh.COMMANDS,
     *cli_backfill.COMMANDS,

@@ -9,7 +9,6 @@ from pathlib import Path
 import click
 
 from pipelines import USER_AGENT
-from pipelines.audit.visible import visible
 from pipelines.backfill.request import (
     BACKFILL_WAREHOUSE_MEMORY_LIMIT,
     DEFAULT_BATCH_SIZE,
@@ -20,6 +19,7 @@ from pipelines.backfill.run import run_backfill
 from pipelines.cli import exits
 from pipelines.cli.common import emit_json, handle_errors, json_option, quiet, warehouse_option
 from pipelines.progress import backfill_reporter_for
+from pipelines.visible import visible
 from sources.http import HttpFactory
 from sources.nhtsa.flatfile.download import default_download_dir, download, static_url
 from sources.nhtsa.flatfile.layouts import LAYOUTS

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import click
 
-from pipelines.audit.claims import STATUSES, check_claims
-from pipelines.audit.claims_file import read_claims_file
-from pipelines.audit.claims_source import manifest_claims
+from pipelines.checks.claims import STATUSES, check_claims
+from pipelines.checks.claims_file import read_claims_file
+from pipelines.checks.claims_source import manifest_claims
 from pipelines.cli import exits
 from pipelines.cli.common import emit_json, handle_errors, json_option, warehouse_option
 from pipelines.manifest import load_manifest

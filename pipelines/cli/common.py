@@ -16,10 +16,10 @@ import click
 from click.core import ParameterSource
 
 from pipelines import USER_AGENT
-from pipelines.audit.visible import visible
 from pipelines.cli import exits
 from pipelines.ingest import IngestOptions, RunResult
 from pipelines.manifest import Manifest, load_manifest
+from pipelines.visible import visible
 from sources.http import HttpFactory
 from warehouse.backends import ENV_DATA_PATH, WarehouseURL
 from warehouse.errors import ReceiptsError

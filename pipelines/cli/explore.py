@@ -8,11 +8,11 @@ from typing import Any
 
 import click
 
-from pipelines.audit.visible import visible
-from pipelines.cli.audit import POINT_HELP
 from pipelines.cli.common import emit_json, handle_errors, json_option, warehouse_option
 from pipelines.cli.listing import emit, listing_options
+from pipelines.cli.revisions import POINT_HELP
 from pipelines.manifest import load_manifest
+from pipelines.visible import visible
 from warehouse.asof import Point, resolve_point
 from warehouse.errors import PointError
 from warehouse.explore import EXPORT_FORMATS, export_tables, iter_documents, search_current

@@ -10,7 +10,6 @@ from typing import Any
 
 import click
 
-from pipelines.audit.visible import visible
 from pipelines.cli import exits
 from pipelines.cli.common import (
     emit_json,
@@ -23,7 +22,9 @@ from pipelines.cli.common import (
 from pipelines.cli.listing import emit, listing_options
 from pipelines.cli.pins import render_upstream, upstream_report
 from pipelines.progress import steps_for
-from warehouse import audit
+from pipelines.visible import visible
+from warehouse import history as revision_history
+from warehouse import integrity
 from warehouse.store import Warehouse
 
 OUTCOMES = ("new", "changed", "unchanged", "gone", "restored", "failed")
@@ -93,7 +94,7 @@ def runs(warehouse: str, limit: int | None, fmt: str | None) -> None:
     """The run ledger, newest first: when each run started and how long it took, its
     status (ok, failed, interrupted) and counts."""
     with Warehouse.open(warehouse, read_only=True) as wh:
-        ledger = audit.runs(wh, limit)
+        ledger = revision_history.runs(wh, limit)
     for run in ledger:
         run["duration_seconds"] = seconds_between(run["started_at"], run["finished_at"])
     if fmt == "json":
@@ -137,7 +138,7 @@ def history(doc_id: str, warehouse: str, fmt: str | None) -> None:
     """Every revision of DOC_ID: number, content hash, run and time it became valid, until
     which run, provenance (URL, commit), tombstones, and where its bytes were seen."""
     with Warehouse.open(warehouse, read_only=True) as wh:
-        revisions = audit.history(wh, doc_id)
+        revisions = revision_history.history(wh, doc_id)
     if fmt == "json":
         emit_json({"doc_id": doc_id, "revisions": revisions})
         return
@@ -171,7 +172,7 @@ def show(doc_id: str, warehouse: str, revision: int | None, content_hash: str | 
     if revision is not None and content_hash is not None:
         raise click.UsageError("give --revision or --hash, not both")
     with Warehouse.open(warehouse, read_only=True) as wh:
-        snap = audit.snapshot(wh, doc_id, revision=revision, content_hash=content_hash)
+        snap = revision_history.snapshot(wh, doc_id, revision=revision, content_hash=content_hash)
     out = sys.stdout.buffer
     out.write(snap.body)
     out.flush()
@@ -208,7 +209,7 @@ def verify(
     progress = steps_for("verify: ", quiet=as_json or quiet())
     try:
         with Warehouse.open(warehouse, read_only=True) as wh:
-            result = audit.verify(wh, progress)
+            result = integrity.verify(wh, progress)
             pinned = (
                 None
                 if upstream is None

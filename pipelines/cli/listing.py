@@ -4,7 +4,7 @@ Text tables show timestamps as ISO-8601 UTC to the second with ``Z`` and numbers
 thousands separators, and every value as it is, control characters written out
 (:mod:`pipelines.cli.text_table`); ``--json`` / ``--nl`` keep full precision and plain
 numbers, and write C1 controls and bidi overrides as ``\\uNNNN`` escapes (the same JSON
-values: :func:`pipelines.audit.visible.json_visible`).
+values: :func:`pipelines.visible.json_visible`).
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from typing import Any, TypeVar
 
 import click
 
-from pipelines.audit.visible import json_visible
 from pipelines.cli.text_table import TextTable
+from pipelines.visible import json_visible
 
 F = TypeVar("F", bound=Callable[..., Any])
 FORMATS = ("table", "json", "nl", "csv")

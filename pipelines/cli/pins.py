@@ -1,6 +1,6 @@
 """Commands for pinned GitHub files: ``pin``, ``drift --pins``, and ``verify --upstream``'s
-report. Each is a thin layer over ``sources.github.pins``, ``pipelines.audit.pin_drift`` and
-``pipelines.audit.upstream_verify``."""
+report. Each is a thin layer over ``sources.github.pins``, ``pipelines.checks.pin_drift`` and
+``pipelines.checks.upstream_verify``."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import click
 
-from pipelines.audit.pin_drift import pin_drift
-from pipelines.audit.upstream_verify import (
+from pipelines.checks.pin_drift import pin_drift
+from pipelines.checks.upstream_verify import (
     UpstreamReport,
     files_in_warehouse,
     files_of_manifest,

@@ -9,7 +9,6 @@ from typing import Any
 
 import click
 
-from pipelines.audit.visible import visible
 from pipelines.cli import exits
 from pipelines.cli.common import (
     emit_json,
@@ -26,6 +25,7 @@ from pipelines.manifest import load_manifest
 from pipelines.progress import steps_for
 from pipelines.publish.push import PushResult, publish_manifest
 from pipelines.publish.targets import ndjson_target_path
+from pipelines.visible import visible
 from warehouse import pushes as ledger
 from warehouse.store import Warehouse
 

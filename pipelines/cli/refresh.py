@@ -8,8 +8,7 @@ from typing import Any
 
 import click
 
-from pipelines.audit.claims import change_json
-from pipelines.audit.visible import visible
+from pipelines.checks.claims import change_json
 from pipelines.cli import exits
 from pipelines.cli.common import (
     emit_json,
@@ -26,6 +25,7 @@ from pipelines.progress import reporter_for, steps_for
 from pipelines.publish.targets import ndjson_target_path
 from pipelines.refresh import RefreshResult, drift_summary, refresh_manifest
 from pipelines.reports.wording import change_phrase
+from pipelines.visible import visible
 from warehouse.store import Warehouse
 
 SHOWN = 20

@@ -3,7 +3,7 @@ rows.
 
 A cell is its value's text (:func:`pipelines.cli.listing.text_value`) with nothing
 interpreted: square brackets and ``:name:`` are printed, not read as styles or emoji, and
-control characters are written out (:func:`pipelines.audit.visible.visible_cell`), so a value
+control characters are written out (:func:`pipelines.visible.visible_cell`), so a value
 never moves the cursor, breaks the line or changes the terminal. Columns are as wide as
 their widest cell on screen (a wide character counts two), separated by two spaces; a
 column of numbers is aligned right, header and all. Nothing is cut to fit the terminal.
@@ -22,7 +22,7 @@ from typing import IO, Any
 
 from rich.cells import cell_len
 
-from pipelines.audit.visible import visible_cell
+from pipelines.visible import visible_cell
 
 HELD_ROWS = 10_000  # rows held in memory before the rest go to a temporary file
 _SEPARATOR = "  "

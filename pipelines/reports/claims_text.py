@@ -1,9 +1,9 @@
-"""A claims check (:class:`pipelines.audit.claims.ClaimsCheck`) as plain text and as
+"""A claims check (:class:`pipelines.checks.claims.ClaimsCheck`) as plain text and as
 Markdown."""
 
 from __future__ import annotations
 
-from pipelines.audit.claims import STATUSES, ClaimsCheck, ClaimVerdict
+from pipelines.checks.claims import STATUSES, ClaimsCheck, ClaimVerdict
 from pipelines.reports.wording import change_phrase
 
 

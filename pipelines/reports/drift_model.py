@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from pipelines.audit.claims import change_json
-from pipelines.audit.diffing import Diff, diff_snapshots
-from pipelines.audit.target_drift import TargetDrift
+from pipelines.checks.claims import change_json
+from pipelines.checks.diffing import Diff, diff_snapshots
+from pipelines.checks.target_drift import TargetDrift
 from warehouse.asof import Point, utc_iso
 from warehouse.claims import StatusChange, changes_after_run
 from warehouse.drift import Drift, DriftRow, RunRef, corpora_of, snapshot_bodies

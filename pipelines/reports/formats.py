@@ -7,11 +7,11 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from pipelines.audit.claims import ClaimsCheck
-from pipelines.audit.visible import json_visible, visible
+from pipelines.checks.claims import ClaimsCheck
 from pipelines.reports import claims_text, drift_md, drift_text
 from pipelines.reports.drift_model import DriftReport
 from pipelines.reports.html import render_claims_html, render_drift_html
+from pipelines.visible import json_visible, visible
 
 FORMATS = ("text", "json", "md", "html")
 Report = DriftReport | ClaimsCheck
@@ -40,7 +40,7 @@ _RENDERERS: dict[type, dict[str, Callable[[Any], str]]] = {
 
 def render(report: Report, fmt: str) -> str:
     """``report`` in one of :data:`FORMATS`. In a drift report, control characters from
-    upstream text are written out visibly (:mod:`pipelines.audit.visible`): ``\\xNN`` in
+    upstream text are written out visibly (:mod:`pipelines.visible`): ``\\xNN`` in
     text, Markdown and HTML, JSON escapes in JSON."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; valid: {', '.join(FORMATS)}")

@@ -15,7 +15,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
-from pipelines.audit.claims import ClaimsCheck
+from pipelines.checks.claims import ClaimsCheck
 from pipelines.reports import claims_text
 from pipelines.reports import wording as w
 from pipelines.reports.drift_model import DriftReport

@@ -7,8 +7,8 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from pipelines.audit.diffing import Diff, FieldChange, render_words
-from pipelines.audit.target_drift import TargetDrift
+from pipelines.checks.diffing import Diff, FieldChange, render_words
+from pipelines.checks.target_drift import TargetDrift
 from pipelines.reports.drift_model import DriftedDocument, DriftReport, UnseenDocument
 from warehouse.asof import Point
 from warehouse.claims import StatusChange
@@ -125,7 +125,7 @@ def unseen_heading(report: DriftReport) -> str:
 
 def change_phrase(change: StatusChange | Mapping[str, Any]) -> str:
     """One claim whose status changed: ``id (doc): holds → stale (revision 3)``; ``change``
-    may also be its JSON (:func:`pipelines.audit.claims.change_json`)."""
+    may also be its JSON (:func:`pipelines.checks.claims.change_json`)."""
     if not isinstance(change, StatusChange):
         change = StatusChange(**change)
     before = change.before or "first check"

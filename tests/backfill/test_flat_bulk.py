@@ -460,7 +460,7 @@ def test_documents_grouped_in_shares_are_the_documents_grouped_at_once(
     from bench.nhtsa_backfill import generate
     from pipelines.backfill.request import BackfillRequest
     from pipelines.backfill.run import run_backfill
-    from warehouse import audit
+    from warehouse import history
     from warehouse.bulk import plan_sql
 
     path = generate(tmp_path / "GEN.zip", 2_000)
@@ -481,7 +481,7 @@ def test_documents_grouped_in_shares_are_the_documents_grouped_at_once(
             )
             assert len(fingerprints) == result.built
             stored.append(
-                sorted((r.doc_id, r.content_hash) for r in audit.revisions(wh))
+                sorted((r.doc_id, r.content_hash) for r in history.revisions(wh))
                 + sorted(fingerprints)
             )
     assert stored[0] == stored[1] and len(stored[0]) > 2_000  # no second revision either
@@ -520,10 +520,10 @@ def test_bytes_stored_before_are_not_stored_again(tmp_path: Path, warehouse_path
     _backfill(warehouse_path, first)
     assert _backfill(warehouse_path, second)["documents"]["changed"] == 1  # type: ignore[index]
     assert _backfill(warehouse_path, first)["documents"]["changed"] == 1  # type: ignore[index]
-    from warehouse import audit
+    from warehouse import history
 
     with Warehouse.open(str(warehouse_path), read_only=True) as wh:
-        hashes = [r.content_hash for r in audit.revisions(wh)]
+        hashes = [r.content_hash for r in history.revisions(wh)]
     assert len(hashes) == 3 and hashes[0] == hashes[2] != hashes[1]
     assert _snapshot_copies(warehouse_path) == {hashes[0]: 1, hashes[1]: 1}
 

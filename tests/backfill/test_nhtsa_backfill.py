@@ -37,7 +37,7 @@ from sources.nhtsa.flatfile.rows import RowChecker, VehicleFilter
 from sources.nhtsa.source import curate
 from tests.backfill.reference import flat_body, reference_documents
 from tests.conftest import REPO, cli
-from warehouse import audit
+from warehouse import history
 from warehouse.bulk.engine import FlatBulk
 from warehouse.bulk.plan_sql import SCRATCH
 from warehouse.canonical import content_hash
@@ -70,14 +70,14 @@ def backfill(warehouse_path: Path, *args: Any) -> tuple[int, dict[str, Any], str
 
 def snapshot_body(warehouse_path: Path, doc: str) -> dict[str, Any]:
     with Warehouse.open(str(warehouse_path), read_only=True) as wh:
-        return dict(orjson.loads(audit.snapshot(wh, doc).body))
+        return dict(orjson.loads(history.snapshot(wh, doc).body))
 
 
 def revisions(warehouse_path: Path) -> list[tuple[Any, ...]]:
     with Warehouse.open(str(warehouse_path), read_only=True) as wh:
         return [
             (r.doc_id, r.revision, r.content_hash, r.tombstone, r.source_format)
-            for r in audit.revisions(wh)
+            for r in history.revisions(wh)
         ]
 
 
@@ -195,10 +195,10 @@ def test_a_flat_row_and_the_api_record_are_the_same_document(
     code, report, _ = backfill(warehouse, "--file", path, "--kind", "complaints")
     assert code == 0 and report["documents"]["changed"] == 1
     doc = f"nhtsa/complaint/{AEB_COMPLAINT}"
-    history = json.loads(cli("history", doc, "--warehouse", warehouse, "--json").stdout)
-    formats = [r["provenance"]["source_format"] for r in history["revisions"]]
+    revs = json.loads(cli("history", doc, "--warehouse", warehouse, "--json").stdout)
+    formats = [r["provenance"]["source_format"] for r in revs["revisions"]]
     assert formats == ["api:complaintsByVehicle", "flat:FLAT_CMPL/CMPL_49.v1"]
-    assert history["revisions"][1]["provenance"]["url"] == "file:FLAT_CMPL.zip"
+    assert revs["revisions"][1]["provenance"]["url"] == "file:FLAT_CMPL.zip"
 
 
 def test_a_flat_file_is_downloaded_from_the_static_host(
@@ -372,8 +372,8 @@ def test_an_unexpected_exception_is_an_internal_error(
 
 def _curated(warehouse_path: Path, doc: str) -> dict[str, Any]:
     with Warehouse.open(str(warehouse_path), read_only=True) as wh:
-        revision = audit.history(wh, doc)[-1]
-        body = audit.snapshot(wh, doc).body
+        revision = history.history(wh, doc)[-1]
+        body = history.snapshot(wh, doc).body
     item = CurationInput(
         doc,
         doc.split("/")[1],
@@ -598,7 +598,7 @@ def test_every_document_has_the_bytes_of_the_reference_path(tmp_path: Path) -> N
         assert stored == _reference_documents(path, "complaints")
         with Warehouse.open(str(warehouse), read_only=True) as wh:
             for doc, (digest, _) in stored.items():
-                assert content_hash(audit.snapshot(wh, doc).body) == digest
+                assert content_hash(history.snapshot(wh, doc).body) == digest
 
 
 def test_documents_built_across_many_blocks_commit_once_with_their_bytes(

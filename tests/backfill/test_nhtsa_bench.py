@@ -17,7 +17,7 @@ from pipelines.backfill.run import run_backfill
 from sources.nhtsa.flatfile.layouts import LAYOUTS
 from tests.backfill.reference import FlatRow, parse_line
 from tests.conftest import REPO
-from warehouse import audit
+from warehouse import history
 from warehouse.store import Warehouse
 
 
@@ -78,5 +78,5 @@ def test_the_floor_stores_the_bytes_the_backfill_stores(tmp_path: Path) -> None:
     with Warehouse.open(str(tmp_path / "w.duckdb")) as wh:
         run_backfill(wh, BackfillRequest(path=path, kind="complaints"))
     with Warehouse.open(str(tmp_path / "w.duckdb"), read_only=True) as wh:
-        stored = {r.doc_id: r.content_hash for r in audit.revisions(wh)}
+        stored = {r.doc_id: r.content_hash for r in history.revisions(wh)}
     assert floor == stored

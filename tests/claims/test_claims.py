@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipelines.audit.claims import (
+from pipelines.checks.claims import (
     WORD_END,
     WORD_START,
     check_claims,
@@ -24,8 +24,8 @@ from pipelines.audit.claims import (
     snapshot_reader_text,
     store_needles,
 )
-from pipelines.audit.claims_file import Claim, ClaimSet
-from pipelines.audit.quote import RevisionText, check_quote, find_words, is_word_char, reader_text
+from pipelines.checks.claims_file import Claim, ClaimSet
+from pipelines.checks.quote import RevisionText, check_quote, find_words, is_word_char, reader_text
 from tests import corpus_fixture as fixture
 from tests.conftest import cli
 from tests.tampering import forge_snapshot

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.audit.visible import visible
+from pipelines.visible import visible
 from tests import corpus_fixture as fixture
 from tests.conftest import cli
 from warehouse.records import Listing

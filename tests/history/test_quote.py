@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipelines.audit.quote import RevisionText, check_quote, find_quote, reader_text
+from pipelines.checks.quote import RevisionText, check_quote, find_quote, reader_text
 from warehouse.canonical import canonical_json
 from warehouse.errors import QuoteError
 

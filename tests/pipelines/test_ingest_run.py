@@ -141,10 +141,10 @@ def test_an_entry_removed_from_the_manifest_leaves_the_corpus_only(
     assert members(warehouse_path, "alpha") == {f"synthetic/record/keep-{i}" for i in range(4)}
     # The other corpus keeps the shared documents; no revision was tombstoned.
     assert members(warehouse_path, "beta") == {"synthetic/record/drop-0", "synthetic/record/drop-1"}
-    history = json.loads(
+    revs = json.loads(
         cli("history", "synthetic/record/drop-0", "--warehouse", warehouse_path, "--json").stdout
     )
-    assert [r["tombstone"] for r in history["revisions"]] == [False]
+    assert [r["tombstone"] for r in revs["revisions"]] == [False]
 
     # Coming back re-joins.
     write_manifest(tmp_path, corpus("alpha", {"keep": 4, "drop": 2}), "alpha.toml")
@@ -180,7 +180,7 @@ def test_an_integer_over_64_bits_upstream_fails_the_entry_by_name(
 ) -> None:
     """1180591620717411303424 in an NHTSA complaint is refused, not stored as 1.18e+21."""
     from fakes.nhtsa import AEB_COMPLAINT, FakeNhtsa
-    from warehouse import audit
+    from warehouse import integrity
     from warehouse.store import Warehouse
 
     with FakeNhtsa().serving(monkeypatch) as fake:
@@ -201,5 +201,5 @@ def test_an_integer_over_64_bits_upstream_fails_the_entry_by_name(
     assert "the integer 1180591620717411303424 at results[" in reason
     assert "].numberOfInjuries does not fit in 64 bits" in reason
     with Warehouse.open(str(warehouse_path), read_only=True) as wh:
-        for snapshot in audit.iter_snapshots(wh):
+        for snapshot in integrity.iter_snapshots(wh):
             assert b"e+21" not in snapshot.body

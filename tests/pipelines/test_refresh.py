@@ -11,7 +11,7 @@ import pytest
 from fakes.forem import FakeForem, forem_entry
 from fakes.github import FakeGitHub, manifest_toml
 from fakes.node_lake import NodeLake
-from pipelines.audit.target_drift import classify
+from pipelines.checks.target_drift import classify
 from tests.conftest import cli, write_manifest
 
 REPO_NAME = "octo/hyphae"

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from fakes.node_lake import NodeLake
-from pipelines.audit.target_drift import target_drift
+from pipelines.checks.target_drift import target_drift
 from pipelines.cli.exits import EXIT_GUARD, EXIT_USAGE
 from pipelines.manifest import load_manifest
 from pipelines.publish.curate import curate_manifest

@@ -17,7 +17,7 @@ import pytest
 from fakes.node_lake import NodeLake
 from fakes.sanity import FakeContentLake
 from pipelines import USER_AGENT
-from pipelines.audit.target_drift import target_drift
+from pipelines.checks.target_drift import target_drift
 from pipelines.cli.exits import EXIT_FAILURE, EXIT_GUARD, for_push
 from pipelines.manifest import load_manifest as load
 from pipelines.publish import curate as curate_module

@@ -10,10 +10,10 @@ from importlib import resources
 
 import pytest
 
-from pipelines.audit.claims import ClaimsCheck, ClaimVerdict
-from pipelines.audit.claims_file import BadClaim, Claim
-from pipelines.audit.diffing import diff_snapshots
-from pipelines.audit.target_drift import TargetDrift
+from pipelines.checks.claims import ClaimsCheck, ClaimVerdict
+from pipelines.checks.claims_file import BadClaim, Claim
+from pipelines.checks.diffing import diff_snapshots
+from pipelines.checks.target_drift import TargetDrift
 from pipelines.reports.drift_model import DriftedDocument, DriftReport, drifted_document
 from pipelines.reports.formats import FORMATS, render
 from warehouse.asof import Point

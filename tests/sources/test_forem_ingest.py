@@ -22,7 +22,7 @@ from sources.forem.records import tree_is_complete, tree_nodes
 from sources.http import HttpFactory
 from sources.registry import SOURCES
 from tests.conftest import write_manifest
-from warehouse import audit
+from warehouse import history, integrity
 from warehouse.digests import row_counts
 from warehouse.errors import NotFound, SourceError
 from warehouse.ids import sanity_id
@@ -53,13 +53,13 @@ def ingest(wh: Warehouse, tmp_path: Path, clock: VirtualClock, *entries: str) ->
 
 
 def body(wh: Warehouse, doc_id: str, revision: int | None = None) -> dict[str, Any]:
-    value: dict[str, Any] = json.loads(audit.snapshot(wh, doc_id, revision=revision).body)
+    value: dict[str, Any] = json.loads(history.snapshot(wh, doc_id, revision=revision).body)
     return value
 
 
 def doc_ids(wh: Warehouse, kind: str) -> set[str]:
     """The forem documents of ``kind`` (a doc_id is ``forem/<kind>/...``)."""
-    return {r.doc_id for r in audit.revisions(wh) if r.doc_id.startswith(f"forem/{kind}/")}
+    return {r.doc_id for r in history.revisions(wh) if r.doc_id.startswith(f"forem/{kind}/")}
 
 
 def revision_count(wh: Warehouse) -> int:
@@ -108,11 +108,11 @@ def test_article_by_url_with_its_comment_tree(
     assert stored["body_html"] == "<p>3.1, on Linux.</p>"
     assert stored["created_at"] == "2026-05-02T10:00:00Z"
     assert "children" not in stored
-    history = audit.history(wh, f"forem/comment/{deeper}")
-    assert history[0]["attributes"] == {"state": "present"}
-    assert history[0]["scope"] == f"forem:article:{article_id}:comments"
-    assert history[0]["provenance"]["url"] == f"https://dev.to/api/comments?a_id={article_id}"
-    assert history[0]["provenance"]["source_format"] == "forem-api-v1"
+    revs = history.history(wh, f"forem/comment/{deeper}")
+    assert revs[0]["attributes"] == {"state": "present"}
+    assert revs[0]["scope"] == f"forem:article:{article_id}:comments"
+    assert revs[0]["provenance"]["url"] == f"https://dev.to/api/comments?a_id={article_id}"
+    assert revs[0]["provenance"]["source_format"] == "forem-api-v1"
     assert fake.v0_requests == 0
 
 
@@ -183,7 +183,7 @@ def test_user_listing_is_not_complete_an_unlisted_article_keeps_its_revision(
     result = ingest(wh, tmp_path, clock, forem_entry(username="ana"))
     assert result.status == "ok"
     assert result.counts["forem"]["gone"] == 0
-    assert [r["tombstone"] for r in audit.history(wh, f"forem/article/{dropped}")] == [False]
+    assert [r["tombstone"] for r in history.history(wh, f"forem/article/{dropped}")] == [False]
     assert result.left_corpus == [f"forem/article/{dropped}"]  # no longer yielded
     assert body(wh, f"forem/article/{kept}")["id"] == kept
 
@@ -246,7 +246,7 @@ def test_deleted_and_hidden_comments_keep_their_earlier_wording(
         (first, "I saw this too.", "deleted", "<p>[deleted]</p>"),
         (second, "Same here.", "hidden", "<p>[hidden by post author]</p>"),
     ]:
-        revisions = audit.history(wh, f"forem/comment/{code}")
+        revisions = history.history(wh, f"forem/comment/{code}")
         assert [r["attributes"] for r in revisions] == [{"state": "present"}, {"state": state}]
         original = body(wh, f"forem/comment/{code}", revision=1)
         assert original["body_html"] == f"<p>{text}</p>"
@@ -255,7 +255,7 @@ def test_deleted_and_hidden_comments_keep_their_earlier_wording(
         assert (now["body_html"], now["user"]) == (placeholder, {})
         assert now["depth"] == 0
     # The reply under the deleted comment is untouched and still points at it.
-    assert len(audit.history(wh, f"forem/comment/{reply}")) == 1
+    assert len(history.history(wh, f"forem/comment/{reply}")) == 1
     assert body(wh, f"forem/comment/{reply}")["parent_id_code"] == first
 
 
@@ -270,7 +270,7 @@ def test_a_vanished_comment_becomes_a_tombstone(
     assert result.status == "ok"
     assert result.counts["forem"]["gone"] == 1
     assert result.left_corpus == [f"forem/comment/{deeper}"]
-    revisions = audit.history(wh, f"forem/comment/{deeper}")
+    revisions = history.history(wh, f"forem/comment/{deeper}")
     assert [(r["revision"], r["tombstone"]) for r in revisions] == [(1, False), (2, True)]
     assert body(wh, f"forem/comment/{deeper}", revision=1)["body_html"] == "<p>3.1, on Linux.</p>"
     again = ingest(wh, tmp_path, clock, entry)
@@ -323,9 +323,9 @@ def test_a_tree_smaller_than_comments_count_is_a_lower_bound(
         "reports comments_count 4; recorded as a lower bound, not as complete "
         "(no comment retired)"
     )
-    assert [r["tombstone"] for r in audit.history(wh, f"forem/comment/{deeper}")] == [False]
+    assert [r["tombstone"] for r in history.history(wh, f"forem/comment/{deeper}")] == [False]
     assert result.left_corpus == []  # what a lower bound misses stays in the corpus
-    ledger = audit.runs(wh, limit=1)[0]
+    ledger = history.runs(wh, limit=1)[0]
     assert ledger["warnings"] == result.warnings
 
 
@@ -435,7 +435,7 @@ def test_a_missing_article_fails_its_entry_only(
     assert result.counts["forem"]["failed"] == 1
     assert doc_ids(wh, "article") == {f"forem/article/{thread['article']}"}
     with pytest.raises(NotFound):
-        audit.history(wh, "forem/article/no-such-post")
+        history.history(wh, "forem/article/no-such-post")
 
 
 def test_the_same_upstream_gives_the_same_bytes_in_another_warehouse(
@@ -447,7 +447,7 @@ def test_the_same_upstream_gives_the_same_bytes_in_another_warehouse(
         directory.mkdir()
         with Warehouse.open(str(directory / "w.duckdb")) as wh:
             ingest(wh, directory, clock, forem_entry(id=thread["article"]))
-            hashes.append([(r.doc_id, r.content_hash) for r in audit.revisions(wh)])
+            hashes.append([(r.doc_id, r.content_hash) for r in history.revisions(wh)])
         fake.churn()
     assert hashes[0] == hashes[1]
     assert len(hashes[0]) == 5
@@ -476,9 +476,9 @@ def test_the_api_key_goes_only_to_the_configured_instance(
     assert set(fake.api_keys_seen) == {secret}
     assert set(other.api_keys_seen) == {None}
     assert f"forem/article/community.example/{theirs}" in doc_ids(wh, "article")
-    for stored in audit.iter_snapshots(wh):
+    for stored in integrity.iter_snapshots(wh):
         assert secret.encode() not in stored.body
-    assert secret not in json.dumps(audit.runs(wh))
+    assert secret not in json.dumps(history.runs(wh))
 
 
 def test_documents_of_another_instance_carry_its_host(
@@ -501,8 +501,8 @@ def test_documents_of_another_instance_carry_its_host(
         f"forem/article/community.example/{theirs}",
     }
     assert f"forem/comment/community.example/{reply}" in doc_ids(wh, "comment")
-    history = audit.history(wh, f"forem/comment/community.example/{reply}")
-    assert history[0]["scope"] == f"forem:community.example:article:{theirs}:comments"
+    revs = history.history(wh, f"forem/comment/community.example/{reply}")
+    assert revs[0]["scope"] == f"forem:community.example:article:{theirs}:comments"
     assert body(wh, f"forem/article/community.example/{theirs}")["url"].startswith(
         "https://community.example/"
     )
@@ -523,14 +523,14 @@ def test_a_mirror_in_the_environment_keeps_the_doc_ids(
     assert result.status == "ok", result.failures
     assert doc_ids(wh, "article") == {f"forem/article/{article}"}
     assert fake.requests == []
-    assert audit.history(wh, f"forem/article/{article}")[0]["provenance"]["url"] == (
+    assert history.history(wh, f"forem/article/{article}")[0]["provenance"]["url"] == (
         "https://mirror.example/api/articles/ana/on-labels-2gc3"
     )
 
 
 # -- curation ------------------------------------------------------------------------------
 def curation_input(wh: Warehouse, doc: str) -> CurationInput:
-    current = audit.history(wh, doc)[-1]
+    current = history.history(wh, doc)[-1]
     kind, _ = default_identity(doc)
     return CurationInput(
         doc_id=doc,
@@ -538,7 +538,7 @@ def curation_input(wh: Warehouse, doc: str) -> CurationInput:
         revision=current["revision"],
         content_hash=current["content_hash"],
         media_type="application/json",
-        body=audit.snapshot(wh, doc).body,
+        body=history.snapshot(wh, doc).body,
         scope=current["scope"],
         provenance=current["provenance"],
         attributes=current["attributes"],

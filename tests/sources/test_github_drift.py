@@ -9,7 +9,7 @@ import pytest
 
 from fakes.github import FakeGitHub, manifest_toml
 from pipelines import USER_AGENT
-from pipelines.audit.pin_drift import (
+from pipelines.checks.pin_drift import (
     CHANGED,
     DELETED,
     MISSING_AT_PIN,

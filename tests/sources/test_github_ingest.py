@@ -25,7 +25,7 @@ from sources.github.commit_tree import parse_tree, tree_problem, tree_unchecked
 from sources.github.entry import GithubEntry, raw_file_url
 from sources.github.source import SOURCE
 from tests.conftest import REPO, cli, write_manifest
-from warehouse import audit
+from warehouse import history
 from warehouse.canonical import content_hash
 from warehouse.ids import is_valid_sanity_id, sanity_id
 from warehouse.store import Warehouse
@@ -49,7 +49,7 @@ def ingest(manifest: Path, warehouse: Path, env: dict[str, str] | None = None) -
     return payload
 
 
-def history(doc_id: str, warehouse: Path) -> list[dict[str, Any]]:
+def history_json(doc_id: str, warehouse: Path) -> list[dict[str, Any]]:
     result = cli("history", doc_id, "--warehouse", warehouse, "--json")
     assert result.exit_code == 0, result.output
     revisions: list[dict[str, Any]] = json.loads(result.stdout)["revisions"]
@@ -69,7 +69,7 @@ def test_files_are_stored_verbatim_with_their_digests(
     for path, body in FILES.items():
         shown = cli("show", f"{DOC}/{path}", "--warehouse", warehouse_path)
         assert shown.stdout_bytes == body
-    [revision] = history(f"{DOC}/docs/up.txt", warehouse_path)
+    [revision] = history_json(f"{DOC}/docs/up.txt", warehouse_path)
     assert revision["content_hash"] == content_hash(UP)
     assert revision["attributes"] == {
         "format": "text",
@@ -104,7 +104,7 @@ def test_a_declared_digest_that_does_not_match_fails_the_entry_closed(
     )
     missing = cli("history", f"{DOC}/docs/up.txt", "--warehouse", warehouse_path)
     assert missing.exit_code == 1 and "no document" in missing.stderr
-    assert history(f"{DOC}/README.md", warehouse_path)[0]["content_hash"] == content_hash(
+    assert history_json(f"{DOC}/README.md", warehouse_path)[0]["content_hash"] == content_hash(
         FILES["README.md"]
     )
 
@@ -124,7 +124,9 @@ def test_text_formats_refuse_bytes_that_are_not_utf8(
     assert "notes.md: declared format 'markdown' but the bytes are not strict UTF-8 (byte 3)" in (
         reason
     )
-    assert history(f"{DOC}/notes.bin", warehouse_path)[0]["content_hash"] == content_hash(latin1)
+    assert history_json(f"{DOC}/notes.bin", warehouse_path)[0]["content_hash"] == content_hash(
+        latin1
+    )
     assert cli("history", f"{DOC}/notes.md", "--warehouse", warehouse_path).exit_code == 1
 
 
@@ -203,7 +205,7 @@ def test_an_html_error_page_served_as_the_file_is_refused_and_fetched_again(
     ) in failure["reason"]
     assert run["counts"]["github"]["new"] == 2  # the other files are stored
     with Warehouse.open(str(warehouse_path), read_only=True) as wh:
-        stored = {r.doc_id for r in audit.revisions(wh, current=True)}
+        stored = {r.doc_id for r in history.revisions(wh, current=True)}
     assert f"{DOC}/docs/up.txt" not in stored
     assert tree_requests(github) == [f"{API}/repos/{REPO_NAME}/git/trees/{sha}?recursive=1"]
 
@@ -308,13 +310,13 @@ def test_repinning_keeps_one_revision_for_identical_bytes_and_shows_every_commit
 
     assert run["exit_code"] == 0
     assert (run["counts"]["github"]["changed"], run["counts"]["github"]["unchanged"]) == (1, 2)
-    [readme] = history(f"{DOC}/README.md", warehouse_path)
+    [readme] = history_json(f"{DOC}/README.md", warehouse_path)
     assert [seen["commit"] for seen in readme["seen_at"]] == [first, second]
     assert [seen["url"] for seen in readme["seen_at"]] == [
         raw_file_url(RAW, REPO_NAME, first, "README.md"),
         raw_file_url(RAW, REPO_NAME, second, "README.md"),
     ]
-    changed = history(f"{DOC}/docs/up.txt", warehouse_path)
+    changed = history_json(f"{DOC}/docs/up.txt", warehouse_path)
     assert [(r["revision"], r["provenance"]["commit"]) for r in changed] == [
         (1, first),
         (2, second),
@@ -345,7 +347,7 @@ def test_the_token_is_sent_but_never_recorded(tmp_path: Path, warehouse_path: Pa
     assert token not in result.output
     recorded = "".join(p.read_text() for p in record.rglob("*.json"))
     assert recorded and token not in recorded
-    dumped = json.dumps([history(f"{DOC}/{p}", warehouse_path) for p in FILES])
+    dumped = json.dumps([history_json(f"{DOC}/{p}", warehouse_path) for p in FILES])
     runs = cli("runs", "--warehouse", warehouse_path, "--json").stdout
     assert token not in dumped + runs
 
@@ -480,8 +482,8 @@ def test_the_hyphae_atlas_corpus_ingests_and_curates(tmp_path: Path, warehouse_p
     with Warehouse.open(str(warehouse_path), read_only=True) as wh:
         for file in entry.files:
             doc_id = f"github/{entry.repo}/{file.path}"
-            snap = audit.snapshot(wh, doc_id)
-            [revision] = audit.history(wh, doc_id)
+            snap = history.snapshot(wh, doc_id)
+            [revision] = history.history(wh, doc_id)
             doc = CurationInput(
                 doc_id=doc_id,
                 kind="file",

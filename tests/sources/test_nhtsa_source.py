@@ -32,7 +32,7 @@ from sources.http import HttpFactory
 from sources.nhtsa.curate import _api_facts
 from sources.nhtsa.source import NhtsaEntry, curate
 from tests.conftest import REPO, cli, write_manifest
-from warehouse import audit
+from warehouse import history
 from warehouse.digests import row_counts
 from warehouse.errors import ManifestError
 from warehouse.ids import doc_id
@@ -69,12 +69,12 @@ def ingest_lib(
 
 def current_docs(warehouse_path: Path) -> set[str]:
     with Warehouse.open(str(warehouse_path), read_only=True) as wh:
-        return {r.doc_id for r in audit.revisions(wh, current=True) if not r.tombstone}
+        return {r.doc_id for r in history.revisions(wh, current=True) if not r.tombstone}
 
 
 def body(warehouse_path: Path, doc: str) -> dict[str, Any]:
     with Warehouse.open(str(warehouse_path), read_only=True) as wh:
-        return dict(orjson.loads(audit.snapshot(wh, doc).body))
+        return dict(orjson.loads(history.snapshot(wh, doc).body))
 
 
 def table_counts(warehouse_path: Path) -> dict[str, int]:
@@ -218,8 +218,8 @@ def test_provenance_names_the_request_and_the_source_format(
 ) -> None:
     assert ingest_cli(warehouse_path)[0] == 0
     with Warehouse.open(str(warehouse_path), read_only=True) as wh:
-        complaint = audit.history(wh, doc_id("nhtsa", "complaint", str(AEB_COMPLAINT)))[-1]
-        bulletin = audit.history(wh, doc_id("nhtsa", "communication", str(BULLETIN)))[-1]
+        complaint = history.history(wh, doc_id("nhtsa", "complaint", str(AEB_COMPLAINT)))[-1]
+        bulletin = history.history(wh, doc_id("nhtsa", "communication", str(BULLETIN)))[-1]
     assert complaint["provenance"]["source_format"] == "api:complaintsByVehicle"
     assert complaint["provenance"]["url"].startswith(f"{API}{COMPLAINTS}?")
     assert "modelYear=2019" in complaint["provenance"]["url"]
@@ -260,8 +260,8 @@ def test_a_record_that_disappears_is_tombstoned_and_restored_when_it_returns(
     fake_nhtsa.restore("complaints", removed)
     code, summary = ingest_cli(warehouse_path)
     assert code == 0 and summary["counts"]["nhtsa"]["restored"] == 1
-    history = json.loads(cli("history", gone_doc, "--warehouse", warehouse_path, "--json").stdout)
-    revisions = history["revisions"]
+    revs = json.loads(cli("history", gone_doc, "--warehouse", warehouse_path, "--json").stdout)
+    revisions = revs["revisions"]
     assert [r["tombstone"] for r in revisions] == [False, True, False]
     assert revisions[2]["content_hash"] == revisions[0]["content_hash"]
 
@@ -408,14 +408,14 @@ def test_a_date_in_the_wrong_format_is_a_warning_and_kept_verbatim(
 
 # -- curation ------------------------------------------------------------------------------
 def curation_input(wh: Warehouse, doc: str) -> CurationInput:
-    revision = audit.history(wh, doc)[-1]
+    revision = history.history(wh, doc)[-1]
     return CurationInput(
         doc_id=doc,
         kind=doc.split("/")[1],
         revision=revision["revision"],
         content_hash=revision["content_hash"],
         media_type="application/json",
-        body=audit.snapshot(wh, doc).body,
+        body=history.snapshot(wh, doc).body,
         scope=revision["scope"],
         provenance=revision["provenance"],
         attributes=revision["attributes"],

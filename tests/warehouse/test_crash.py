@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO, cli, write_manifest
-from warehouse import audit
+from warehouse import history
 from warehouse.digests import row_counts
 from warehouse.lock import read_holder
 from warehouse.runs import progress
@@ -133,6 +133,6 @@ def test_sigkill_mid_run_then_rerun_completes_without_duplicates(tmp_path: Path)
     with Warehouse.open(str(warehouse), read_only=True) as wh:
         counts = row_counts(wh, ("documents", "revisions", "snapshots"))
         assert counts == dict.fromkeys(counts, COUNT)
-        assert len({r.doc_id for r in audit.revisions(wh)}) == COUNT
+        assert len({r.doc_id for r in history.revisions(wh)}) == COUNT
     text = cli("runs", "--warehouse", warehouse).output
     assert "interrupted" in text and f"(completes run {run_id})" in text

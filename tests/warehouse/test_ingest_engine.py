@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import REPO
-from warehouse import audit
+from warehouse import history, integrity
 from warehouse.canonical import canonical_json
 from warehouse.digests import row_counts
 from warehouse.errors import MassRetireRefused
@@ -64,7 +64,7 @@ def test_first_ingest_then_identical_reingest_writes_nothing(wh: Warehouse) -> N
 
 def test_hash_what_you_store(wh: Warehouse) -> None:
     run_listing(wh, [rec("a", {"x": 1}), rec("b", {"x": 2})])
-    stored = list(audit.iter_snapshots(wh))
+    stored = list(integrity.iter_snapshots(wh))
     assert len(stored) == 2
     for content_hash, body in stored:
         assert hashlib.sha256(body).hexdigest() == content_hash
@@ -74,11 +74,11 @@ def test_change_creates_a_new_revision_and_keeps_the_old_bytes(wh: Warehouse) ->
     run_listing(wh, [rec("a", {"text": "first wording"})])
     counts = run_listing(wh, [rec("a", {"text": "second wording"})])
     assert counts.changed == 1
-    revisions = audit.history(wh, "test/item/a")
+    revisions = history.history(wh, "test/item/a")
     assert [r["revision"] for r in revisions] == [1, 2]
     assert revisions[0]["valid_until_run"] == revisions[1]["valid_from_run"]
     assert revisions[1]["current"] and not revisions[0]["current"]
-    old = audit.snapshot(wh, "test/item/a", revision=1)
+    old = history.snapshot(wh, "test/item/a", revision=1)
     assert old.body == b'{"text":"first wording"}'
 
 
@@ -97,7 +97,7 @@ def test_bytes_already_stored_are_not_stored_again_by_a_later_batch(wh: Warehous
     counts = run_listing(wh, [rec("a", {"text": "first"})])
     assert counts.changed == 1
     assert row_counts(wh, ("snapshots", "revisions")) == {"snapshots": 3, "revisions": 5}
-    assert audit.snapshot(wh, "test/item/a").body == b'{"text":"first"}'
+    assert history.snapshot(wh, "test/item/a").body == b'{"text":"first"}'
 
 
 @pytest.mark.parametrize("batch_size", [1, 10])
@@ -105,7 +105,7 @@ def test_a_doc_id_repeated_in_a_listing_keeps_the_first(wh: Warehouse, batch_siz
     listing = [rec("a", {"v": 1}), rec("b", 0), rec("a", {"v": 2})]
     counts = run_listing(wh, listing, batch_size=batch_size)
     assert (counts.new, counts.changed) == (2, 0)
-    assert audit.snapshot(wh, "test/item/a").body == b'{"v":1}'
+    assert history.snapshot(wh, "test/item/a").body == b'{"v":1}'
     assert run_listing(wh, listing, batch_size=batch_size).unchanged == 2
 
 
@@ -114,15 +114,15 @@ def test_complete_listing_tombstones_the_missing_and_restores_on_return(wh: Ware
     run_listing(wh, everything, complete=True)
     counts = run_listing(wh, everything[1:], complete=True)
     assert counts.gone == 1
-    history = audit.history(wh, "test/item/0")
-    assert history[-1]["tombstone"] and history[-1]["tombstone_reason"] == "gone upstream"
+    revs = history.history(wh, "test/item/0")
+    assert revs[-1]["tombstone"] and revs[-1]["tombstone_reason"] == "gone upstream"
     # Gone again is not gone twice.
     assert run_listing(wh, everything[1:], complete=True).gone == 0
     restored = run_listing(wh, everything, complete=True)
     assert restored.restored == 1
-    history = audit.history(wh, "test/item/0")
-    assert [r["tombstone"] for r in history] == [False, True, False]
-    assert history[2]["content_hash"] == history[0]["content_hash"]
+    revs = history.history(wh, "test/item/0")
+    assert [r["tombstone"] for r in revs] == [False, True, False]
+    assert revs[2]["content_hash"] == revs[0]["content_hash"]
 
 
 def test_incomplete_listings_never_tombstone(wh: Warehouse) -> None:
@@ -134,7 +134,7 @@ def test_tombstones_stay_inside_their_scope(wh: Warehouse) -> None:
     run_listing(wh, [rec("a", 1), rec("b", 2)], complete=True, scope="s1")
     run_listing(wh, [rec("c", 3)], complete=True, scope="s2")
     assert run_listing(wh, [rec("c", 3)], complete=True, scope="s2").gone == 0
-    assert audit.history(wh, "test/item/a")[-1]["tombstone"] is False
+    assert history.history(wh, "test/item/a")[-1]["tombstone"] is False
 
 
 def test_circuit_breaker_refuses_mass_retirement(wh: Warehouse) -> None:
@@ -142,7 +142,7 @@ def test_circuit_breaker_refuses_mass_retirement(wh: Warehouse) -> None:
     run_listing(wh, everything, complete=True)
     with pytest.raises(MassRetireRefused, match="refusing to retire 6 of 10"):
         run_listing(wh, everything[:4], complete=True)
-    assert not any(r.tombstone for r in audit.revisions(wh))
+    assert not any(r.tombstone for r in history.revisions(wh))
     allowed = run_listing(wh, everything[:4], complete=True, allow_mass_retire=True)
     assert allowed.gone == 6
 
@@ -157,9 +157,9 @@ def test_sightings_record_every_commit_at_which_bytes_were_seen(wh: Warehouse) -
     run_listing(wh, [rec("f", {"x": 1}, url="https://h/f", commit="a" * 40)])
     counts = run_listing(wh, [rec("f", {"x": 1}, url="https://h/f", commit="b" * 40)])
     assert counts.unchanged == 1
-    history = audit.history(wh, "test/item/f")
-    assert len(history) == 1
-    assert [s["commit"] for s in history[0]["seen_at"]] == ["a" * 40, "b" * 40]
+    revs = history.history(wh, "test/item/f")
+    assert len(revs) == 1
+    assert [s["commit"] for s in revs[0]["seen_at"]] == ["a" * 40, "b" * 40]
     # Seen again at a known commit: nothing new is written.
     before = table_counts(wh)
     run_listing(wh, [rec("f", {"x": 1}, url="https://h/f", commit="b" * 40)])
@@ -223,7 +223,7 @@ def test_reingesting_the_same_input_changes_nothing(
         for r in records:
             first.setdefault(r.doc_id, r.body)
         for doc, body in first.items():
-            assert audit.snapshot(wh, doc).body == body
+            assert history.snapshot(wh, doc).body == body
 
 
 def departed_after(wh: Warehouse, listing: Listing) -> list[str]:
@@ -241,7 +241,7 @@ def test_a_lower_bound_listing_keeps_what_it_missed_in_the_corpus(wh: Warehouse)
     records = [rec(str(i), {"i": i}) for i in range(4)]
     assert departed_after(wh, Listing("test:s", records)) == []
     assert departed_after(wh, Listing("test:s", records[:3], lower_bound=True)) == []
-    assert [r["tombstone"] for r in audit.history(wh, "test/item/3")] == [False]
+    assert [r["tombstone"] for r in history.history(wh, "test/item/3")] == [False]
     # The same short listing, not declared a lower bound, lets the missing one go.
     assert departed_after(wh, Listing("test:s", records[:3])) == ["test/item/3"]
 

@@ -17,7 +17,7 @@ sentence citing a quote from one revision of one document. Each claim gets one s
   drift report calls unseen;
 - ``unknown``: the warehouse has no such document, or no such revision or hash of it.
 
-The text rules are those of ``receipts verify-quote`` (:mod:`pipelines.audit.quote`): the
+The text rules are those of ``receipts verify-quote`` (:mod:`pipelines.checks.quote`): the
 quote and each snapshot are reduced to reader text with its public functions. A snapshot's
 reader text (from bytes checked against their hash) and a quote's search strings are
 computed once per version of those rules and kept in the warehouse, so a check is two bulk
@@ -35,10 +35,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from pipelines.audit import quote as quote_rules
-from pipelines.audit.claims_file import BadClaim, Claim, ClaimSet
-from pipelines.audit.diffing import is_json_media
-from pipelines.audit.quote import WORD_EDGE, is_markdown_media, is_searchable, reader_text
+from pipelines.checks import quote as quote_rules
+from pipelines.checks.claims_file import BadClaim, Claim, ClaimSet
+from pipelines.checks.diffing import is_json_media
+from pipelines.checks.quote import WORD_EDGE, is_markdown_media, is_searchable, reader_text
 from warehouse import claims as ledger
 from warehouse.claims import (
     ClaimColumns,
@@ -64,7 +64,7 @@ FIELD_SEPARATOR = "\n"
 _MARKUP_CHARS = frozenset("<&")
 _MARKDOWN_CHARS = frozenset("[*_`#>")
 # A word's first character, and the rest of it: ``\w`` is exactly
-# :func:`~pipelines.audit.quote.is_word_char` (``str.isalnum`` or ``_``) for every code point
+# :func:`~pipelines.checks.quote.is_word_char` (``str.isalnum`` or ``_``) for every code point
 # (tests/claims/test_claims.py checks them all).
 _WORD = re.compile(r"(\w)(\w*)")
 # Marks after a word's first character and after its last. Neither is ever in reader text
@@ -80,7 +80,7 @@ def marked(text: str) -> str:
     begins with a word character matches only where a word begins (its first character is
     followed by WORD_START only there), one that ends with one only where a word ends.
 
-    Unlike :func:`pipelines.audit.quote.bounded` (a mark *before* each word), the search
+    Unlike :func:`pipelines.checks.quote.bounded` (a mark *before* each word), the search
     never starts on a mark: ``contains`` looks for a needle's first character, and the
     mark is the commonest character of a marked text (measured: 8× slower)."""
     parts = _WORD.split(text)  # [other, first, rest, other, first, rest, …, other]
@@ -90,7 +90,7 @@ def marked(text: str) -> str:
 
 
 def _reader_text(text: str, *, markdown: bool = False) -> str:
-    """:func:`~pipelines.audit.quote.reader_text`; without ``<`` or ``&`` there is no markup
+    """:func:`~pipelines.checks.quote.reader_text`; without ``<`` or ``&`` there is no markup
     to strip nor a reference to decode, so the HTML parser is not run."""
     return reader_text(text, markdown=markdown, markup=not _MARKUP_CHARS.isdisjoint(text))
 

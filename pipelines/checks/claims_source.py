@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 
 from pipelines import USER_AGENT
-from pipelines.audit.claims_file import DEFAULT_FIELDS, ClaimSet, collect, read_claims_file
+from pipelines.checks.claims_file import DEFAULT_FIELDS, ClaimSet, collect, read_claims_file
 from pipelines.manifest import ClaimsTable, Manifest
 from pipelines.publish.targets.sanity_http import SanitySettings, missing_settings
 from sources.http import HttpClient, HttpFactory, parse_json

@@ -1,7 +1,9 @@
-"""Audit commands: ``drift``, ``diff``, ``as-of`` and ``verify-quote``.
+"""Commands over the revisions a warehouse keeps: ``drift`` (between runs), ``diff``
+(between two revisions), ``as-of`` (the corpus at a point) and ``verify-quote`` (a quote
+against its revision).
 
 Each one opens the warehouse read-only, asks :mod:`warehouse.drift`, :mod:`warehouse.asof`
-or :mod:`warehouse.audit`, and hands the answer to a pure renderer or checker. ``drift
+or :mod:`warehouse.history`, and hands the answer to a pure renderer or checker. ``drift
 --pins`` hands over to the pinned-file drift of :mod:`pipelines.cli.pins`.
 """
 
@@ -15,10 +17,9 @@ from typing import Any
 
 import click
 
-from pipelines.audit.diffing import diff_snapshots
-from pipelines.audit.quote import RevisionText, check_quote
-from pipelines.audit.target_drift import read_target_drift
-from pipelines.audit.visible import visible
+from pipelines.checks.diffing import diff_snapshots
+from pipelines.checks.quote import RevisionText, check_quote
+from pipelines.checks.target_drift import read_target_drift
 from pipelines.cli import exits
 from pipelines.cli.common import (
     emit_json,
@@ -41,8 +42,9 @@ from pipelines.reports.drift_model import build_report
 from pipelines.reports.formats import FORMATS, render
 from pipelines.reports.wording import field_phrase, size_phrase, to_second
 from pipelines.reports.wording import short as short_hash
+from pipelines.visible import visible
 from sources.registry import SOURCES
-from warehouse import audit
+from warehouse import history
 from warehouse.asof import (
     Point,
     iter_as_of,
@@ -317,7 +319,7 @@ def diff(doc_id: str, a: str | None, b: str | None, warehouse: str, as_json: boo
     revision with content.
     """
     with Warehouse.open(warehouse, read_only=True) as wh:
-        revisions = audit.history(wh, doc_id)
+        revisions = history.history(wh, doc_id)
         old, new = _pair(doc_id, revisions, a, b)
         bodies = snapshot_bodies(wh, [old["content_hash"], new["content_hash"]], doc_id)
     old_media, old_body = bodies[old["content_hash"]]
@@ -457,7 +459,7 @@ def verify_quote(
     if revision is not None and content_hash is not None:
         raise click.UsageError("give --hash or --revision, not both")
     with Warehouse.open(warehouse, read_only=True) as wh:
-        revisions = audit.history(wh, doc_id)
+        revisions = history.history(wh, doc_id)
         texts = _revision_texts(wh, doc_id, revisions)
     cited_by, cited = "current", revisions[-1]
     if revision is not None:

@@ -283,7 +283,7 @@ def test_verify_quote_refuses_what_it_cannot_check(
     assert message in result.stderr
 
 
-def test_audit_commands_never_write(warehouse: str, tmp_path: Path) -> None:
+def test_revision_commands_never_write(warehouse: str, tmp_path: Path) -> None:
     before = Path(warehouse).read_bytes()
     cli("drift", "--warehouse", warehouse)
     cli("as-of", "3", "--warehouse", warehouse)

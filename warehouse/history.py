@@ -1,25 +1,22 @@
-"""Read-only questions about the warehouse: the run ledger, a document's history, its bytes,
-and whether every stored snapshot still hashes to its address."""
+"""A document's history read back: the run ledger, a document's revisions, the bytes of one
+revision, and every revision of the warehouse in order. Whether the stored bytes still hash
+to their addresses is :mod:`warehouse.integrity`'s question."""
 
 from __future__ import annotations
 
 import difflib
-import hashlib
 import json
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any, NamedTuple
 
 from warehouse.asof import utc_iso
-from warehouse.digests import Progress
 from warehouse.errors import NotFound
 from warehouse.snapshots import checked_body
 from warehouse.store import Warehouse
 
 
-def _json_or_none(value: Any) -> Any:
+def json_or_none(value: Any) -> Any:
     if value is None:
         return None
     return json.loads(value) if isinstance(value, str) else value
@@ -53,14 +50,14 @@ def runs(
                 "manifest": name,
                 "manifest_hash": mhash,
                 "status": _status(warehouse, status, run_id == active_run, name, considered),
-                "started_at": _iso(started),
-                "finished_at": _iso(finished),
+                "started_at": utc_iso(started),
+                "finished_at": utc_iso(finished),
                 "pid": pid,
                 "host": host,
                 "resumes_run": resumes,
-                "counts": _json_or_none(row[10]) or {},
-                "failures": _json_or_none(row[11]) or [],
-                "warnings": _json_or_none(row[12]) or [],
+                "counts": json_or_none(row[10]) or {},
+                "failures": json_or_none(row[11]) or [],
+                "warnings": json_or_none(row[12]) or [],
             }
         )
     return out
@@ -77,11 +74,6 @@ def _status(
         return "interrupted"
     considered.add(manifest)
     return "running" if warehouse.corpus_running(manifest) else "interrupted"
-
-
-def _iso(value: datetime | None) -> str | None:
-    """A ledger timestamp as ISO-8601 UTC with ``Z``, to the microsecond."""
-    return utc_iso(value)
 
 
 def _id_key(doc_id: str) -> str:
@@ -143,7 +135,12 @@ def history(warehouse: Warehouse, doc_id: str) -> list[dict[str, Any]]:
         {"doc": doc_id},
     ).fetchall():
         sightings.setdefault(content_hash, []).append(
-            {"url": url, "commit": commit or None, "run_id": run_id, "fetched_at": _iso(fetched_at)}
+            {
+                "url": url,
+                "commit": commit or None,
+                "run_id": run_id,
+                "fetched_at": utc_iso(fetched_at),
+            }
         )
     out = []
     for r in rows:
@@ -154,20 +151,20 @@ def history(warehouse: Warehouse, doc_id: str) -> list[dict[str, Any]]:
                 "tombstone": r[2],
                 "tombstone_reason": r[3],
                 "valid_from_run": r[4],
-                "valid_from": _iso(r[5]),
+                "valid_from": utc_iso(r[5]),
                 "valid_until_run": r[6],
-                "valid_until": _iso(r[7]),
+                "valid_until": utc_iso(r[7]),
                 "current": r[8],
                 "scope": r[9],
                 "provenance": {
                     "url": r[10],
                     "commit": r[11],
                     "source_format": r[12],
-                    "fetched_at": _iso(r[13]),
+                    "fetched_at": utc_iso(r[13]),
                     "etag": r[14],
                     "last_modified": r[15],
                 },
-                "attributes": _json_or_none(r[16]),
+                "attributes": json_or_none(r[16]),
                 "seen_at": sightings.get(r[1], []) if r[1] else [],
             }
         )
@@ -228,39 +225,6 @@ def snapshot(
     return Snapshot(doc_id, picked["revision"], picked["content_hash"], row[0], body)
 
 
-@dataclass(frozen=True)
-class VerifyResult:
-    """``mismatches``: snapshots whose bytes do not hash to their address (or are missing);
-    ``problems``: revisions that disagree with their snapshot or their provenance, each
-    ``{"check", "doc_id", "revision", "message"}``."""
-
-    checked: int
-    mismatches: list[dict[str, str]]
-    problems: list[dict[str, Any]]
-
-    @property
-    def ok(self) -> bool:
-        return not self.mismatches and not self.problems
-
-
-class StoredSnapshot(NamedTuple):
-    content_hash: str
-    body: bytes
-
-
-def iter_snapshots(warehouse: Warehouse, chunk: int = 1000) -> Iterator[StoredSnapshot]:
-    """Every stored snapshot, in no particular order, streamed ``chunk`` at a time."""
-    cursor = warehouse._con.cursor()
-    cursor.execute("SELECT content_hash, body FROM snapshots")
-    while True:
-        rows = cursor.fetchmany(chunk)
-        if not rows:
-            cursor.close()
-            return
-        for content_hash, body in rows:
-            yield StoredSnapshot(str(content_hash), bytes(body))
-
-
 class RevisionRow(NamedTuple):
     doc_id: str
     revision: int
@@ -280,118 +244,3 @@ def revisions(warehouse: Warehouse, *, current: bool = False) -> list[RevisionRo
         f"source_format FROM {table} ORDER BY doc_id, revision"
     ).fetchall()
     return [RevisionRow._make(row) for row in rows]
-
-
-def verify(warehouse: Warehouse, progress: Progress | None = None) -> VerifyResult:
-    """Recompute every snapshot's SHA-256 from its stored bytes; ``progress(step, done,
-    total)`` hears of every 1,000 snapshots checked and of the revision checks."""
-    checked = 0
-    mismatches = []
-    total = int(warehouse._scalar("SELECT count(*) FROM snapshots") or 0)
-    for content_hash, body in iter_snapshots(warehouse):
-        checked += 1
-        actual = hashlib.sha256(body).hexdigest()
-        if actual != content_hash:
-            mismatches.append({"content_hash": content_hash, "actual": actual})
-        if progress is not None and (checked % 1000 == 0 or checked == total):
-            progress("snapshots hashed", checked, total)
-    revisions = int(warehouse._scalar("SELECT count(*) FROM revisions") or 0)
-    if progress is not None:
-        progress("revisions checked", 0, revisions)
-    dangling = warehouse._con.execute(
-        "SELECT DISTINCT r.content_hash FROM revisions r WHERE r.content_hash IS NOT NULL "
-        "AND NOT EXISTS (SELECT 1 FROM snapshots s WHERE s.content_hash = r.content_hash)"
-    ).fetchall()
-    for (content_hash,) in dangling:
-        mismatches.append({"content_hash": str(content_hash), "actual": "missing"})
-    problems = _revision_problems(warehouse)
-    if progress is not None:
-        progress("revisions checked", revisions, revisions)
-    return VerifyResult(checked, mismatches, problems)
-
-
-def _problem(check: str, doc_id: str | None, revision: int | None, message: str) -> dict[str, Any]:
-    return {"check": check, "doc_id": doc_id, "revision": revision, "message": message}
-
-
-def _revision_problems(warehouse: Warehouse) -> list[dict[str, Any]]:
-    """What the ledger says that its own rows contradict:
-
-    - a snapshot whose recorded size is not the length of its bytes;
-    - a (doc_id, revision) written more than once;
-    - a revision whose snapshot was never seen for that document at the URL and commit its
-      provenance names (every ingest records that sighting with the revision), e.g. one
-      re-pointed at another document's snapshot;
-    - a revision pointing at a snapshot first stored by a later run.
-    """
-    con = warehouse._con
-    problems = []
-    for content_hash, size, actual in con.execute(
-        "SELECT content_hash, size, octet_length(body) FROM snapshots "
-        "WHERE size <> octet_length(body) ORDER BY content_hash"
-    ).fetchall():
-        problems.append(
-            _problem(
-                "size",
-                None,
-                None,
-                f"snapshot {content_hash} records a size of {size} bytes but holds {actual}",
-            )
-        )
-    for doc_id, revision, copies in con.execute(
-        "SELECT doc_id, revision, count(*) FROM revisions GROUP BY doc_id, revision "
-        "HAVING count(*) > 1 ORDER BY doc_id, revision"
-    ).fetchall():
-        problems.append(
-            _problem(
-                "duplicate",
-                str(doc_id),
-                int(revision),
-                f"{doc_id} revision {revision} is recorded {copies} times",
-            )
-        )
-    for doc_id, revision, content_hash, url, commit, seen_by in con.execute(
-        """
-        SELECT r.doc_id, r.revision, r.content_hash, r.source_url, r.source_commit,
-               (SELECT string_agg(DISTINCT g.doc_id, ', ' ORDER BY g.doc_id) FROM sightings g
-                WHERE g.content_hash = r.content_hash)
-        FROM revisions r
-        WHERE NOT r.tombstone AND r.content_hash IS NOT NULL AND r.source_url IS NOT NULL
-          AND NOT EXISTS (
-            SELECT 1 FROM sightings g
-            WHERE g.doc_id = r.doc_id AND g.content_hash = r.content_hash
-              AND g.source_url = r.source_url
-              AND g.source_commit = coalesce(r.source_commit, '')
-          )
-        ORDER BY r.doc_id, r.revision
-        """
-    ).fetchall():
-        at = f" @ {commit}" if commit else ""
-        others = f"; it was seen as {seen_by}" if seen_by else ""
-        problems.append(
-            _problem(
-                "provenance",
-                str(doc_id),
-                int(revision),
-                f"{doc_id} revision {revision} points to snapshot {content_hash}, which was "
-                f"never seen for {doc_id} at {url}{at}{others}",
-            )
-        )
-    for doc_id, revision, content_hash, run, stored in con.execute(
-        """
-        SELECT r.doc_id, r.revision, r.content_hash, r.valid_from_run, min(s.stored_run)
-        FROM revisions r JOIN snapshots s USING (content_hash)
-        GROUP BY ALL HAVING min(s.stored_run) > r.valid_from_run
-        ORDER BY r.doc_id, r.revision
-        """
-    ).fetchall():
-        problems.append(
-            _problem(
-                "order",
-                str(doc_id),
-                int(revision),
-                f"{doc_id} revision {revision} (run {run}) points to snapshot {content_hash}, "
-                f"first stored by the later run {stored}",
-            )
-        )
-    return problems

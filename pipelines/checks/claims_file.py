@@ -2,7 +2,7 @@
 for what a claim needs, with the rows that cannot be checked kept as bad rows and why.
 
 A claim is ``{claim_id, doc_id, quote, revision | content_hash}``; a field mapping renames
-the columns. Checking a claim set against the warehouse is :mod:`pipelines.audit.claims`.
+the columns. Checking a claim set against the warehouse is :mod:`pipelines.checks.claims`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pipelines.audit.quote import reader_text
+from pipelines.checks.quote import reader_text
 from warehouse.errors import UsageError
 
 DEFAULT_FIELDS = {

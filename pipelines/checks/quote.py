@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from html.parser import HTMLParser
 from typing import Any
 
-from pipelines.audit.diffing import is_json_media, is_text_media, path_join
+from pipelines.checks.diffing import is_json_media, is_text_media, path_join
 from warehouse.errors import QuoteError
 
 EXCERPT_CHARS = 40
