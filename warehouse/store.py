@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -87,6 +88,28 @@ def _damage(location: str, exc: BaseException | None) -> WarehouseDamaged | None
     return WarehouseDamaged(location, message.splitlines()[0] if message else type(exc).__name__)
 
 
+# DuckDB's refusal of a file whose storage format is newer than it reads, e.g. "Trying to
+# read a database file with version number 999, but we can only read versions between 64
+# and 68." (DuckDB 1.5.5 opening a file that DuckDB 2.0.1 wrote).
+_NEWER_STORAGE = re.compile(
+    r"version number (\d+), but we can only read versions between (\d+) and (\d+)"
+)
+
+
+def _newer_storage(message: str) -> str | None:
+    """What to do about a file a newer DuckDB wrote, or None for any other refusal."""
+    found = _NEWER_STORAGE.search(message)
+    if found is None:
+        return None
+    version, low, high = found.groups()
+    return (
+        f"it was written by a newer DuckDB (storage version {version}) than the one receipts "
+        f"runs (DuckDB {duckdb.__version__}, storage versions {low} to {high}); copy it into "
+        "a file this DuckDB reads with the DuckDB that wrote it (the docs' backends page, "
+        "'A file from a newer DuckDB', gives the three statements)"
+    )
+
+
 def _pid_from_duckdb_message(message: str) -> int | None:
     marker = "(PID "
     start = message.find(marker)
@@ -143,6 +166,9 @@ def _connect_file(
                 pid or _pid_from_duckdb_message(message),
                 reading=read_only,
             ) from None
+        newer = _newer_storage(message)
+        if newer is not None:
+            raise WarehouseError(f"cannot open warehouse {location}: {newer}") from None
         raise WarehouseError(f"cannot open warehouse {location}: {message}") from None
     return con, lock
 

@@ -11,6 +11,7 @@ import duckdb
 import pyarrow as pa
 import pytest
 
+from tests.conftest import REPO
 from warehouse.bulk.build_engine import BuildEngine, remove_abandoned
 
 
@@ -110,7 +111,7 @@ def test_a_spill_directory_left_by_a_killed_owner_goes_with_the_next_engine(
 ) -> None:
     done = subprocess.run(
         [sys.executable, "-c", _KILLED_OWNER, str(tmp_path)],
-        cwd=Path(__file__).resolve().parents[1],
+        cwd=REPO,
         capture_output=True,
         text=True,
     )
