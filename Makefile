@@ -44,7 +44,7 @@ session = echo '$(strip $(1) pytest $(2))'; \
 lake_sessions = $(foreach catalog,$(LAKE_CATALOGS),\
 	$(call session,RECEIPTS_TEST_WAREHOUSE=$(catalog),-m lake_subset))
 # Then one line: what passed, failed and skipped, and the command enabling each skip.
-summary = $(BIN)/python -m tests.run_summary $(TEST_RESULTS); rm -f $(TEST_RESULTS); exit $$rc
+summary = $(BIN)/python -m tests.run_summary $(TEST_RESULTS) 'make $@'; rm -f $(TEST_RESULTS); exit $$rc
 
 test: install test-deps ## The whole suite, then its lake subset on each DuckLake catalog; ends with one line naming what skipped.
 	@rm -f $(TEST_RESULTS); rc=0; $(call session,,) $(lake_sessions) $(summary)

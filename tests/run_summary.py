@@ -57,21 +57,21 @@ def enabling(reason: str) -> str:
     return reason
 
 
-def summary(entries: list[dict[str, Any]]) -> str:
+def summary(entries: list[dict[str, Any]], target: str = "make test") -> str:
     passed = sum(e["passed"] for e in entries)
     failed = sum(e["failed"] for e in entries)
     reasons = Counter(reason for e in entries for reason in e["skipped"])
     line = f"{passed} passed, {failed} failed, {sum(reasons.values())} skipped"
     if not reasons:
-        return f"make test: {line}: nothing skipped"
+        return f"{target}: {line}: nothing skipped"
     named = "; ".join(f"{n} × {enabling(reason)}" for reason, n in reasons.most_common())
-    return f"make test: {line}: {named}"
+    return f"{target}: {line}: {named}"
 
 
 def main(argv: list[str]) -> int:
     path = Path(argv[1])
     entries = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
-    print(summary(entries))
+    print(summary(entries, *argv[2:3]))
     return 0
 
 
