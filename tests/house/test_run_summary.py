@@ -24,10 +24,7 @@ def test_each_skip_reason_names_what_enables_it() -> None:
     reason = "needs Node packages (tests/node)"
     entries = [{"session": "", "passed": 1, "failed": 0, "skipped": [reason, reason]}]
     line = summary(entries, "make test-lake")
-    assert line == (
-        "make test-lake: 1 passed, 0 failed, 2 skipped: "
-        f"2 × {reason} → make node-deps"
-    )
+    assert line == (f"make test-lake: 1 passed, 0 failed, 2 skipped: 2 × {reason} → make node-deps")
 
 
 def test_the_command_reads_the_sessions_file_and_names_the_target(tmp_path: Path) -> None:
