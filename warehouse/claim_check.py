@@ -22,8 +22,9 @@ from warehouse.store import Warehouse
 
 class ClaimQuery(NamedTuple):
     """One claim as the bulk check reads it: the cited revision or hash prefix, and the
-    quote as reader text (``needle``) and as literal text where it differs, for plain and for
-    Markdown snapshots."""
+    quote as reader text, read as the snapshot is (``needle``: its HTML markup read;
+    ``needle_md``: rendered as Markdown), and as literal text copied from the page where it
+    differs (``literal``, ``literal_md``)."""
 
     claim_id: str
     doc_id: str

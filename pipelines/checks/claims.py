@@ -30,15 +30,24 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import unicodedata
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import markdown_it
+
 from pipelines.checks import quote as quote_rules
 from pipelines.checks.claims_file import BadClaim, Claim, ClaimSet
 from pipelines.checks.diffing import is_json_media
-from pipelines.checks.quote import WORD_EDGE, is_markdown_media, is_searchable, reader_text
+from pipelines.checks.quote import (
+    WORD_EDGE,
+    has_markdown_syntax,
+    is_markdown_media,
+    is_searchable,
+    reader_text,
+)
 from warehouse import claims as ledger
 from warehouse.claims import (
     ClaimColumns,
@@ -60,9 +69,8 @@ READER_TEXT_FORMAT = 3
 # Reader text never contains a newline (whitespace runs become one space), so JSON string
 # fields joined by one cannot produce a match that spans two fields.
 FIELD_SEPARATOR = "\n"
-# Characters without which markup or Markdown stripping has nothing to act on in a quote.
+# Characters without which the HTML reading has nothing to act on in a quote.
 _MARKUP_CHARS = frozenset("<&")
-_MARKDOWN_CHARS = frozenset("[*_`#>")
 # A word's first character, and the rest of it: ``\w`` is exactly
 # :func:`~pipelines.checks.quote.is_word_char` (``str.isalnum`` or ``_``) for every code point
 # (tests/claims/test_claims.py checks them all).
@@ -97,10 +105,11 @@ def _reader_text(text: str, *, markdown: bool = False) -> str:
 
 # -- reader text of snapshots --------------------------------------------------------------
 def rules_version() -> str:
-    """A fingerprint of the quote rules: reader text stored under another one is stale."""
+    """A fingerprint of the quote rules (their module, the Markdown parser's version and the
+    Unicode version of the NFC tables): reader text stored under another one is stale."""
     source = Path(quote_rules.__file__).read_bytes()
-    digest = hashlib.sha256(source + f"\0{READER_TEXT_FORMAT}".encode()).hexdigest()
-    return digest[:16]
+    versions = f"\0{READER_TEXT_FORMAT}\0{markdown_it.__version__}\0{unicodedata.unidata_version}"
+    return hashlib.sha256(source + versions.encode()).hexdigest()[:16]
 
 
 def _json_strings(value: Any) -> Iterator[str]:
@@ -154,16 +163,17 @@ def fill_reader_texts(warehouse: Warehouse, doc_ids: Iterable[str], rules: str) 
 
 def claim_query(claim: Claim) -> ClaimQuery:
     """The claim with its quote as reader text, as ``find_quote`` would search for it in a
-    plain and in a Markdown snapshot (with markup removed, and as literal text)."""
+    plain and in a Markdown snapshot: read as the snapshot is (HTML markup, Markdown), and
+    as literal text copied from the page (the same for both)."""
     quote = claim.quote
     markup = not _MARKUP_CHARS.isdisjoint(quote)
     needle = _reader_text(quote)
     literal = reader_text(quote, markup=False) if markup else needle
-    if markup or not _MARKDOWN_CHARS.isdisjoint(quote):
+    if markup or has_markdown_syntax(quote):
         needle_md = _reader_text(quote, markdown=True)
-        literal_md = reader_text(quote, markdown=True, markup=False) if markup else needle_md
     else:
-        needle_md, literal_md = needle, literal
+        needle_md = needle
+    literal_md = literal
     # find_quote refuses a quote with no reader text: it then matches nothing. Every needle
     # is searched as marked text, so only whole words match (as in find_quote).
     done: dict[str, str] = {}  # the four are often one string: mark it once

@@ -449,8 +449,10 @@ def verify_quote(
     as_json: bool,
 ) -> None:
     """Check that QUOTE occurs in the cited revision of DOC_ID (the current one unless
-    --hash or --revision names it), as a reader would see the text: whitespace, typographic
-    quotes and dashes, HTML markup and entities do not matter; the words do.
+    --hash or --revision names it), as a reader would see the text: HTML markup, rendered
+    Markdown (CommonMark with GFM tables), entities, whitespace, invisible characters and
+    canonically equivalent Unicode forms do not matter; every visible character does
+    (E=mc2 is not E=mc², a straight quote is not a curly one).
 
     Exit 0 only when the cited revision contains the quote. Otherwise exit 1 and say which
     revisions, if any, do contain it, e.g. "quote matches revision 1 (hash …), but the cited

@@ -238,8 +238,7 @@ def test_a_quote_of_a_deleted_comment(warehouse: str) -> None:
 @pytest.mark.parametrize(
     "quote",
     [
-        "I’d never buy this model again — the dealer said “no defect found”.",
-        'I\'d never buy this model again -- the dealer said "no defect found".',
+        "I'd never buy this model again — the dealer said “no defect found”.",
         "I'd <em>never</em> buy this\n   model again &mdash; the dealer",
     ],
 )
@@ -249,9 +248,21 @@ def test_quotes_match_as_a_reader_sees_the_comment(warehouse: str, quote: str) -
     assert data["cited"]["where"] == "field body_html"
 
 
-def test_a_typographic_quote_in_a_record(warehouse: str) -> None:
-    code, _ = verify(warehouse, COMPLAINT, "The dealer said “no defect found”", "--revision", "1")
-    assert code == 0
+@pytest.mark.parametrize(
+    ("doc_id", "quote"),
+    [
+        # the comment shows a straight apostrophe (&#39;), an em dash and curly quotes
+        ("forem/comment/2a4b9", "I’d never buy this model again — the dealer said “no defect"),
+        ("forem/comment/2a4b9", "I'd never buy this model again -- the dealer said \"no defect"),
+        # the complaint says "no defect found" with straight quotes
+        (COMPLAINT, "The dealer said “no defect found”"),
+    ],
+)
+def test_typographic_quotes_and_dashes_are_characters_a_reader_sees(
+    warehouse: str, doc_id: str, quote: str
+) -> None:
+    code, data = verify(warehouse, doc_id, quote, "--revision", "1")
+    assert code == 1 and data["revisions_containing"] == [], data["message"]
 
 
 def test_a_quote_in_a_markdown_file(warehouse: str) -> None:
