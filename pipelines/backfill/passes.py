@@ -20,7 +20,7 @@ from pipelines.backfill.request import SOURCE, BackfillRequest
 from pipelines.in_order import InOrder
 from pipelines.progress import BackfillReporter
 from sources.nhtsa.flatfile.layouts import is_header
-from sources.nhtsa.flatfile.lines import checked_table, line_digests, text_table
+from sources.nhtsa.flatfile.lines import checked_table, field_counts, line_digests, text_table
 from sources.nhtsa.flatfile.reading import LineSource, read_blocks
 from warehouse.bulk.engine import CommitContext, FlatBulk, Plan
 from warehouse.bulk.spec import Malformed
@@ -41,6 +41,8 @@ class ScanResult:
     matched: int = 0
     malformed: int = 0
     malformed_lines: list[dict[str, Any]] = field(default_factory=list)
+    field_counts: dict[int, int] = field(default_factory=dict)  # lines by number of fields
+    first_line: str = ""  # the start of the first line checked
 
     def add_malformed(self, bad: Malformed) -> None:
         self.malformed += 1
@@ -74,6 +76,10 @@ def scan(
         def check(start: int, table: pa.Table, read: int) -> None:
             skip = 1 if start == 1 and is_header(request.layout, table["text"][0].as_py()) else 0
             checked = bulk.check(table, skip, keep)
+            for count, lines in field_counts(table, 1 if skip else 0).items():
+                result.field_counts[count] = result.field_counts.get(count, 0) + lines
+            if start == 1 and len(table) > skip:
+                result.first_line = str(table["text"][skip].as_py())[:200]
             result.rows += checked.rows
             result.matched += checked.matched
             for bad in checked.malformed:

@@ -33,6 +33,7 @@ class BackfillRequest:
     batch_size: int = DEFAULT_BATCH_SIZE
     memory_limit: str = BACKFILL_WAREHOUSE_MEMORY_LIMIT
     scratch_dir: Path | None = None
+    allow_malformed: bool = False  # keep the readable rows of a mostly malformed file
 
     @property
     def layout(self) -> Layout:
@@ -56,6 +57,8 @@ class BackfillResult:
     matched: int = 0
     malformed: int = 0
     malformed_lines: list[dict[str, Any]] = field(default_factory=list)
+    layouts: dict[str, int] = field(default_factory=dict)  # lines by layout label
+    field_counts: dict[int, int] = field(default_factory=dict)  # lines by number of fields
     documents: Counts = field(default_factory=Counts)
     built: int = 0  # documents whose bytes were assembled (the others' lines had not changed)
     seconds: float = 0.0
@@ -73,6 +76,8 @@ class BackfillResult:
             "matched": self.matched,
             "malformed": self.malformed,
             "malformed_lines": self.malformed_lines,
+            "layouts": self.layouts,
+            "field_counts": {str(k): v for k, v in sorted(self.field_counts.items())},
             "documents": {"records": self.documents.records, **self.documents.as_dict()},
             "built": self.built,
             "seconds": round(self.seconds, 3),

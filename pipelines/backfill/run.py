@@ -12,6 +12,7 @@ from pipelines.backfill.resume import resume_point, run_hash
 from pipelines.backfill.scratch import scratch_directory
 from pipelines.progress import BackfillReporter
 from sources.nhtsa.flatfile.layouts import LAYOUTS
+from sources.nhtsa.flatfile.readable import FileShape, layouts_seen, refusal
 from sources.nhtsa.flatfile.reading import LineSource, file_sha256
 from sources.nhtsa.flatfile.rows import RowChecker
 from sources.nhtsa.flatfile.spec import flat_spec
@@ -106,6 +107,14 @@ def _passes(
             result.rows, result.matched = scanned.rows, scanned.matched
             result.malformed = scanned.malformed
             result.malformed_lines = scanned.malformed_lines
+            result.field_counts = dict(sorted(scanned.field_counts.items()))
+            result.layouts = layouts_seen(request.layout, scanned.field_counts)
+            shape = FileShape(
+                scanned.rows, scanned.malformed, scanned.field_counts, scanned.first_line
+            )
+            refused = refusal(request.layout, shape, source.name, request.allow_malformed)
+            if refused is not None:  # nothing is committed: the run fails
+                raise BackfillError(refused)
             result.documents, result.built = build_and_commit(
                 request, source, bulk, result.run_id, result.resumed_after_line or 0,
                 result.file_sha256, reporter,

@@ -23,6 +23,7 @@ from pipelines.visible import visible
 from sources.http import HttpFactory
 from sources.nhtsa.flatfile.download import default_download_dir, download, static_url
 from sources.nhtsa.flatfile.layouts import LAYOUTS
+from sources.nhtsa.flatfile.readable import MALFORMED_SHARE_LIMIT
 from sources.nhtsa.flatfile.rows import VehicleFilter
 from warehouse.bulk.build_engine import BUILD_DATABASE_MEMORY_LIMIT
 from warehouse.store import Warehouse
@@ -57,6 +58,9 @@ def _print_result(result: BackfillResult) -> None:
     click.echo(
         f"  rows: {result.rows:,} read, {result.matched:,} kept, {result.malformed:,} malformed"
     )
+    if result.layouts:
+        layouts = ", ".join(f"{label} ({lines:,} lines)" for label, lines in result.layouts.items())
+        click.echo(f"  layout: {layouts}")
     docs = result.documents
     click.echo(
         f"  documents: {docs.new:,} new, {docs.changed:,} changed, {docs.unchanged:,} unchanged, "
@@ -100,6 +104,13 @@ def backfill() -> None:
     "as 9999, are left out).",
 )
 @click.option("--member", help="The data file inside the zip, when it holds several.")
+@click.option(
+    "--allow-malformed",
+    is_flag=True,
+    help=f"Go on when more than {MALFORMED_SHARE_LIMIT:.0%} of the lines are malformed, keeping "
+    "the readable rows (without it such a run fails; a file with no readable row always "
+    "fails).",
+)
 @warehouse_option
 @click.option(
     "--batch-size",
@@ -155,6 +166,7 @@ def backfill_nhtsa(
     model: str | None,
     years: str | None,
     member: str | None,
+    allow_malformed: bool,
     warehouse: str,
     batch_size: int,
     memory_limit: str,
@@ -167,9 +179,13 @@ def backfill_nhtsa(
     """Backfill an NHTSA flat file into the warehouse, streaming, as one resumable run.
 
     Rows of one record (an ODI number, a campaign, an action number, an NHTSA id) become one
-    document, the same document the API ingest writes for that record. Malformed rows are
-    counted and listed with their line numbers. A killed backfill, re-run with the same
-    arguments, resumes after its last committed batch.
+    document, the same document the API ingest writes for that record. Each line's layout
+    is told by its number of fields: every layout NHTSA has published for the kind is read
+    (docs/sources/nhtsa.md lists them), and each document's provenance names the layout and
+    version of its rows. Malformed rows are counted and listed with their line numbers; a
+    file with no readable row, or with more than half of its lines malformed, fails the run
+    (exit 1) naming the field counts it saw and the layouts it was compared with. A killed
+    backfill, re-run with the same arguments, resumes after its last committed batch.
     """
     vehicle = VehicleFilter(make, model, parse_years(years))
     url: str | None = None
@@ -191,6 +207,7 @@ def backfill_nhtsa(
         batch_size=batch_size,
         memory_limit=memory_limit,
         scratch_dir=scratch_dir,
+        allow_malformed=allow_malformed,
     )
     reporter = backfill_reporter_for(as_json or quiet(), progress_interval)
     with Warehouse.open(warehouse) as wh:
