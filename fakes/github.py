@@ -187,7 +187,8 @@ class FakeGitHub:
         """A new commit on ``branch``: the parent's tree with ``files`` set (None deletes).
         ``sha`` gives the commit a known SHA (one a bundled manifest pins); a new branch
         starts at ``start`` (a branch) when given."""
-        state = self.repos.setdefault(repo, Repo(network=repo))
+        # A repository's first branch is its default branch, as on GitHub.
+        state = self.repos.setdefault(repo, Repo(default_branch=branch, network=repo))
         parent = state.refs.get(branch) or (state.refs.get(start) if start else None)
         tree = dict(state.commits[parent].tree) if parent else {}
         for path, body in files.items():

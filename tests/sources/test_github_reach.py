@@ -132,3 +132,21 @@ def test_a_comparison_that_cannot_be_made_is_said(
     assert run["exit_code"] == 0, run["failures"]
     (warning,) = [w["warning"] for w in run["warnings"]]
     assert f"github {PARENT}@{sha}: not checked that the commit belongs to {PARENT}" in warning
+
+
+def test_pin_moves_the_ref_an_entry_names_with_its_commit(
+    github: FakeGitHub, tmp_path: Path, warehouse_path: Path
+) -> None:
+    github.push(PARENT, {"README.md": b"# Hyphae\n"})
+    one = github.push(PARENT, {"NOTES.md": b"1.0\n"}, branch="release-1.0", start="main")
+    two = github.push(PARENT, {"NOTES.md": b"2.0\n"}, branch="release-2.0", start="main")
+    github.push(PARENT, {"README.md": b"# Hyphae 2\n"})
+    text = manifest_toml(PARENT, one, {"NOTES.md": "markdown"}, entry='ref = "release-1.0"\n')
+    manifest = write_manifest(tmp_path, text)
+
+    assert cli("pin", manifest, "--ref", "release-2.0").exit_code == 0
+
+    assert manifest.read_text() == text.replace(one, two).replace("release-1.0", "release-2.0")
+    run = ingest(manifest, warehouse_path)
+    assert run["exit_code"] == 0, run["failures"]
+    assert compares(github)[-1] == f"/repos/{PARENT}/compare/release-2.0...{two}"
