@@ -18,9 +18,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from fakes.github import (
     HTML_ERROR_PAGE,
     RAW,
+    Executable,
     FakeGitHub,
     Submodule,
     Symlink,
@@ -29,6 +32,7 @@ from fakes.github import (
     manifest_toml,
     no_network,
 )
+from sources.github.entry_kinds import lfs_pointer as lfs_pointer_of
 from tests.conftest import cli, write_manifest
 from warehouse import history
 from warehouse.store import Warehouse
@@ -42,12 +46,14 @@ TREE = {
     "README.md": Symlink("docs/guide.md"),
     "vendor/lib": Submodule(SUB_COMMIT),
     "model.bin": lfs_pointer(MODEL),
+    "bin/run.sh": Executable(b"#!/bin/sh\necho run\n"),  # mode 100755: a file
 }
 FORMATS = {
     "docs/guide.md": "markdown",
     "README.md": "markdown",
     "vendor/lib": "text",
     "model.bin": "binary",
+    "bin/run.sh": "text",
 }
 
 
@@ -83,7 +89,7 @@ def test_symlinks_submodules_and_lfs_pointers_are_stored_as_what_they_are(
     run = ingest(manifest, warehouse_path)
 
     assert run["exit_code"] == 0, run["failures"]
-    assert run["counts"]["github"]["new"] == 4
+    assert run["counts"]["github"]["new"] == 5
     warnings = [w["warning"] for w in run["warnings"]]
     oid = hashlib.sha256(MODEL).hexdigest()
     for expected in (
@@ -136,6 +142,8 @@ def test_symlinks_submodules_and_lfs_pointers_are_stored_as_what_they_are(
 
     guide = cli("show", f"{DOC}/docs/guide.md", "--warehouse", warehouse_path)
     assert guide.stdout_bytes == TREE["docs/guide.md"]  # a real file stays a file
+    script = cli("show", f"{DOC}/bin/run.sh", "--warehouse", warehouse_path)
+    assert script.stdout_bytes == b"#!/bin/sh\necho run\n"
 
     # A refresh of the stored pin asks nothing, and says again what the entries are.
     with no_network():
@@ -227,3 +235,35 @@ def test_a_text_html_answer_the_tree_cannot_check_is_refused(
         cli("show", f"{DOC}/docs/guide.md", "--warehouse", warehouse_path).stdout_bytes
         == (files["docs/guide.md"])
     )
+
+
+OID = "4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393"
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        # The spec's own example pointer, and one with an extension key before `oid`.
+        (
+            f"version https://git-lfs.github.com/spec/v1\noid sha256:{OID}\nsize 12345\n",
+            (f"sha256:{OID}", 12345),
+        ),
+        (
+            "version https://git-lfs.github.com/spec/v1\next-0-foo sha256:"
+            f"{'0' * 64}\noid sha256:{OID}\nsize 12345\n",
+            (f"sha256:{OID}", 12345),
+        ),
+        # Not pointers: keys out of order, no size, no final newline, a short oid.
+        (f"version https://git-lfs.github.com/spec/v1\nsize 1\noid sha256:{OID}\n", None),
+        (f"version https://git-lfs.github.com/spec/v1\noid sha256:{OID}\n", None),
+        (f"version https://git-lfs.github.com/spec/v1\noid sha256:{OID}\nsize 1", None),
+        ("version https://git-lfs.github.com/spec/v1\noid sha256:ab\nsize 12\n", None),
+    ],
+    ids=["spec-example", "extension", "unsorted", "no-size", "no-newline", "short-oid"],
+)
+def test_lfs_pointers_are_read_as_the_spec_defines_them(
+    body: str, expected: tuple[str, int] | None
+) -> None:
+    """https://github.com/git-lfs/git-lfs/blob/main/docs/spec.md: ``version`` first, the other
+    keys in ascending order, ``oid sha256:<64 hex>`` and ``size`` required, LF line ends."""
+    assert lfs_pointer_of(body.encode()) == expected
