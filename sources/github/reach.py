@@ -70,7 +70,7 @@ def compare(clients: GithubClients, entry: GithubEntry, cache: dict[Any, Any]) -
     url = f"{api_base}/repos/{entry.repo}"
     try:
         base = base or _default_branch(clients, entry, cache)
-        url = f"{api_base}/repos/{entry.repo}/compare/{quote(base, safe='')}...{entry.commit}"
+        url = f"{api_base}/repos/{entry.repo}/compare/{quote(base, safe='/')}...{entry.commit}"
         response, data = client.get_json(url, ok=(200, 404))
         if response.status_code == 404:
             message = data.get("message") if isinstance(data, dict) else None
