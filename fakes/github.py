@@ -10,6 +10,20 @@ git trees API does: every blob and folder with ``path``, ``mode``, ``type``, ``s
 blob SHA-1 of the bytes the fake stores) and, for blobs, ``size``; with ``tree_limit`` set,
 only that many entries and ``truncated: true``.
 
+Tree entries have the modes and types of GitHub's git trees API (github/rest-api-description,
+"Create a tree": ``100644``/``100755`` blob, ``040000`` tree, ``120000`` a blob holding a
+symlink's path, ``160000`` a submodule, ``type: commit``, whose ``sha`` is its commit): push
+:class:`Executable`, :class:`Symlink` or :class:`Submodule` values. The raw host serves a
+symlink's target path as ``text/plain`` and answers 404 for a submodule. :func:`lfs_pointer`
+writes a Git LFS pointer file as git-lfs's spec defines it.
+
+``fork(parent, name)`` makes a fork that shares the parent's objects, as a fork network does:
+a commit pushed to the fork is served under the parent's URLs too (raw host, commits and trees
+APIs). ``GET /repos/{owner}/{repo}`` gives ``default_branch``, and ``GET
+/repos/{owner}/{repo}/compare/{base}...{head}`` the ``status`` of head against base
+(``identical``, ``behind``, ``ahead``, ``diverged``, docs.github.com/rest/commits/commits
+#compare-two-commits) with ``ahead_by``/``behind_by``; 404 for a head the network lacks.
+
 ``html_page(path)`` makes the raw host answer the next requests for ``path`` with 200 and an
 HTML error page instead of the file (a CDN or proxy page served as if it were the file).
 
@@ -70,10 +84,60 @@ class FakeClock:
         self.now += seconds
 
 
+@dataclass(frozen=True)
+class Executable:
+    """A file with mode ``100755``."""
+
+    body: bytes
+
+
+@dataclass(frozen=True)
+class Symlink:
+    """A tree entry with mode ``120000``: a blob holding the link's target path."""
+
+    target: str
+
+
+@dataclass(frozen=True)
+class Submodule:
+    """A tree entry with mode ``160000``, ``type: commit``: the submodule's commit."""
+
+    commit: str
+
+
+Entry = bytes | Executable | Symlink | Submodule
+
+
+def lfs_pointer(content: bytes) -> bytes:
+    """The pointer git holds for ``content`` kept in Git LFS: the spec's version line, then
+    ``oid sha256:<hex>`` and ``size <bytes>`` (https://github.com/git-lfs/git-lfs/blob/main/
+    docs/spec.md)."""
+    oid = hashlib.sha256(content).hexdigest()
+    return (
+        b"version https://git-lfs.github.com/spec/v1\n"
+        + f"oid sha256:{oid}\nsize {len(content)}\n".encode()
+    )
+
+
+def _git_bytes(value: Entry) -> bytes | None:
+    """The blob git holds for an entry (None for a submodule, which is a commit)."""
+    if isinstance(value, bytes):
+        return value
+    if isinstance(value, Executable):
+        return value.body
+    if isinstance(value, Symlink):
+        return value.target.encode()
+    return None
+
+
+def _seed_bytes(value: Entry) -> bytes:
+    return value if isinstance(value, bytes) else repr(value).encode()
+
+
 @dataclass
 class Commit:
     sha: str
-    tree: dict[str, bytes]
+    tree: dict[str, Entry]
     parent: str | None
     message: str
 
@@ -82,6 +146,8 @@ class Commit:
 class Repo:
     commits: dict[str, Commit] = field(default_factory=dict)
     refs: dict[str, str] = field(default_factory=dict)
+    default_branch: str = "main"
+    network: str = ""
 
 
 @dataclass
@@ -103,7 +169,7 @@ class FakeGitHub:
     repos: dict[str, Repo] = field(default_factory=dict)
     requests: list[httpx.Request] = field(default_factory=list)
     _buckets: dict[bool, Bucket] = field(default_factory=dict)
-    _secondary: list[float | None] = field(default_factory=list)
+    _secondary: list[tuple[float | None, str]] = field(default_factory=list)
     _raw_blocked_until: float = 0.0
     _html_pages: dict[str, int] = field(default_factory=dict)
 
@@ -111,28 +177,38 @@ class FakeGitHub:
     def push(
         self,
         repo: str,
-        files: Mapping[str, bytes | None],
+        files: Mapping[str, Entry | None],
         *,
         branch: str = "main",
         message: str = "",
         sha: str | None = None,
+        start: str | None = None,
     ) -> str:
         """A new commit on ``branch``: the parent's tree with ``files`` set (None deletes).
-        ``sha`` gives the commit a known SHA (one a bundled manifest pins)."""
-        state = self.repos.setdefault(repo, Repo())
-        parent = state.refs.get(branch)
+        ``sha`` gives the commit a known SHA (one a bundled manifest pins); a new branch
+        starts at ``start`` (a branch) when given."""
+        # A repository's first branch is its default branch, as on GitHub.
+        state = self.repos.setdefault(repo, Repo(default_branch=branch, network=repo))
+        parent = state.refs.get(branch) or (state.refs.get(start) if start else None)
         tree = dict(state.commits[parent].tree) if parent else {}
         for path, body in files.items():
             if body is None:
                 tree.pop(path, None)
             else:
                 tree[path] = body
-        blobs = sorted((p, hashlib.sha256(b).hexdigest()) for p, b in tree.items())
+        blobs = sorted((p, hashlib.sha256(_seed_bytes(b)).hexdigest()) for p, b in tree.items())
         seed = json.dumps([repo, parent, blobs, message, len(state.commits)])
         sha = sha or hashlib.sha1(seed.encode()).hexdigest()
         state.commits[sha] = Commit(sha, tree, parent, message)
         state.refs[branch] = sha
         return sha
+
+    def fork(self, parent: str, name: str) -> None:
+        """``name`` forks ``parent``: the same refs now, and one object store between them."""
+        source = self.repos[parent]
+        self.repos[name] = Repo(
+            commits=source.commits, refs=dict(source.refs), network=source.network or parent
+        )
 
     def tag(self, repo: str, name: str, sha: str) -> None:
         self.repos[repo].refs[name] = sha
@@ -147,8 +223,9 @@ class FakeGitHub:
         bucket.remaining = 0
         bucket.reset = int(self.clock() + reset_in)
 
-    def secondary_limit(self, retry_after: float | None, times: int = 1) -> None:
-        self._secondary.extend([retry_after] * times)
+    def secondary_limit(self, retry_after: float | None, times: int = 1, where: str = "") -> None:
+        """The next ``times`` API requests (whose path contains ``where``) are limited."""
+        self._secondary.extend([(retry_after, where)] * times)
 
     def block_raw(self, seconds: float) -> None:
         """The raw host answers a bare 429 for the next ``seconds`` of the fake's clock."""
@@ -235,14 +312,15 @@ class FakeGitHub:
             return httpx.Response(400, headers=text, content=b"400: Invalid request")
         owner, name, ref, path = parts
         commit = self._resolve(f"{owner}/{name}", ref)
-        if commit is None or path not in commit.tree:
+        entry = None if commit is None else commit.tree.get(path)
+        body = None if entry is None else _git_bytes(entry)
+        if body is None:  # no such commit or path, or a submodule: no file to serve
             return httpx.Response(404, headers=text, content=b"404: Not Found")
         if self._html_pages.get(path, 0) > 0:
             self._html_pages[path] -= 1
             return httpx.Response(
                 200, headers={"content-type": "text/html; charset=utf-8"}, content=HTML_ERROR_PAGE
             )
-        body = commit.tree[path]
         return httpx.Response(
             200,
             headers={
@@ -265,8 +343,11 @@ class FakeGitHub:
         caller = self._caller(request)
         if caller is None:
             return self._api_error(401, "Bad credentials", {})
-        if self._secondary:
-            wait = self._secondary.pop(0)
+        limited = next(
+            (i for i, (_, where) in enumerate(self._secondary) if where in request.url.path), None
+        )
+        if limited is not None:
+            wait, _ = self._secondary.pop(limited)
             bucket = self._bucket(caller)
             return self._api_error(
                 403,
@@ -294,6 +375,10 @@ class FakeGitHub:
         parts = unquote(request.url.path).lstrip("/").split("/", 4)
         if len(parts) == 5 and parts[0] == "repos" and parts[3] == "git":
             return self._tree(f"{parts[1]}/{parts[2]}", parts[4], request, limits)
+        if len(parts) == 3 and parts[0] == "repos":
+            return self._repository(f"{parts[1]}/{parts[2]}", limits)
+        if len(parts) == 5 and parts[0] == "repos" and parts[3] == "compare":
+            return self._compare(f"{parts[1]}/{parts[2]}", parts[4], limits)
         if len(parts) != 5 or parts[0] != "repos" or parts[3] != "commits":
             return self._api_error(404, "Not Found", limits)
         _, owner, name, _, ref = parts
@@ -327,6 +412,70 @@ class FakeGitHub:
             },
         )
 
+    def _repository(self, repo: str, limits: Mapping[str, str]) -> httpx.Response:
+        """``GET /repos/{owner}/{repo}``: the fields a client reads (repos#get-a-repository)."""
+        state = self.repos.get(repo)
+        if state is None:
+            return self._api_error(404, "Not Found", limits, f"{DOCS}/repos/repos#get-a-repository")
+        body: dict[str, object] = {
+            "full_name": repo,
+            "default_branch": state.default_branch,
+            "fork": bool(state.network) and state.network != repo,
+            "html_url": f"https://github.com/{repo}",
+        }
+        if body["fork"]:
+            body["parent"] = {"full_name": state.network}
+        return httpx.Response(200, headers=dict(limits), json=body)
+
+    def _ancestors(self, commit: Commit, commits: Mapping[str, Commit]) -> list[str]:
+        """``commit`` and its first-parent history, newest first."""
+        chain = [commit.sha]
+        while commits[chain[-1]].parent is not None:
+            chain.append(str(commits[chain[-1]].parent))
+        return chain
+
+    def _compare(self, repo: str, spec: str, limits: Mapping[str, str]) -> httpx.Response:
+        """``compare/{base}...{head}``: ``status`` of head against base, and the counts."""
+        docs = f"{DOCS}/commits/commits#compare-two-commits"
+        base_ref, sep, head_ref = spec.partition("...")
+        state = self.repos.get(repo)
+        base = self._resolve(repo, base_ref) if sep else None
+        head = self._resolve(repo, head_ref) if sep else None
+        if state is None or base is None or head is None:
+            return self._api_error(404, "Not Found", limits, docs)
+        base_line = self._ancestors(base, state.commits)
+        head_line = self._ancestors(head, state.commits)
+        merge_base = next((sha for sha in head_line if sha in base_line), None)
+        if merge_base is None:
+            message = f"No common ancestor between {base_ref} and {head_ref}."
+            return self._api_error(404, message, limits, docs)
+        ahead, behind = head_line.index(merge_base), base_line.index(merge_base)
+        status = (
+            "identical"
+            if ahead == behind == 0
+            else "behind"
+            if ahead == 0
+            else "ahead"
+            if behind == 0
+            else "diverged"
+        )
+        return httpx.Response(
+            200,
+            headers=dict(limits),
+            json={
+                "url": f"{self.api_base}/repos/{repo}/compare/{spec}",
+                "html_url": f"https://github.com/{repo}/compare/{spec}",
+                "base_commit": {"sha": base.sha},
+                "merge_base_commit": {"sha": merge_base},
+                "status": status,
+                "ahead_by": ahead,
+                "behind_by": behind,
+                "total_commits": ahead,
+                "commits": [{"sha": sha} for sha in reversed(head_line[:ahead])],
+                "files": [],
+            },
+        )
+
     def _tree(
         self, repo: str, rest: str, request: httpx.Request, limits: Mapping[str, str]
     ) -> httpx.Response:
@@ -344,7 +493,7 @@ class FakeGitHub:
         folders = sorted(
             {"/".join(p.split("/")[:i]) for p in commit.tree for i in range(1, p.count("/") + 1)}
         )
-        entries = [
+        entries: list[dict[str, object]] = [
             {
                 "path": folder,
                 "mode": "040000",
@@ -354,17 +503,7 @@ class FakeGitHub:
             }
             for folder in folders
         ]
-        entries += [
-            {
-                "path": path,
-                "mode": "100644",
-                "type": "blob",
-                "sha": blob_sha1(body),
-                "size": len(body),
-                "url": f"{self.api_base}/repos/{repo}/git/blobs/{blob_sha1(body)}",
-            }
-            for path, body in commit.tree.items()
-        ]
+        entries += [self._tree_entry(repo, path, value) for path, value in commit.tree.items()]
         entries.sort(key=lambda e: str(e["path"]))
         if not recursive:
             entries = [e for e in entries if "/" not in str(e["path"])]
@@ -381,6 +520,28 @@ class FakeGitHub:
                 "truncated": truncated,
             },
         )
+
+    def _tree_entry(self, repo: str, path: str, value: Entry) -> dict[str, object]:
+        """One entry as the git trees API lists it; a submodule has no ``size`` or ``url``."""
+        if isinstance(value, Submodule):
+            return {"path": path, "mode": "160000", "type": "commit", "sha": value.commit}
+        body = _git_bytes(value) or b""
+        mode = (
+            "120000"
+            if isinstance(value, Symlink)
+            else "100755"
+            if isinstance(value, Executable)
+            else "100644"
+        )
+        sha = blob_sha1(body)
+        return {
+            "path": path,
+            "mode": mode,
+            "type": "blob",
+            "sha": sha,
+            "size": len(body),
+            "url": f"{self.api_base}/repos/{repo}/git/blobs/{sha}",
+        }
 
 
 @contextmanager

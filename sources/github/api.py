@@ -7,7 +7,7 @@ never to one that only a manifest names.
 from __future__ import annotations
 
 import os
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from sources.github.entry import SOURCE_NAME
 from sources.github.ratelimit import ENV_TOKEN, RateLimitPolicy, RateLimitStreak, rate_limit_verdict
@@ -80,12 +80,33 @@ class GithubClients:
         return self._built[key]
 
 
-def download_raw(client: HttpClient, url: str, path: str) -> bytes | None:
-    """The raw bytes at ``url``; None when the file does not exist there (404)."""
+@dataclass(frozen=True)
+class RawAnswer:
+    """What the raw host answered for a file: its bytes and the ``content-type`` it gave."""
+
+    body: bytes
+    content_type: str
+
+    @property
+    def is_html(self) -> bool:
+        """The raw host serves every file as ``text/plain`` with ``X-Content-Type-Options:
+        nosniff`` (GitHub blog, 2013-04-24, "Heads up: nosniff header support coming to
+        Chrome and Firefox"): a ``text/html`` answer is a proxy's or CDN's page."""
+        return self.content_type.split(";", 1)[0].strip().lower() == "text/html"
+
+
+def fetch_raw(client: HttpClient, url: str, path: str) -> RawAnswer | None:
+    """The raw host's answer at ``url``; None when the file does not exist there (404)."""
     try:
         response = client.get(url, ok=(200, 404))
     except BodyTooLarge as exc:
         raise FileRefused(f"{path}: {exc}") from None
     if response.status_code == 404:
         return None
-    return response.content
+    return RawAnswer(response.content, response.headers.get("content-type", ""))
+
+
+def download_raw(client: HttpClient, url: str, path: str) -> bytes | None:
+    """The raw bytes at ``url``; None when the file does not exist there (404)."""
+    answer = fetch_raw(client, url, path)
+    return None if answer is None else answer.body

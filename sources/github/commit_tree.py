@@ -2,9 +2,11 @@
 
 The git trees API (one request per commit, only when a file is fetched) gives each path's
 git blob SHA-1, and bytes whose blob SHA-1 differs (an HTML error page the raw host answered
-with 200) are refused and not stored, so the next run asks for them again. Without the tree
-(a rate limit, no API access, a truncated tree that does not list the path) the file is
-stored as served, with a warning.
+with 200) are refused and not stored, so the next run asks for them again. A symlink's entry
+(mode ``120000``) is a blob holding its target path, which the raw host serves: it is checked
+the same way. Without the tree (a rate limit, no API access, a truncated tree that does not
+list the path) the file is stored as served, with a warning, unless the raw host answered
+``text/html`` (it serves files as ``text/plain``): that answer is refused.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sources.base import FetchContext
-from sources.github.api import API, GithubClients
+from sources.github.api import API, GithubClients, RawAnswer
 from sources.github.entry import GithubEntry, GithubFile
 from sources.http import HttpClient
 from warehouse.canonical import git_blob_sha1
@@ -88,7 +90,7 @@ def tree_problem(tree: CommitTree, path: str, commit: str, url: str, body: bytes
             f"{path}: not in the tree of commit {commit} ({tree.url}), yet {url} answered "
             f"{len(body)} bytes; nothing was stored"
         )
-    if found.type != "blob" or found.mode == "120000":
+    if found.type != "blob":
         return None
     actual = git_blob_sha1(body)
     if actual == found.sha:
@@ -109,7 +111,7 @@ def tree_unchecked(tree: CommitTree, path: str, commit: str) -> str | None:
         if not tree.truncated:
             return None
         reason = f"the tree of commit {commit} is truncated and does not list {path}"
-    elif tree.entries[path].type != "blob" or tree.entries[path].mode == "120000":
+    elif tree.entries[path].type != "blob":
         found = tree.entries[path]
         reason = f"{path} is a {found.type} (mode {found.mode}) in the tree of commit {commit}"
     else:
@@ -141,14 +143,23 @@ def check_against_tree(
     entry: GithubEntry,
     file: GithubFile,
     url: str,
-    body: bytes,
-) -> None:
-    """Refuse fetched bytes the commit's tree says are not the file; warn when they cannot be
-    checked (they are stored as served, as before this check existed)."""
+    answer: RawAnswer,
+) -> TreeEntry | None:
+    """The commit's tree entry for the file (None when the tree cannot say). Refuse fetched
+    bytes the tree says are not the file, and a ``text/html`` answer the tree cannot check;
+    warn when other bytes cannot be checked (they are stored as served)."""
     tree = trees.get(entry.commit)
+    body = answer.body
     problem = tree_problem(tree, file.path, entry.commit, url, body)
     if problem:
         raise FileRefused(problem)
+    unchecked = tree_unchecked(tree, file.path, entry.commit)
+    if unchecked and answer.is_html:
+        raise FileRefused(
+            f"{file.path}: {url} answered text/html ({len(body)} bytes) where the raw host "
+            f"serves files as text/plain, and the commit's tree cannot check it ({unchecked}); "
+            "nothing was stored, it is fetched again next run"
+        )
     if tree.unavailable is not None:
         if entry.commit not in trees.warned:  # once per commit: the reason is the same
             trees.warned.add(entry.commit)
@@ -157,10 +168,10 @@ def check_against_tree(
                 f"served, not checked against the commit's tree ({tree.unavailable}); "
                 "`receipts verify --upstream` re-downloads them later"
             )
-        return
-    unchecked = tree_unchecked(tree, file.path, entry.commit)
+        return None
     if unchecked:
         ctx.warn(
             f"{file.path}: stored as served by {url}, not checked against the commit's tree "
             f"({unchecked}); `receipts verify --upstream` re-downloads it later"
         )
+    return tree.entries.get(file.path)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from sources.base import Curated, CurationInput
 from sources.github.entry import GithubEntry, GithubFile, file_doc_id, web_file_url
+from sources.github.entry_kinds import MEDIA_TYPES, curated_fields, stored_non_file
 from warehouse.canonical import git_blob_sha1
 from warehouse.errors import SourceError
 
@@ -25,7 +26,8 @@ def find_file(
 
 
 def curate(doc: CurationInput, entries: list[GithubEntry]) -> Curated:
-    """A ``sourceDocument``: where the file is, its bytes' digests, its text, its metadata."""
+    """A ``sourceDocument``: where the file is, its bytes' digests, its text, its metadata;
+    for a symlink, submodule or Git LFS pointer, what it is instead of a text."""
     commit = doc.provenance.get("commit")
     entry, file = find_file(doc.doc_id, entries, commit)
     commit = commit or entry.commit
@@ -46,6 +48,16 @@ def curate(doc: CurationInput, entries: list[GithubEntry]) -> Curated:
         "authorityDomains": list(file.authority_domains),
         "versionScope": list(file.version_scope),
     }
-    if file.is_text:
+    non_file = (
+        stored_non_file(file.path, doc.body, doc.media_type)
+        if doc.media_type in MEDIA_TYPES.values()
+        else None
+    )
+    if non_file is not None:
+        # Not the file: say what the entry is; no text, and no digest or size of a file.
+        for key in ("gitBlobSha1", "size"):
+            del fields[key]
+        fields.update(curated_fields(non_file))
+    elif file.is_text:
         fields["text"] = doc.body.decode("utf-8")
     return Curated(type="sourceDocument", fields={k: v for k, v in fields.items() if v is not None})

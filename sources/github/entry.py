@@ -1,7 +1,8 @@
 """GitHub: the ``[[github]]`` manifest entry, and the identities and URLs of its files.
 
 A ``[[github]]`` entry names a ``repo`` (``owner/name``), a ``commit`` (exactly 40 hex digits:
-a branch or tag moves, so it is refused) and its ``files``, each with its curation metadata.
+a branch or tag moves, so it is refused), optionally the ``ref`` (branch or tag) whose history
+holds it, and its ``files``, each with its curation metadata.
 Each file is stored under the doc_id ``github/<owner>/<repo>/<path>``.
 """
 
@@ -120,6 +121,9 @@ class GithubEntry(StrictModel):
     repo: str
     commit: str
     files: list[GithubFile] = Field(min_length=1)
+    # The branch or tag whose history holds the pin (default: the repository's default
+    # branch): a commit only a fork holds is refused (see sources.github.reach).
+    ref: str | None = Field(default=None, min_length=1, max_length=255)
     raw_url: str | None = None
     api_url: str | None = None
     max_bytes: StrictInt = Field(default=DEFAULT_MAX_BYTES, ge=1, le=100 * 1024 * 1024)
@@ -131,6 +135,15 @@ class GithubEntry(StrictModel):
     def _owner_and_name(cls, value: str) -> str:
         if not _REPO.match(value) or value.split("/")[1] in (".", ".."):
             raise ValueError(f"repo {value!r} must be 'owner/name', e.g. 'octocat/hello-world'")
+        return value
+
+    @field_validator("ref")
+    @classmethod
+    def _ref_name(cls, value: str | None) -> str | None:
+        if value is not None and (
+            any(ch.isspace() or ord(ch) < 32 for ch in value) or ".." in value
+        ):
+            raise ValueError(f"ref {value!r} is not a branch or tag name")
         return value
 
     @field_validator("commit")

@@ -1,9 +1,10 @@
 """Pins: resolve a branch or tag to a commit SHA, and write it into a manifest.
 
 ``receipts pin`` reads the manifest with tomlkit, so the rewrite changes the ``commit`` values
-and nothing else: comments, key order, spacing and line endings stay as they were. An entry
-whose ``commit`` is still a branch or tag name (which ``ingest`` refuses) can be pinned this
-way too. The rewritten entries are validated before the file is replaced.
+(and an entry's ``ref``, when it names one) and nothing else: comments, key order, spacing and
+line endings stay as they were. An entry whose ``commit`` is still a branch or tag name (which
+``ingest`` refuses) can be pinned this way too. The rewritten entries are validated before the
+file is replaced.
 """
 
 from __future__ import annotations
@@ -143,11 +144,16 @@ def plan_pins(
 
 
 def apply_pins(document: tomlkit.TOMLDocument, changes: Iterable[PinChange]) -> None:
-    """Write each change's commit into its entry, in place (comments and layout stay)."""
+    """Write each change's commit into its entry, in place (comments and layout stay). An
+    entry that names the ``ref`` holding its pin gets the ref it was pinned at, so ingest
+    checks the new pin against the ref that holds it (see :mod:`sources.github.reach`)."""
     tables = _github_tables(document, "manifest")
     for change in changes:
         if change.changed:
-            tables[change.entry - 1]["commit"] = change.new
+            table = tables[change.entry - 1]
+            table["commit"] = change.new
+            if "ref" in table and table["ref"] != change.ref:
+                table["ref"] = change.ref
 
 
 def _validate(document: tomlkit.TOMLDocument, where: str) -> None:

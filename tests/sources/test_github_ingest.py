@@ -214,6 +214,8 @@ def test_an_html_error_page_served_as_the_file_is_refused_and_fetched_again(
     again = ingest(manifest, warehouse_path)
     assert again["exit_code"] == 0, again["failures"]
     assert [r.url.path for r in github.requests[before:]] == [
+        f"/repos/{REPO_NAME}",  # its default branch, and whether the pin is in its history
+        f"/repos/{REPO_NAME}/compare/main...{sha}",
         f"/{REPO_NAME}/{sha}/docs/up.txt",
         f"/repos/{REPO_NAME}/git/trees/{sha}",
     ]
@@ -250,7 +252,8 @@ def test_without_the_commits_tree_files_are_stored_unchecked_with_a_warning(
     if limit_trees:
         github.tree_limit = 2  # README.md and docs/ only
     else:
-        github.secondary_limit(retry_after=3600)  # far past RECEIPTS_GITHUB_MAX_RATE_WAIT
+        # far past RECEIPTS_GITHUB_MAX_RATE_WAIT
+        github.secondary_limit(retry_after=3600, where="/git/trees/")
 
     run = ingest(manifest, warehouse_path)
 
@@ -343,7 +346,8 @@ def test_the_token_is_sent_but_never_recorded(tmp_path: Path, warehouse_path: Pa
         )
     assert result.exit_code == 0, result.output
     assert {r.headers["authorization"] for r in github.requests} == {f"Bearer {token}"}
-    assert github.remaining(authenticated=True) == 5_000 - 3 - 1  # three files, one tree
+    # three files, one tree, the repository's default branch and one comparison
+    assert github.remaining(authenticated=True) == 5_000 - 3 - 1 - 2
     assert token not in result.output
     recorded = "".join(p.read_text() for p in record.rglob("*.json"))
     assert recorded and token not in recorded
@@ -381,17 +385,6 @@ def test_the_environment_base_url_wins_and_receives_the_token(
     assert run["exit_code"] == 0, run
     [request] = github.raw_requests
     assert request.headers["authorization"] == "Bearer ghp_secret"
-
-
-def test_a_git_lfs_pointer_is_stored_with_a_warning(
-    github: FakeGitHub, tmp_path: Path, warehouse_path: Path
-) -> None:
-    pointer = b"version https://git-lfs.github.com/spec/v1\noid sha256:ab\nsize 12\n"
-    sha = github.push(REPO_NAME, {"model.bin": pointer})
-    text = manifest_toml(REPO_NAME, sha, {"model.bin": "binary"})
-    run = ingest(write_manifest(tmp_path, text), warehouse_path)
-    assert run["exit_code"] == 0
-    assert "model.bin: the raw host served a Git LFS pointer" in run["warnings"][0]["warning"]
 
 
 # -- identity and curation -----------------------------------------------------------------

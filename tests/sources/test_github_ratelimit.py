@@ -61,7 +61,9 @@ def test_a_near_reset_is_waited_for(
     assert result.status == "ok", result.failures
     assert result.counts["github"]["new"] == 2
     assert clock.slept == [31.0]
-    assert len(github.raw_requests) == 3
+    # The first request (the repository's default branch) waited; each file was asked once.
+    assert len(github.raw_requests) == 2
+    assert github.api_requests[0].url.path == github.api_requests[1].url.path
 
 
 def test_a_far_reset_fails_with_when_to_retry(
@@ -90,7 +92,8 @@ def test_the_token_has_its_own_bucket(
     monkeypatch.setenv("GITHUB_TOKEN", "ghp_valid")
     result = run(github, clock, tmp_path, wh)
     assert result.status == "ok", result.failures
-    assert github.remaining(authenticated=True) == 5_000 - 2 - 1  # two files, one tree
+    # two files, one tree, the repository's default branch and one comparison
+    assert github.remaining(authenticated=True) == 5_000 - 2 - 1 - 2
 
 
 def test_an_authenticated_caller_is_not_told_to_set_a_token(
