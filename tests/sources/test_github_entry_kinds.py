@@ -267,3 +267,19 @@ def test_lfs_pointers_are_read_as_the_spec_defines_them(
     """https://github.com/git-lfs/git-lfs/blob/main/docs/spec.md: ``version`` first, the other
     keys in ascending order, ``oid sha256:<64 hex>`` and ``size`` required, LF line ends."""
     assert lfs_pointer_of(body.encode()) == expected
+
+
+def test_upstream_verification_rebuilds_what_each_entry_is(
+    github: FakeGitHub, tmp_path: Path, warehouse_path: Path
+) -> None:
+    """``verify --upstream`` compares like with like: the symlink and LFS pointer records
+    rebuilt from the raw host's answer, the submodule's from the commit's tree."""
+    sha = github.push(REPO_NAME, TREE)
+    manifest = write_manifest(tmp_path, manifest_toml(REPO_NAME, sha, FORMATS))
+    assert ingest(manifest, warehouse_path)["exit_code"] == 0
+
+    result = cli("verify", "--upstream", manifest, "--warehouse", warehouse_path, "--json")
+
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)["upstream"]
+    assert (report["checked"], report["matched"], report["failures"]) == (5, 5, [])
