@@ -23,6 +23,7 @@ from datetime import date, datetime
 from typing import Any
 
 from sources.digits import is_ascii_digits
+from sources.nhtsa.aliases import spellings
 from warehouse.errors import NhtsaParseError
 
 KINDS = ("recalls", "complaints", "investigations", "communications")
@@ -267,17 +268,10 @@ def components_of(record: Mapping[str, Any]) -> list[str]:
     return found
 
 
+# The narrative fields: every spelling the JSON routes have used (``aliases``), then the
+# flat files' names (whose ``CONEQUENCE_DEFECT`` is NHTSA's own misspelling).
 TEXT_FIELDS = (
-    "subject",
-    "summary",
-    "Summary",
-    "description",
-    "consequence",
-    "Consequence",
-    "correctiveAction",
-    "Remedy",
-    "notes",
-    "Notes",
+    *spellings("subject", "summary", "complaintSummary", "consequence", "remedy", "notes"),
     "CDESCR",
     "DESC_DEFECT",
     "CONEQUENCE_DEFECT",
