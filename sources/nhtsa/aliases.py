@@ -114,12 +114,17 @@ def lookalike_keys(keys: Iterable[str]) -> list[tuple[str, str]]:
     for key in keys:
         if key in KNOWN_KEYS:
             continue
-        folded = key.casefold()
-        best, ratio = "", 0.0
-        for known in sorted(KNOWN_KEYS):
-            score = SequenceMatcher(None, folded, known.casefold()).ratio()
-            if score > ratio:
-                best, ratio = known, score
-        if ratio >= LOOKALIKE_RATIO:
+        # The closest known key, case folded; among equals the one closest as written.
+        score, best = max(
+            (
+                (
+                    SequenceMatcher(None, key.casefold(), known.casefold()).ratio(),
+                    SequenceMatcher(None, key, known).ratio(),
+                ),
+                known,
+            )
+            for known in sorted(KNOWN_KEYS)
+        )
+        if score[0] >= LOOKALIKE_RATIO:
             found.append((key, best))
     return found
