@@ -36,7 +36,7 @@ from sources.nhtsa.parse import DOC_KIND, date_problems
 from sources.nhtsa.products import ISSUE_TYPE, unknown_vehicle
 from sources.nhtsa.records import Seen, belongs, collect, emptied_years, to_record
 from sources.nhtsa.retries import nhtsa_policy
-from warehouse.errors import SourceError
+from warehouse.errors import SourceError, TerminalHttpError
 from warehouse.records import Listing
 
 COMPLETE_KINDS = frozenset({"recalls", "complaints"})
@@ -68,7 +68,14 @@ def check_known_vehicle(
         return  # the warehouse holds records of the vehicle: not a first run
     issue_type = ISSUE_TYPE["complaints" if "complaints" in entry.kinds else "recalls"]
     year = entry.years[1]
-    unknown = unknown_vehicle(client, api, entry.make, entry.model, year, issue_type)
+    try:
+        unknown = unknown_vehicle(client, api, entry.make, entry.model, year, issue_type)
+    except (SourceError, TerminalHttpError) as exc:  # a transient error stays transient
+        raise SourceError(
+            f"nhtsa: every model year of {label(entry)} answered with a zero count, and "
+            f"NHTSA's lists of makes and models could not be read to tell a vehicle without "
+            f"records from a name NHTSA does not know: {exc}"
+        ) from None
     if unknown is not None:
         raise SourceError(
             f"nhtsa: every model year of {label(entry)} answered with a zero count, and "

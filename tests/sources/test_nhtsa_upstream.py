@@ -254,3 +254,17 @@ def test_a_count_that_disagrees_with_the_results_retires_nothing_and_says_so(
         "and nothing in the scope is retired"
     )
     assert doc_id("nhtsa", "recall", AEB_RECALL) in current_docs(warehouse_path)
+
+
+def test_an_unreadable_products_list_still_fails_a_first_run_without_records(
+    fake_nhtsa: FakeNhtsa, tmp_path: Path
+) -> None:
+    fake_nhtsa.fail("/products/vehicle/makes", 403, body=b'{"message":"Forbidden"}')
+    manifest = write_manifest(
+        tmp_path, corpus('make = "HONDA"\nmodel = "CRV"\nyears = [2017, 2018]\n', "typo")
+    )
+    code, summary = ingest_cli(tmp_path / "w.duckdb", manifest)
+    assert code == 1
+    (failure,) = summary["failures"]
+    assert "lists of makes and models could not be read" in failure["reason"]
+    assert "/products/vehicle/makes" in failure["reason"]
