@@ -36,8 +36,8 @@ from warehouse.store import Warehouse
 
 # A complaint filed in 2001 about a 2001 CR-V, listed by complaintsByVehicle once per
 # component: the same odiNumber, each record its own ``components`` and ``summary``
-# (reference §6, NHTSA: complaints filed before about December 2002). ODI numbers of that
-# time have seven digits (FLAT_CMPL's ODINO; ten-million numbers begin in 2003).
+# (reference §6, NHTSA: complaints filed before about December 2002). The number and the
+# texts are invented; the shape is complaintsByVehicle's (reference §2.2).
 OLD_ODI = 8001234
 PARTS = (
     ("AIR BAGS:FRONTAL", "THE AIR BAG LIGHT STAYS ON."),
@@ -139,7 +139,8 @@ def test_the_api_and_the_flat_file_store_the_same_components_for_one_complaint(
 
 # -- 2. misspelled keys --------------------------------------------------------------------
 # Campaign 19V182000 as recallsByVehicle answered it for a 2012 ACURA RDX, recorded in a
-# public React app's ``recall-yr-mk-model.json``: the consequence under ``Conequence``.
+# public React app's ``recall-yr-mk-model.json`` (found with find_string "Conequence"):
+# the consequence under ``Conequence``, its text copied here as the answer gave it.
 MISSPELLED = "19V182000"
 FRAGMENTS = (
     "An explosion of an inflator within the driver frontal air bag module may result in "
