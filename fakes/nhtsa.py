@@ -14,6 +14,15 @@ The records are invented, in the upstream's shapes and quirks:
   ``nhtsaIdNumber`` (``nhtsaActionNumber`` for investigations) and ``associatedDocuments[]``
   with PDF URLs on static.nhtsa.gov; the answer may hold other records beside the one
   asked for (``alongside``), listed first;
+- ``products/vehicle/makes`` and ``products/vehicle/models``: the all-lowercase envelope,
+  ``results[].make`` and ``results[].model`` (with ``modelYear`` and ``make``), the names
+  NHTSA files records under (``CR-V``, never ``CRV``) [reference §2.1, §2.2]; a make or
+  year without products answers a zero count (a recorded citation of
+  ``products/vehicle/models?modelYear=1974&make=bmw&issueType=r``: "Returns a count of
+  zero");
+- complaints filed before about December 2002 are listed once per component, several
+  records under one ``odiNumber`` (reference §6); ``miscount`` makes an answer's count
+  disagree with its results;
 - a path NHTSA does not know answers **403**; parameter names are case-sensitive.
 
 Faults are injected per path (``fail(...)``): a status with an optional ``Retry-After``,
@@ -37,6 +46,11 @@ import pytest
 import respx
 
 from sources.nhtsa import source as nhtsa
+
+PATH_OF = {
+    "recalls": "/recalls/recallsByVehicle",
+    "complaints": "/complaints/complaintsByVehicle",
+}
 
 # Where tests serve the fake (the source's endpoints pointed here by their environment
 # variables), and NHTSA's own base URLs, which upstream records name.
@@ -270,6 +284,15 @@ def cr_v_documents() -> dict[tuple[str, str], list[dict[str, Any]]]:
     }
 
 
+def cr_v_catalog() -> dict[str, list[str]]:
+    """Makes and models of the products routes, spelled as NHTSA files them."""
+    return {
+        "HONDA": ["ACCORD", "CIVIC", "CR-V", "CR-Z", "HR-V", "PILOT"],
+        "HYUNDAI": ["ELANTRA", "SANTA FE", "TUCSON"],
+        "ACURA": ["MDX", "RDX"],
+    }
+
+
 # -- the fake ------------------------------------------------------------------------------
 @dataclass
 class Fault:
@@ -292,6 +315,10 @@ class FakeNhtsa:
     alongside: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)
     faults: list[Fault] = field(default_factory=list)
     requests: list[httpx.Request] = field(default_factory=list)
+    # Other makes and models NHTSA lists for every year, beside those of ``vehicles``.
+    catalog: dict[str, list[str]] = field(default_factory=cr_v_catalog)
+    # (path, model year) -> the count the answer claims instead of its number of results.
+    counts: dict[tuple[str, int], int] = field(default_factory=dict)
 
     # -- state changes -------------------------------------------------------------------
     def fail(
@@ -334,6 +361,10 @@ class FakeNhtsa:
         unrecognised make or model, 400 with a zero count (the same answer as a year without
         records). Returns the vehicle, to put back in ``vehicles``."""
         return self.vehicles.pop((make, model, year))
+
+    def miscount(self, path: str, year: int, count: int) -> None:
+        """The answer of ``path`` for ``year`` claims ``count`` records whatever it holds."""
+        self.counts[(path, year)] = count
 
     def paths(self) -> list[str]:
         return [r.url.path for r in self.requests]
@@ -380,6 +411,8 @@ class FakeNhtsa:
             return self._by_ymmt(params)
         if path == "/safetyIssues/byNhtsaId":
             return self._by_nhtsa_id(params)
+        if path in ("/products/vehicle/makes", "/products/vehicle/models"):
+            return self._products(path, params)
         return httpx.Response(403, content=b'{"message":"Forbidden"}')
 
     def _vehicle(self, params: httpx.QueryParams) -> tuple[Vehicle | None, int | None]:
@@ -393,10 +426,31 @@ class FakeNhtsa:
         self, params: httpx.QueryParams, kind: str, names: tuple[str, str, str]
     ) -> httpx.Response:
         count, message, results = names
-        vehicle, _ = self._vehicle(params)
+        vehicle, year = self._vehicle(params)
         records = copy.deepcopy(getattr(vehicle, kind)) if vehicle else []
-        body = {count: len(records), message: "Results returned successfully", results: records}
-        return httpx.Response(200 if records else 400, json=body)
+        claimed = self.counts.get((PATH_OF[kind], year or 0), len(records))
+        body = {count: claimed, message: "Results returned successfully", results: records}
+        return httpx.Response(200 if records or claimed else 400, json=body)
+
+    def _products(self, path: str, params: httpx.QueryParams) -> httpx.Response:
+        if "modelYear" not in params or "issueType" not in params:
+            return httpx.Response(400, json={"count": 0, "message": "", "results": []})
+        year = params["modelYear"]
+        kind = {"r": "recalls", "c": "complaints"}.get(params["issueType"], "")
+        listed: dict[str, set[str]] = {make: set(models) for make, models in self.catalog.items()}
+        for (make, model, y), vehicle in self.vehicles.items():
+            if str(y) == year and getattr(vehicle, kind, None):
+                listed.setdefault(make, set()).add(model)
+        if path.endswith("/makes"):
+            results: list[dict[str, str]] = [{"make": make} for make in sorted(listed)]
+        else:
+            make = params.get("make", "").upper()
+            results = [
+                {"modelYear": year, "make": make, "model": model}
+                for model in sorted(listed.get(make, ()))
+            ]
+        body = {"count": len(results), "message": "Results returned successfully"}
+        return httpx.Response(200, json={**body, "results": results})
 
     def _by_ymmt(self, params: httpx.QueryParams) -> httpx.Response:
         vehicle, year = self._vehicle(params)

@@ -33,36 +33,54 @@ class Page:
     """One answered request: its URL and its results (records, or vehicle variants).
 
     ``empty_400``: answered HTTP 400 with a zero count, NHTSA's answer both for a vehicle
-    year without records and for a make or model it does not recognise."""
+    year without records and for a make or model it does not recognise. ``count``: the
+    envelope's ``Count``/``count`` (``meta.pagination.total`` for the vehicle family), None
+    when the answer carries none."""
 
     year: int
     url: str
     results: list[dict[str, Any]]
     empty_400: bool = False
+    count: int | None = None
+
+    @property
+    def count_disagrees(self) -> bool:
+        """Whether the answer's count is not the number of results it holds."""
+        return self.count is not None and self.count != len(self.results)
 
 
-def get_answer(client: HttpClient, url: str, params: dict[str, Any]) -> tuple[str, list[Any], bool]:
-    """GET an NHTSA listing: (request URL, results, whether it was a zero-count 400). A 400
-    whose body says zero records is an empty result; HTML, empty or malformed bodies and
-    other statuses fail the entry."""
+@dataclass(frozen=True)
+class Answer:
+    """An answered listing: its request URL, results, envelope count, and whether it was a
+    zero-count 400."""
+
+    url: str
+    results: list[Any]
+    count: int | None
+    empty_400: bool
+
+
+def get_answer(client: HttpClient, url: str, params: dict[str, Any]) -> Answer:
+    """GET an NHTSA listing. A 400 whose body says zero records is an empty result; HTML,
+    empty or malformed bodies and other statuses fail the entry."""
     response = client.get(url, params=params, ok=(200, 400))
     data = parse_json(response)
     request_url = str(response.request.url)
     if response.status_code == 400:
         if is_empty_result(data):
-            return request_url, [], True
+            return Answer(request_url, [], 0, True)
         raise SourceError(f"nhtsa: HTTP 400 for {request_url}")
     try:
         env = envelope(data)
     except NhtsaParseError as exc:
         raise SourceError(f"nhtsa: unexpected response from {request_url}: {exc}") from None
-    return request_url, env.results, False
+    return Answer(request_url, env.results, env.count, False)
 
 
 def get_results(client: HttpClient, url: str, params: dict[str, Any]) -> tuple[str, list[Any]]:
     """GET an NHTSA listing: (request URL, results); see :func:`get_answer`."""
-    request_url, results, _ = get_answer(client, url, params)
-    return request_url, results
+    answer = get_answer(client, url, params)
+    return answer.url, answer.results
 
 
 def fetch_page(client: HttpClient, api: str, route: str, entry: NhtsaEntry, year: int) -> Page:
@@ -70,8 +88,8 @@ def fetch_page(client: HttpClient, api: str, route: str, entry: NhtsaEntry, year
     params: dict[str, Any] = {"make": entry.make, "model": entry.model, "modelYear": year}
     if route == "vehicles":
         params["issueType"] = "m"
-    url, results, empty_400 = get_answer(client, api + path, params)
-    return Page(year, url, results, empty_400)
+    answer = get_answer(client, api + path, params)
+    return Page(year, answer.url, answer.results, answer.empty_400, answer.count)
 
 
 def associated_documents(

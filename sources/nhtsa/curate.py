@@ -8,6 +8,7 @@ import orjson
 
 from sources.base import Curated, CurationInput
 from sources.digits import is_ascii_digits
+from sources.nhtsa.aliases import spellings, value_of
 from sources.nhtsa.entry import NhtsaEntry
 from sources.nhtsa.parse import (
     api_date,
@@ -30,6 +31,12 @@ def _pick(record: dict[str, Any], *keys: str) -> Any:
 
 def _text(record: dict[str, Any], *keys: str) -> str | None:
     value = _pick(record, *keys)
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def _field(record: dict[str, Any], field: str) -> str | None:
+    """A text field read under every spelling NHTSA has used for it (``aliases``)."""
+    value = value_of(record, field)
     return value.strip() if isinstance(value, str) and value.strip() else None
 
 
@@ -72,18 +79,16 @@ def _api_facts(kind: str, key: str, r: dict[str, Any]) -> dict[str, Any]:
     if kind == "recall":
         return {
             "campaignNumber": key,
-            "manufacturer": _text(r, "Manufacturer", "manufacturer"),
-            "make": _text(r, "Make", "make"),
-            "model": _text(r, "Model", "model"),
-            "reportReceivedDate": _api_date(r, "ReportReceivedDate", "reportReceivedDate"),
-            "subject": _text(r, "subject", "Subject"),
-            "summary": _text(r, "Summary", "summary"),
-            "consequence": _text(r, "Consequence", "consequence"),
-            "remedy": _text(r, "Remedy", "correctiveAction"),
-            "notes": _text(r, "Notes", "notes"),
-            "potentialUnitsAffected": _int(
-                _pick(r, "PotentialNumberofUnitsAffected", "potentialNumberOfUnitsAffected")
-            ),
+            "manufacturer": _field(r, "manufacturer"),
+            "make": _field(r, "make"),
+            "model": _field(r, "model"),
+            "reportReceivedDate": _api_date(r, *spellings("reportReceivedDate")),
+            "subject": _field(r, "subject"),
+            "summary": _field(r, "summary"),
+            "consequence": _field(r, "consequence"),
+            "remedy": _field(r, "remedy"),
+            "notes": _field(r, "notes"),
+            "potentialUnitsAffected": _int(value_of(r, "potentialUnitsAffected")),
             "parkIt": _yes(r.get("parkIt")),
             "parkOutSide": _yes(r.get("parkOutSide")),
             "overTheAirUpdate": _yes(r.get("overTheAirUpdate")),
@@ -93,12 +98,12 @@ def _api_facts(kind: str, key: str, r: dict[str, Any]) -> dict[str, Any]:
             "odiNumber": key,
             "manufacturer": _text(r, "manufacturer"),
             "dateOfIncident": _api_date(r, "dateOfIncident"),
-            "dateFiled": _api_date(r, "dateComplaintFiled", "dateFiled"),
+            "dateFiled": _api_date(r, *spellings("dateFiled")),
             "crash": _yes(r.get("crash")),
             "fire": _yes(r.get("fire")),
             "injuries": _int(r.get("numberOfInjuries")),
             "deaths": _int(r.get("numberOfDeaths")),
-            "summary": _text(r, "summary", "description"),
+            "summary": _field(r, "complaintSummary"),
         }
     if kind == "investigation":
         recalls = r.get("recalls")
@@ -215,6 +220,13 @@ def curate(doc: CurationInput, entries: list[NhtsaEntry]) -> Curated:
         rows = body["rows"]
         facts = _flat_facts(doc.kind, key, rows)
         components = sorted({c for row in rows for c in components_of(row)})
+    elif "records" in body:
+        # A complaint listed once per component (filed before about December 2002): the
+        # facts of the first record in the stored order, the components of them all, as
+        # the flat file's rows give for the same complaint.
+        records = body["records"]
+        facts = _api_facts(doc.kind, key, records[0])
+        components = sorted({c for record in records for c in components_of(record)})
     else:
         facts = _api_facts(doc.kind, key, body["record"])
         components = components_of(body["record"])

@@ -23,6 +23,7 @@ from datetime import date, datetime
 from typing import Any
 
 from sources.digits import is_ascii_digits
+from sources.nhtsa.aliases import spellings
 from warehouse.errors import NhtsaParseError
 
 KINDS = ("recalls", "complaints", "investigations", "communications")
@@ -250,14 +251,23 @@ def record_key(kind: str, record: Mapping[str, Any]) -> str:
 
 
 # -- components and texts ------------------------------------------------------------------
+_COMPONENT_SEPARATOR = re.compile(r",(?! )")
+
+
 def components_of(record: Mapping[str, Any]) -> list[str]:
     """Component names of a record in any shape: a comma-separated ``components`` string
     (complaints), a ``Component`` string (recalls), a list of ``{name}`` objects (vehicle
-    family), or a flat-file ``COMPDESC``/``COMPNAME``/``component`` field."""
+    family), or a flat-file ``COMPDESC``/``COMPNAME``/``component`` field.
+
+    complaintsByVehicle joins names with a bare comma (``"ELECTRICAL SYSTEM,ENGINE"``,
+    reference §2.2), while a name of NHTSA's component list may itself hold a comma and a
+    space (``SERVICE BRAKES, HYDRAULIC``, ``FUEL SYSTEM, GASOLINE``, as FLAT_CMPL's
+    ``COMPDESC`` and recalls' ``Component`` write them): only a comma not followed by a
+    space separates two names."""
     found: list[str] = []
     value = _first_present(record, "components", "Component", "COMPDESC", "COMPNAME", "component")
     if isinstance(value, str):
-        parts = value.split(",") if "components" in record else [value]
+        parts = _COMPONENT_SEPARATOR.split(value) if "components" in record else [value]
         found = [p.strip() for p in parts if p.strip()]
     elif isinstance(value, list):
         for item in value:
@@ -267,17 +277,10 @@ def components_of(record: Mapping[str, Any]) -> list[str]:
     return found
 
 
+# The narrative fields: every spelling the JSON routes have used (``aliases``), then the
+# flat files' names (whose ``CONEQUENCE_DEFECT`` is NHTSA's own misspelling).
 TEXT_FIELDS = (
-    "subject",
-    "summary",
-    "Summary",
-    "description",
-    "consequence",
-    "Consequence",
-    "correctiveAction",
-    "Remedy",
-    "notes",
-    "Notes",
+    *spellings("subject", "summary", "complaintSummary", "consequence", "remedy", "notes"),
     "CDESCR",
     "DESC_DEFECT",
     "CONEQUENCE_DEFECT",

@@ -1,6 +1,13 @@
 """NHTSA records collected across model years and variants into documents, and the stored
 (canonical) body of each: ``{"record": ..., "modelYears": [...], "variants": [...],
-"associatedDocuments": [...]}``."""
+"associatedDocuments": [...]}``.
+
+A complaint filed before about December 2002 is listed by ``complaintsByVehicle`` once per
+component: several records share its ``odiNumber``, each with its own ``components`` and
+``summary`` (reference §6, NHTSA). Every one of them is kept: the document's body holds
+them all, ``{"records": [...], "modelYears": [...]}``, sorted by their canonical bytes so
+that an answer listing them in another order stores the same bytes. A complaint with one
+record keeps the ``{"record": ...}`` body it always had."""
 
 from __future__ import annotations
 
@@ -35,6 +42,22 @@ class Seen:
     years: set[int] = field(default_factory=set)
     variants: dict[tuple[int, str], dict[str, Any]] = field(default_factory=dict)
     documents: list[Any] | None = None
+    # Every distinct record listed under the key (by components and text), first seen first.
+    parts: dict[bytes, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def records(self) -> list[dict[str, Any]]:
+        """The records of the document in their stored order: one, or (a complaint listed
+        once per component) several, sorted by their canonical bytes."""
+        if len(self.parts) <= 1:
+            return [self.record]
+        return sorted(self.parts.values(), key=canonical_json)
+
+
+def part_of(record: dict[str, Any]) -> bytes:
+    """What tells one per-component record of a complaint from another: its components and
+    its texts (the same record seen under another model year is not another part)."""
+    return canonical_json([components_of(record), texts_of(record)])
 
 
 def model_years_held(body: bytes) -> set[int] | None:
@@ -75,7 +98,8 @@ def _variant(year: int, vehicle: dict[str, Any]) -> dict[str, Any]:
 
 def collect(kind: str, pages: list[Page]) -> list[Seen]:
     """De-duplicate records across model years (and variants): the first occurrence in year
-    order is kept verbatim, with every year and variant it appeared under."""
+    order is kept verbatim, with every year and variant it appeared under; a complaint's
+    other per-component records under the same ODI number are kept beside it."""
     seen: dict[str, Seen] = {}
 
     def add(record: dict[str, Any], page: Page, variant: dict[str, Any] | None) -> None:
@@ -84,6 +108,8 @@ def collect(kind: str, pages: list[Page]) -> list[Seen]:
         except NhtsaParseError as exc:
             raise SourceError(f"nhtsa: {page.url}: {exc}") from None
         item = seen.setdefault(key, Seen(key, record, page.url))
+        if kind == "complaints":
+            item.parts.setdefault(part_of(record), record)
         item.years.add(page.year)
         if variant is not None:
             item.variants[(page.year, orjson.dumps(variant).decode())] = variant
@@ -132,11 +158,18 @@ def vehicle_issues(kind: str, vehicle: Any, index: int, url: str) -> list[dict[s
 
 
 def belongs(item: Seen, wanted: RecordFilter) -> bool:
-    return wanted.matches(components_of(item.record), texts_of(item.record))
+    """Whether any record of the item (any component's, for a complaint listed once per
+    component) passes the entry's filters."""
+    records = item.records
+    return wanted.matches(
+        [c for r in records for c in components_of(r)], [t for r in records for t in texts_of(r)]
+    )
 
 
 def stored_body(kind: str, item: Seen) -> bytes:
-    body: dict[str, Any] = {"record": item.record, "modelYears": sorted(item.years)}
+    records = item.records
+    body: dict[str, Any] = {"record": records[0]} if len(records) == 1 else {"records": records}
+    body["modelYears"] = sorted(item.years)
     if kind in ("investigations", "communications"):
         body["variants"] = [item.variants[k] for k in sorted(item.variants)]
     if item.documents is not None:

@@ -28,12 +28,15 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 from sources.base import FetchContext, Source
 from sources.http import HttpClient
+from sources.nhtsa.aliases import lookalike_keys
 from sources.nhtsa.api import API, ROUTES, STATIC, Page, associated_documents, fetch_page
 from sources.nhtsa.curate import curate
 from sources.nhtsa.entry import NhtsaEntry
 from sources.nhtsa.parse import DOC_KIND, date_problems
+from sources.nhtsa.products import ISSUE_TYPE, unknown_vehicle
 from sources.nhtsa.records import Seen, belongs, collect, emptied_years, to_record
 from sources.nhtsa.retries import nhtsa_policy
+from warehouse.errors import SourceError, TerminalHttpError
 from warehouse.records import Listing
 
 COMPLETE_KINDS = frozenset({"recalls", "complaints"})
@@ -49,6 +52,53 @@ def resolve_documents(client: HttpClient, api: str, kind: str, item: Seen) -> No
     item.documents = associated_documents(client, api, kind, item.key, link)
 
 
+def route_of(kind: str) -> str:
+    return kind if kind in ROUTES else "vehicles"
+
+
+def check_known_vehicle(
+    entry: NhtsaEntry, ctx: FetchContext, client: HttpClient, api: str, pages: list[Page]
+) -> None:
+    """Fail a first run whose every model year answered with a zero count when NHTSA's own
+    lists of makes and models do not hold the entry's (a typo: ``CRV`` for ``CR-V``),
+    naming the closest names they do hold."""
+    if any(page.results or page.count for page in pages):
+        return
+    if any(ctx.known_in_scope(entry.scope(kind)) for kind in entry.kinds):
+        return  # the warehouse holds records of the vehicle: not a first run
+    issue_type = ISSUE_TYPE["complaints" if "complaints" in entry.kinds else "recalls"]
+    year = entry.years[1]
+    try:
+        unknown = unknown_vehicle(client, api, entry.make, entry.model, year, issue_type)
+    except (SourceError, TerminalHttpError) as exc:  # a transient error stays transient
+        raise SourceError(
+            f"nhtsa: every model year of {label(entry)} answered with a zero count, and "
+            f"NHTSA's lists of makes and models could not be read to tell a vehicle without "
+            f"records from a name NHTSA does not know: {exc}"
+        ) from None
+    if unknown is not None:
+        raise SourceError(
+            f"nhtsa: every model year of {label(entry)} answered with a zero count, and "
+            f"{unknown.describe()}"
+        )
+
+
+def warn_lookalike_keys(ctx: FetchContext, kind: str, items: list[Seen]) -> None:
+    """One warning per key that is no known spelling of a field but looks like one."""
+    found: dict[tuple[str, str], list[str]] = {}
+    for item in items:
+        for record in item.records:
+            for key, known in lookalike_keys(record):
+                found.setdefault((key, known), []).append(item.key)
+    for (key, known), keys in sorted(found.items()):
+        ctx.warn(
+            f"{DOC_KIND[kind]} {keys[0]}"
+            + (f" (and {len(keys) - 1} more)" if len(keys) > 1 else "")
+            + f": unknown key {key!r} looks like {known!r}, which it is not read as; kept "
+            "verbatim"
+        )
+
+
 def fetch(entry: NhtsaEntry, ctx: FetchContext) -> Iterable[Listing]:
     """One listing per kind of the entry, fetched with bounded concurrency."""
     api = API.base_url(entry.base_url)
@@ -60,19 +110,26 @@ def fetch(entry: NhtsaEntry, ctx: FetchContext) -> Iterable[Listing]:
     try:
         pending: dict[str, list[Future[Page]]] = {}
         for kind in entry.kinds:
-            route = kind if kind in ROUTES else "vehicles"
+            route = route_of(kind)
             if route not in pending:
                 pending[route] = [
                     pool.submit(fetch_page, client, api, route, entry, year)
                     for year in entry.year_range
                 ]
+        answered = {route: [f.result() for f in futures] for route, futures in pending.items()}
+        check_known_vehicle(
+            entry, ctx, client, api, [page for pages in answered.values() for page in pages]
+        )
         for kind in entry.kinds:
-            route = kind if kind in ROUTES else "vehicles"
-            pages = [future.result() for future in pending[route]]
-            items = [item for item in collect(kind, pages) if belongs(item, wanted)]
+            route = route_of(kind)
+            pages = answered[route]
+            collected = collect(kind, pages)
+            warn_lookalike_keys(ctx, kind, collected)
+            items = [item for item in collected if belongs(item, wanted)]
             for item in items:
-                for problem in date_problems(item.record):
-                    ctx.warn(f"{DOC_KIND[kind]} {item.key}: {problem}")
+                for record in item.records:
+                    for problem in date_problems(record):
+                        ctx.warn(f"{DOC_KIND[kind]} {item.key}: {problem}")
             if route == "vehicles":
                 for done in [pool.submit(resolve_documents, client, api, kind, i) for i in items]:
                     done.result()
@@ -80,6 +137,14 @@ def fetch(entry: NhtsaEntry, ctx: FetchContext) -> Iterable[Listing]:
             scope = entry.scope(kind)
             complete = kind in COMPLETE_KINDS
             if complete:
+                for page in pages:
+                    if page.count_disagrees:
+                        complete = False
+                        ctx.warn(
+                            f"{scope}: {page.url} says {page.count} record(s) but holds "
+                            f"{len(page.results)}; the listing is not taken as complete and "
+                            "nothing in the scope is retired"
+                        )
                 for page, count in emptied_years(scope, pages, ctx.known_in_scope(scope)):
                     complete = False
                     ctx.warn(

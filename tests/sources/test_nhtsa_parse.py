@@ -211,3 +211,32 @@ def test_filters_decide_membership_by_component_or_text() -> None:
     assert not aeb.matches(["ELECTRICAL SYSTEM"], ["The radio resets."])
     assert RecordFilter().matches([], [])  # no filter: everything belongs
     assert texts_of({"Summary": "a", "Remedy": "b", "vin": "c", "summary": " "}) == ["a", "b"]
+
+
+def test_component_names_holding_a_comma_and_a_space_stay_whole() -> None:
+    """complaintsByVehicle joins names with a bare comma; NHTSA's own names may hold ", "."""
+    record = {"components": "SERVICE BRAKES, HYDRAULIC,FUEL SYSTEM, GASOLINE,ENGINE"}
+    assert components_of(record) == ["SERVICE BRAKES, HYDRAULIC", "FUEL SYSTEM, GASOLINE", "ENGINE"]
+
+
+def test_every_spelling_of_a_field_is_read_and_lookalikes_are_found() -> None:
+    from sources.nhtsa.aliases import FIELD_ALIASES, lookalike_keys, value_of
+
+    assert value_of({"Conequence": "x"}, "consequence") == "x"
+    assert value_of({"Consequence": "", "Conequence": "y"}, "consequence") == "y"
+    assert "Conequence" in FIELD_ALIASES["consequence"]
+    assert texts_of({"Conequence": "fragments"}) == ["fragments"]
+    assert lookalike_keys(["Conequence", "Consequnce", "summery", "vin", "zzz"]) == [
+        ("Consequnce", "Consequence"),
+        ("summery", "summary"),
+    ]
+
+
+def test_the_closest_products_names_meet_across_punctuation() -> None:
+    from sources.nhtsa.products import closest
+
+    models = ["ACCORD", "CIVIC", "CR-V", "CR-Z", "HR-V"]
+    assert closest("CRV", models)[0] == "CR-V"
+    assert closest("cr v", models)[0] == "CR-V"
+    assert closest("ACORD", models) == ["ACCORD"]
+    assert closest("QQQQQ", models) == []
