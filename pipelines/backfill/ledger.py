@@ -62,4 +62,6 @@ def ledger_warnings(label: str, result: BackfillResult) -> list[dict[str, Any]]:
         warnings.append(
             {"source": SOURCE, "entry": label, "warning": f"and {more} more malformed rows"}
         )
+    if result.kept_nothing:
+        warnings.append({"source": SOURCE, "entry": label, "warning": result.kept_nothing})
     return warnings

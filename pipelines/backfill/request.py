@@ -63,6 +63,16 @@ class BackfillResult:
     built: int = 0  # documents whose bytes were assembled (the others' lines had not changed)
     seconds: float = 0.0
 
+    @property
+    def kept_nothing(self) -> str | None:
+        """Why a run that read rows imported nothing (its filter matched none), or None."""
+        if self.rows == 0 or self.matched > 0:
+            return None
+        return (
+            f"none of the {self.rows:,} rows read matched the filter ({self.scope}): "
+            "nothing was imported"
+        )
+
     def as_json(self) -> dict[str, Any]:
         return {
             "run_id": self.run_id,
@@ -81,4 +91,5 @@ class BackfillResult:
             "documents": {"records": self.documents.records, **self.documents.as_dict()},
             "built": self.built,
             "seconds": round(self.seconds, 3),
+            "warnings": [self.kept_nothing] if self.kept_nothing else [],
         }

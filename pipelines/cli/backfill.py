@@ -73,6 +73,8 @@ def _print_result(result: BackfillResult) -> None:
             f"  … {result.malformed - MALFORMED_SHOWN:,} more malformed rows "
             "(--json lists up to 1,000)"
         )
+    if result.kept_nothing:
+        click.echo(f"receipts: warning: {result.kept_nothing}", err=True)
 
 
 @click.group()

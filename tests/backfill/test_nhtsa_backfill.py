@@ -805,3 +805,30 @@ def test_the_body_builder_matches_flat_body_for_every_layout(kind: str) -> None:
         body, fmt = checker.body(lines)
         assert body == flat_body(layout, rows)
         assert fmt == layout.record_format(rows)
+
+
+def test_a_filter_that_matches_no_row_says_nothing_was_imported(tmp_path: Path) -> None:
+    """A readable file whose rows the filter all leaves out imports nothing: the run is not
+    a failure (the file is fine), but it never reports plain success either."""
+    path = complaints_file(tmp_path)
+    warehouse = tmp_path / "w.duckdb"
+    code, report, _ = backfill(warehouse, "--file", path, "--kind", "complaints", "--make", "nope")
+    assert code == 0
+    assert report["matched"] == 0 and report["documents"]["new"] == 0
+    [warning] = report["warnings"]
+    assert "matched the filter" in warning and "nothing was imported" in warning
+    text = cli(
+        "backfill",
+        "nhtsa",
+        "--file",
+        path,
+        "--kind",
+        "complaints",
+        "--make",
+        "nope",
+        "--warehouse",
+        warehouse,
+    )
+    assert "receipts: warning: none of the" in text.stderr
+    run = json.loads(cli("runs", "--warehouse", warehouse, "--json").stdout)[0]
+    assert any("nothing was imported" in w["warning"] for w in run["warnings"])
