@@ -38,6 +38,7 @@ from pipelines.cli.listing import (
 )
 from pipelines.cli.pins import report_pin_drift
 from pipelines.manifest import load_manifest
+from pipelines.refresh import metadata_fields
 from pipelines.reports.drift_model import build_report
 from pipelines.reports.formats import FORMATS, render
 from pipelines.reports.wording import field_phrase, size_phrase, to_second
@@ -206,7 +207,7 @@ def drift(
             _optional_point(wh, until, "--until"),
         )
         try:
-            result = compare(wh, start, end, corpus=corpus, limit=limit)
+            result = compare(wh, start, end, corpus=corpus, limit=limit, metadata=metadata_fields())
         except PointError as exc:
             raise click.BadParameter(str(exc), param_hint="--since/--until") from None
         report = build_report(wh, result, now())

@@ -46,6 +46,7 @@ from sources.forem.api import Fetched, ForemApi, client_for
 from sources.forem.curate import curate
 from sources.forem.entry import INSTANCE, ForemEntry, Instance, article_url_parts
 from sources.forem.records import article_record, comment_record, tree_is_complete, tree_nodes
+from sources.forem.tree import METADATA_FIELDS
 from warehouse.errors import NotFoundUpstream
 from warehouse.records import Listing
 
@@ -114,6 +115,7 @@ SOURCE = Source(
     fetch=fetch,
     curate=curate,
     endpoints=(INSTANCE,),
+    metadata_fields=METADATA_FIELDS,
 )
 
 __all__ = ["INSTANCE", "SOURCE", "ForemEntry", "curate", "fetch"]
