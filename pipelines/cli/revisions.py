@@ -109,7 +109,8 @@ def _optional_point(warehouse: Warehouse, text: str | None, option: str) -> Poin
     "--fail-on-drift",
     is_flag=True,
     help="Exit 3 when any document is new, changed, gone or restored (with --pins: when a "
-    "pinned file changed or was deleted at --ref).",
+    "pinned file changed or was deleted at --ref). A change of a source's metadata fields "
+    "only (a Forem author's profile) is listed apart and is not drift.",
 )
 @click.option(
     "--pins",
