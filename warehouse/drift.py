@@ -28,7 +28,7 @@ its dotted paths, see :mod:`warehouse.changes`) is classified when drift is read
 two stored bodies: a change of metadata fields only (an author's profile, a field the API
 added) is not counted as ``changed`` nor listed with the drifted documents; it is counted
 in ``metadata_counts`` and listed in ``metadata_rows``, apart. Nothing is stored: only the
-changed documents of declaring sources are read, a chunk at a time.
+changed documents of declaring sources are read, streamed.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import groupby
 from typing import Any
 
 from warehouse.asof import Point, members_sql, utc_iso
@@ -48,8 +49,6 @@ from warehouse.unseen import UnseenRow, unseen
 
 OUTCOMES = ("new", "changed", "unchanged", "gone", "restored")
 DRIFT_OUTCOMES = ("new", "changed", "gone", "restored")
-# Changed documents whose two bodies are read and classified at a time.
-CLASSIFY_CHUNK = 500
 
 
 @dataclass(frozen=True)
@@ -459,26 +458,64 @@ def _listed(
     ]
 
 
+# The changed documents of the declaring sources, then each one's two stored bodies as two
+# rows (side 0 the old, 1 the new), staged (see warehouse.staged) and read back
+# CLASSIFY_CHUNK documents at a time in doc_id order: no statement holds every body at once
+# (one aggregate, or one sort, over the bodies of 200,000 changed documents ran out of
+# memory under the default limit).
+CLASSIFY_CHUNK = 5_000
+_CHANGED_PAIRS = """
+SELECT doc_id, source, old_hash, new_hash FROM _drift
+WHERE outcome = 'changed' AND source IN (SELECT unnest($sources::VARCHAR[]))
+"""
+_PAIR_BODIES = """
+SELECT p.doc_id, p.source, p.side, p.content_hash, s.body
+FROM snapshots s JOIN (
+    SELECT doc_id, source, 0 AS side, old_hash AS content_hash FROM _drift_changed
+    UNION ALL
+    SELECT doc_id, source, 1 AS side, new_hash AS content_hash FROM _drift_changed
+) p ON p.content_hash = s.content_hash
+"""
+_CHUNK_BODIES = """
+SELECT doc_id, source, side, content_hash, body FROM _drift_pair_bodies
+WHERE doc_id BETWEEN $first AND $last ORDER BY doc_id, side
+"""
+
+
 def _classified(warehouse: Warehouse, metadata: Mapping[str, Sequence[str]]) -> dict[str, Change]:
     """The kind of change of every changed document of the sources that declare metadata
-    fields, from the stored bodies of its two revisions (read :data:`CLASSIFY_CHUNK`
-    documents at a time, each checked against its hash)."""
+    fields, from the stored bodies of its two revisions, each checked against its hash."""
     declared = sorted(name for name, patterns in metadata.items() if patterns)
     if not declared:
         return {}
-    pairs = warehouse._con.execute(
-        "SELECT doc_id, source, old_hash, new_hash FROM _drift "
-        "WHERE outcome = 'changed' AND source IN (SELECT unnest($sources::VARCHAR[])) "
-        "ORDER BY doc_id",
-        {"sources": declared},
-    ).fetchall()
+    build_in_stages(
+        warehouse,
+        [
+            ("_drift_changed", _CHANGED_PAIRS, {"sources": declared}),
+            ("_drift_pair_bodies", _PAIR_BODIES, {}),
+        ],
+    )
+    con = warehouse._con
+    doc_ids = [
+        str(d)
+        for (d,) in con.execute(
+            "SELECT DISTINCT doc_id FROM _drift_pair_bodies ORDER BY doc_id"
+        ).fetchall()
+    ]
     out: dict[str, Change] = {}
-    for start in range(0, len(pairs), CLASSIFY_CHUNK):
-        chunk = pairs[start : start + CLASSIFY_CHUNK]
-        bodies = snapshot_bodies(warehouse, sorted({h for p in chunk for h in p[2:]}))
-        for doc_id, source, old_hash, new_hash in chunk:
-            old_body, new_body = bodies[old_hash][1], bodies[new_hash][1]
-            out[str(doc_id)] = classify(old_body, new_body, metadata[str(source)])
+    for start in range(0, len(doc_ids), CLASSIFY_CHUNK):
+        chunk = doc_ids[start : start + CLASSIFY_CHUNK]
+        rows = con.execute(_CHUNK_BODIES, {"first": chunk[0], "last": chunk[-1]}).fetchall()
+        for doc_id, group in groupby(rows, key=lambda row: str(row[0])):
+            bodies: dict[int, bytes] = {}
+            sources: set[str] = set()
+            for _, source, side, content_hash, body in group:
+                sources.add(str(source))
+                if side not in bodies:  # a snapshot stored twice holds the same bytes
+                    bodies[side] = checked_body(warehouse, content_hash, bytes(body), doc_id=doc_id)
+            if len(bodies) == 2:
+                out[doc_id] = classify(bodies[0], bodies[1], metadata[sources.pop()])
+    con.execute("DROP TABLE IF EXISTS _drift_pair_bodies")
     return out
 
 

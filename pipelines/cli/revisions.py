@@ -226,6 +226,8 @@ def drift(
         out.write_text(text, encoding="utf-8")
         totals = result.totals
         listed = ", ".join(f"{k} {v:,}" for k, v in totals.items())
+        if result.metadata_total:
+            listed += f"; metadata only {result.metadata_total:,}"
         click.echo(f"{fmt} drift report written to {out}: {listed}")
     found = report.found
     sys.exit(exits.for_drift(found, fail_on_drift))
