@@ -136,6 +136,10 @@ def test_the_drift_report_lists_metadata_changes_apart(
     assert '<section id="metadata"><h2>Metadata-only changes (2)</h2>' in html
     assert "Bo Renamed" in html
 
+    limited = cli("drift", "--warehouse", warehouse_path, "--limit", "1").output
+    assert f"METADATA  forem/comment/{thread['bo'][0]} (corpus forem-meta)" in limited
+    assert "… and 1 more metadata-only changes (raise --limit)" in limited
+
     text = cli("refresh", manifest, "--warehouse", warehouse_path).output
     assert "drift since run 2: none" in text
 
