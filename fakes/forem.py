@@ -19,7 +19,12 @@ shapes of ``shared/reference/upstream-apis.md`` §3:
   land in one window, and the fake throttles them; forced 429s with
   :meth:`FakeForem.throttle`;
 - requests without the v1 ``Accept`` header get the v0 ``Warning: 299`` header and are
-  counted in ``v0_requests``.
+  counted in ``v0_requests``;
+- every article and comment carries its author's profile as it is now (the shared ``user``
+  partial, forem/forem app/views/api/v1/shared/_user.json.jbuilder): a user editing their
+  profile (:meth:`FakeForem.edit_profile`) changes every comment of theirs; and the API can
+  add fields to comments (:attr:`FakeForem.comment_ai_disclosure`, the
+  ``ai_disclosure_level``/``ai_disclosure_label`` pair articles carry, reference §3.4/§6).
 
 Tests drive it like the real service: add articles and comments, edit, delete, hide,
 destroy, let counters churn, make ``comments_count`` disagree with the tree.
@@ -64,16 +69,18 @@ class FakeUser:
     name: str
     user_id: int
     image_version: int = 1
+    website_url: str | None = None
+    twitter_username: str | None = None
 
     def as_json(self) -> dict[str, Any]:
         image = f"https://media.example/u/{self.user_id}/v{self.image_version}"
         return {
             "name": self.name,
             "username": self.username,
-            "twitter_username": None,
+            "twitter_username": self.twitter_username,
             "github_username": self.username,
             "user_id": self.user_id,
-            "website_url": None,
+            "website_url": self.website_url,
             "profile_image": f"{image}/640.png",
             "profile_image_90": f"{image}/90.png",
         }
@@ -119,6 +126,7 @@ class FakeForem:
     max_per_page: int = 1000
     subforem_id: int = 1
     ignores_page: bool = False  # an instance (or proxy) that serves page 1 for every page
+    comment_ai_disclosure: bool = False  # comments carry ai_disclosure_level / _label
     reads_per_second: float | None = 3.0
     clock: Callable[[], float] = time.monotonic
     users: dict[str, FakeUser] = field(default_factory=dict)
@@ -208,6 +216,25 @@ class FakeForem:
         for user in self.users.values():
             user.image_version += 1
 
+    def edit_profile(
+        self,
+        username: str,
+        *,
+        name: str | None = None,
+        website_url: str | None = None,
+        twitter_username: str | None = None,
+        picture: bool = False,
+    ) -> None:
+        """What a user's profile settings change: the ``user`` object of every article and
+        comment of theirs (a new picture is a new image URL)."""
+        user = self.users[username]
+        user.name = name if name is not None else user.name
+        user.website_url = website_url if website_url is not None else user.website_url
+        if twitter_username is not None:
+            user.twitter_username = twitter_username
+        if picture:
+            user.image_version += 1
+
     def throttle(self, times: int, retry_after: str = "2") -> None:
         """Answer the next ``times`` requests with 429 and this ``Retry-After``."""
         self._forced_429.extend([retry_after] * times)
@@ -267,7 +294,7 @@ class FakeForem:
         children = [
             self._comment_json(c) for c in self.comments.values() if c.parent == comment.number
         ]
-        return {
+        record: dict[str, Any] = {
             "type_of": "comment",
             "id_code": comment.id_code,
             "created_at": comment.created_at,
@@ -275,6 +302,9 @@ class FakeForem:
             "user": user,
             "children": children,
         }
+        if self.comment_ai_disclosure:
+            record |= {"ai_disclosure_level": None, "ai_disclosure_label": None}
+        return record
 
     # -- HTTP -------------------------------------------------------------------------
     def install(self, router: respx.Router) -> FakeForem:

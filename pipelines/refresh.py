@@ -22,8 +22,9 @@ from pipelines.publish.curate import curate_manifest
 from pipelines.publish.push import PushProgress, PushResult, push
 from pipelines.publish.targets import Target, check_sanity_configuration, open_target
 from sources.http import HttpFactory
+from sources.registry import SOURCES
 from warehouse.asof import Point
-from warehouse.drift import Drift, compare, default_points
+from warehouse.drift import Drift, DriftRow, compare, default_points
 from warehouse.errors import HttpError, ReceiptsError
 from warehouse.store import Warehouse
 
@@ -65,27 +66,38 @@ def claims_summary(check: ClaimsCheck) -> dict[str, Any]:
     return {key: full[key] for key in ("check_id", "counts", "changed", "bad_rows")}
 
 
+def metadata_fields() -> dict[str, tuple[str, ...]]:
+    """The metadata fields each registered source declares (those that declare some)."""
+    return {name: s.metadata_fields for name, s in SOURCES.items() if s.metadata_fields}
+
+
+def _document(row: DriftRow) -> dict[str, Any]:
+    out = {
+        "doc_id": row.doc_id,
+        "outcome": row.outcome,
+        "old_revision": None if row.old is None else row.old.revision,
+        "new_revision": row.new.revision,
+        "old_hash": None if row.old is None else row.old.content_hash,
+        "new_hash": row.new.content_hash,
+        "left_corpus": row.left_corpus,
+    }
+    return out if row.change is None else out | {"change": row.change.as_json()}
+
+
 def drift_summary(drift: Drift) -> dict[str, Any]:
-    """Counts per source, one line per drifted document, and the documents this run's
-    listings missed without proving them gone (``unseen``): the summary a refresh prints."""
+    """Counts per source, one line per drifted document, the documents this run's listings
+    missed without proving them gone (``unseen``), and apart, the documents changed in
+    metadata fields only (not drift): the summary a refresh prints."""
     return {
         "since_run": None if drift.since_run is None else drift.since_run.run_id,
         "until_run": None if drift.until_run is None else drift.until_run.run_id,
         "found": drift.found,
         "counts": drift.counts,
-        "documents": [
-            {
-                "doc_id": row.doc_id,
-                "outcome": row.outcome,
-                "old_revision": None if row.old is None else row.old.revision,
-                "new_revision": row.new.revision,
-                "old_hash": None if row.old is None else row.old.content_hash,
-                "new_hash": row.new.content_hash,
-                "left_corpus": row.left_corpus,
-            }
-            for row in drift.rows
-        ],
+        "documents": [_document(row) for row in drift.rows],
         "omitted": drift.omitted,
+        "metadata_counts": drift.metadata_counts,
+        "metadata_documents": [_document(row) for row in drift.metadata_rows],
+        "metadata_omitted": drift.metadata_omitted,
         "unseen": [
             {
                 "doc_id": row.doc_id,
@@ -145,9 +157,11 @@ def refresh_manifest(
 def _run_drift(
     warehouse: Warehouse, manifest: Manifest, ingested: RunResult, limit: int | None
 ) -> Drift:
-    """This run against the corpus's previous finished run."""
+    """This run against the corpus's previous finished run (metadata-only changes apart)."""
     since, until = default_points(warehouse, manifest.name, until=Point(run_id=ingested.run_id))
-    return compare(warehouse, since, until, corpus=manifest.name, limit=limit)
+    return compare(
+        warehouse, since, until, corpus=manifest.name, limit=limit, metadata=metadata_fields()
+    )
 
 
 def _check_claims(

@@ -108,6 +108,11 @@ class Source(Generic[Entry]):
     ``identity(doc_id)`` gives the (kind, key) of the document's Sanity ``_id``.
     ``endpoints`` are the upstream's base URLs, each with its default and its environment
     variable (what a mirror, a proxy or a test fake sets to stand in for the upstream).
+    ``metadata_fields`` are the dotted paths (shell wildcards allowed) of the stored JSON
+    record that are about the record rather than its content (an author's profile, fields
+    the API adds): a revision that changes only those is a metadata change, which drift,
+    ``--fail-on-drift`` and the claims check leave apart (:mod:`warehouse.changes`). None
+    declared: every change is a content change.
     """
 
     name: str
@@ -117,3 +122,4 @@ class Source(Generic[Entry]):
     curate: Callable[[CurationInput, list[Entry]], Curated] | None = None
     identity: Callable[[str], tuple[str, str]] = default_identity
     endpoints: tuple[Endpoint, ...] = ()
+    metadata_fields: tuple[str, ...] = ()

@@ -22,15 +22,25 @@ not there. It is reported with the last run that saw it (view ``run_misses``; se
 
 Given a corpus (a manifest name), a document counts at a point only while it is a member
 of that corpus there (table ``memberships``), so corpora sharing a warehouse stay apart.
+
+A changed document of a source that declares metadata fields (``metadata``: source name →
+its dotted paths, see :mod:`warehouse.changes`) is classified when drift is read, from its
+two stored bodies: a change of metadata fields only (an author's profile, a field the API
+added) is not counted as ``changed`` nor listed with the drifted documents; it is counted
+in ``metadata_counts`` and listed in ``metadata_rows``, apart. Nothing is stored: only the
+changed documents of declaring sources are read, streamed.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import groupby
 from typing import Any
 
 from warehouse.asof import Point, members_sql, utc_iso
+from warehouse.changes import Change, classify
 from warehouse.errors import NotFound, PointError
 from warehouse.snapshots import checked_body, stored_bodies
 from warehouse.staged import build_in_stages
@@ -77,7 +87,8 @@ class DriftRow:
     """One document that drifted. ``baseline`` is the revision its new content is compared
     with: the old revision, or for a restored document its last content before it went.
     ``left_corpus`` marks a document gone because the corpus no longer yields it (its
-    content may be unchanged)."""
+    content may be unchanged). ``change`` is what kind of change a changed document of a
+    source declaring metadata fields is (None: not classified, a content change)."""
 
     doc_id: str
     source: str
@@ -88,6 +99,7 @@ class DriftRow:
     baseline: RevisionRef | None
     timeline: list[RevisionRef] = field(default_factory=list)
     left_corpus: bool = False
+    change: Change | None = None
 
 
 @dataclass(frozen=True)
@@ -113,7 +125,9 @@ class RunRef:
 @dataclass(frozen=True)
 class Drift:
     """Counts per source and outcome, and the rows of the documents that drifted (up to
-    ``limit``; ``omitted`` says how many more there were)."""
+    ``limit``; ``omitted`` says how many more there were). Documents whose change is to
+    metadata fields only are counted per source in ``metadata_counts`` (not in ``changed``)
+    and listed in ``metadata_rows`` (up to ``limit``; ``metadata_omitted`` more)."""
 
     corpus: str | None
     since: Point
@@ -124,14 +138,23 @@ class Drift:
     rows: list[DriftRow]
     omitted: int = 0
     unseen: list[UnseenRow] = field(default_factory=list)
+    metadata_counts: dict[str, int] = field(default_factory=dict)
+    metadata_rows: list[DriftRow] = field(default_factory=list)
+    metadata_omitted: int = 0
 
     @property
     def totals(self) -> dict[str, int]:
         return {k: sum(c[k] for c in self.counts.values()) for k in OUTCOMES}
 
     @property
+    def metadata_total(self) -> int:
+        """How many documents changed in metadata fields only."""
+        return sum(self.metadata_counts.values())
+
+    @property
     def found(self) -> bool:
-        """True when anything is new, changed, gone, restored or unseen."""
+        """True when anything is new, changed (in content), gone, restored or unseen; a
+        metadata-only change is not drift."""
         totals = self.totals
         return any(totals[k] for k in DRIFT_OUTCOMES) or bool(self.unseen)
 
@@ -301,6 +324,7 @@ def _drift_row(
     old_rev: int | None,
     left_corpus: bool,
     history: list[RevisionRef],
+    change: Change | None = None,
 ) -> DriftRow:
     by_number = {ref.revision: ref for ref in history}
     old = by_number.get(old_rev) if old_rev is not None else None
@@ -311,7 +335,9 @@ def _drift_row(
     first = 1 if old is None else min(r.revision for r in (baseline, old) if r is not None)
     timeline = [r for r in history if r.revision >= first]
     new = history[-1]
-    return DriftRow(doc_id, source, kind, outcome, old, new, baseline, timeline, left_corpus)
+    return DriftRow(
+        doc_id, source, kind, outcome, old, new, baseline, timeline, left_corpus, change
+    )
 
 
 def _check_order(since: Point, until: Point) -> None:
@@ -329,10 +355,13 @@ def compare(
     *,
     corpus: str | None = None,
     limit: int | None = None,
+    metadata: Mapping[str, Sequence[str]] | None = None,
 ) -> Drift:
     """The drift of the corpus (every document, or those of ``corpus``) from ``since`` to
     ``until``: counts per source, and up to ``limit`` drifted documents ordered by source,
-    outcome and doc_id, each with its timeline of revisions."""
+    outcome and doc_id, each with its timeline of revisions. The changed documents of the
+    sources in ``metadata`` (source name → metadata field patterns) are classified; those
+    changed in metadata fields only are counted and listed apart."""
     _check_order(since, until)
     old, old_params = since.condition("r", "old_point")
     new, new_params = until.condition("r", "new_point")
@@ -361,23 +390,31 @@ def compare(
             ("_drift", _JUDGED.format(**parts), params if corpus is not None else {}),
         ],
     )
+    changes = _classified(warehouse, metadata or {})
+    metadata_only = sorted(d for d, c in changes.items() if c.metadata_only)
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE _drift_metadata AS SELECT unnest($ids::VARCHAR[]) AS doc_id",
+        {"ids": metadata_only},
+    )
     counts: dict[str, dict[str, int]] = {}
     for source, outcome, n in con.execute(
         "SELECT source, outcome, count(*) FROM _drift WHERE outcome IS NOT NULL "
         "GROUP BY ALL ORDER BY ALL"
     ).fetchall():
         counts.setdefault(str(source), dict.fromkeys(OUTCOMES, 0))[str(outcome)] = int(n)
-    drifted = int(warehouse._scalar(f"SELECT count(*) FROM _drift WHERE {_DRIFTED}"))
-    limit_sql = "" if limit is None else f" LIMIT {int(limit)}"
-    listed = con.execute(
-        f"SELECT doc_id, source, kind, outcome, old_rev, left_corpus FROM _drift WHERE {_DRIFTED} "
-        f"ORDER BY source, {_OUTCOME_ORDER} END, doc_id{limit_sql}"
-    ).fetchall()
-    histories = _histories(warehouse, [str(r[0]) for r in listed])
-    rows = [
-        _drift_row(doc_id, source, kind, outcome, old_rev, bool(left), histories[doc_id])
-        for doc_id, source, kind, outcome, old_rev, left in listed
-    ]
+    metadata_counts: dict[str, int] = {}
+    for source, n in con.execute(
+        "SELECT source, count(*) FROM _drift SEMI JOIN _drift_metadata USING (doc_id) "
+        "GROUP BY ALL ORDER BY ALL"
+    ).fetchall():
+        metadata_counts[str(source)] = int(n)
+        counts[str(source)]["changed"] -= int(n)
+    content = f"{_DRIFTED} AND doc_id NOT IN (SELECT doc_id FROM _drift_metadata)"
+    drifted = int(warehouse._scalar(f"SELECT count(*) FROM _drift WHERE {content}"))
+    rows = _listed(warehouse, content, limit, changes)
+    metadata_rows = _listed(
+        warehouse, "doc_id IN (SELECT doc_id FROM _drift_metadata)", limit, changes
+    )
     until_run = run_ref(warehouse, until, corpus)
     return Drift(
         corpus=corpus,
@@ -389,7 +426,97 @@ def compare(
         rows=rows,
         omitted=drifted - len(rows),
         unseen=[] if until_run is None else unseen(warehouse, until, until_run.run_id, corpus),
+        metadata_counts=metadata_counts,
+        metadata_rows=metadata_rows,
+        metadata_omitted=len(metadata_only) - len(metadata_rows),
     )
+
+
+def _listed(
+    warehouse: Warehouse, condition: str, limit: int | None, changes: Mapping[str, Change]
+) -> list[DriftRow]:
+    """The rows of ``_drift`` that meet ``condition``, up to ``limit``, ordered by source,
+    outcome and doc_id, each with its history."""
+    limit_sql = "" if limit is None else f" LIMIT {int(limit)}"
+    listed = warehouse._con.execute(
+        f"SELECT doc_id, source, kind, outcome, old_rev, left_corpus FROM _drift "
+        f"WHERE {condition} ORDER BY source, {_OUTCOME_ORDER} END, doc_id{limit_sql}"
+    ).fetchall()
+    histories = _histories(warehouse, [str(r[0]) for r in listed])
+    return [
+        _drift_row(
+            doc_id,
+            source,
+            kind,
+            outcome,
+            old_rev,
+            bool(left),
+            histories[doc_id],
+            changes.get(doc_id),
+        )
+        for doc_id, source, kind, outcome, old_rev, left in listed
+    ]
+
+
+# The changed documents of the declaring sources, then each one's two stored bodies as two
+# rows (side 0 the old, 1 the new), staged (see warehouse.staged) and read back
+# CLASSIFY_CHUNK documents at a time in doc_id order: no statement holds every body at once
+# (one aggregate, or one sort, over the bodies of 200,000 changed documents ran out of
+# memory under the default limit).
+CLASSIFY_CHUNK = 5_000
+_CHANGED_PAIRS = """
+SELECT doc_id, source, old_hash, new_hash FROM _drift
+WHERE outcome = 'changed' AND source IN (SELECT unnest($sources::VARCHAR[]))
+"""
+_PAIR_BODIES = """
+SELECT p.doc_id, p.source, p.side, p.content_hash, s.body
+FROM snapshots s JOIN (
+    SELECT doc_id, source, 0 AS side, old_hash AS content_hash FROM _drift_changed
+    UNION ALL
+    SELECT doc_id, source, 1 AS side, new_hash AS content_hash FROM _drift_changed
+) p ON p.content_hash = s.content_hash
+"""
+_CHUNK_BODIES = """
+SELECT doc_id, source, side, content_hash, body FROM _drift_pair_bodies
+WHERE doc_id BETWEEN $first AND $last ORDER BY doc_id, side
+"""
+
+
+def _classified(warehouse: Warehouse, metadata: Mapping[str, Sequence[str]]) -> dict[str, Change]:
+    """The kind of change of every changed document of the sources that declare metadata
+    fields, from the stored bodies of its two revisions, each checked against its hash."""
+    declared = sorted(name for name, patterns in metadata.items() if patterns)
+    if not declared:
+        return {}
+    build_in_stages(
+        warehouse,
+        [
+            ("_drift_changed", _CHANGED_PAIRS, {"sources": declared}),
+            ("_drift_pair_bodies", _PAIR_BODIES, {}),
+        ],
+    )
+    con = warehouse._con
+    doc_ids = [
+        str(d)
+        for (d,) in con.execute(
+            "SELECT DISTINCT doc_id FROM _drift_pair_bodies ORDER BY doc_id"
+        ).fetchall()
+    ]
+    out: dict[str, Change] = {}
+    for start in range(0, len(doc_ids), CLASSIFY_CHUNK):
+        chunk = doc_ids[start : start + CLASSIFY_CHUNK]
+        rows = con.execute(_CHUNK_BODIES, {"first": chunk[0], "last": chunk[-1]}).fetchall()
+        for doc_id, group in groupby(rows, key=lambda row: str(row[0])):
+            bodies: dict[int, bytes] = {}
+            sources: set[str] = set()
+            for _, source, side, content_hash, body in group:
+                sources.add(str(source))
+                if side not in bodies:  # a snapshot stored twice holds the same bytes
+                    bodies[side] = checked_body(warehouse, content_hash, bytes(body), doc_id=doc_id)
+            if len(bodies) == 2:
+                out[doc_id] = classify(bodies[0], bodies[1], metadata[sources.pop()])
+    con.execute("DROP TABLE IF EXISTS _drift_pair_bodies")
+    return out
 
 
 def corpora_of(warehouse: Warehouse, doc_ids: list[str], point: Point) -> dict[str, list[str]]:

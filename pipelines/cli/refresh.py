@@ -83,6 +83,7 @@ def print_refresh(result: RefreshResult) -> None:
         )
     if summary["omitted"]:
         click.echo(f"  … and {summary['omitted']:,} more (receipts drift MANIFEST for all)")
+    print_metadata(summary)
     for doc in summary["unseen"]:
         click.echo(
             f"  {'unseen':<8} {doc['doc_id']}: unseen since run {doc['last_seen_run']} "
@@ -90,6 +91,21 @@ def print_refresh(result: RefreshResult) -> None:
             "which is not provably complete)"
         )
     print_claims(result)
+
+
+def print_metadata(summary: dict[str, Any]) -> None:
+    """The documents changed in metadata fields only: listed apart, not drift."""
+    counts = summary["metadata_counts"]
+    if not counts:
+        return
+    listed = ", ".join(f"{source} {n:,}" for source, n in counts.items())
+    click.echo(f"  changed in metadata only (not drift): {listed}")
+    for doc in summary["metadata_documents"]:
+        fields = ", ".join(doc["change"]["metadata_fields"])
+        click.echo(f"  {'metadata':<8} {doc['doc_id']}: {_change(doc)}: {fields}")
+    if summary["metadata_omitted"]:
+        more = summary["metadata_omitted"]
+        click.echo(f"  … and {more:,} more metadata-only (receipts drift MANIFEST for all)")
 
 
 def print_claims(result: RefreshResult) -> None:
@@ -124,7 +140,8 @@ def print_claims(result: RefreshResult) -> None:
     "--fail-on-drift",
     is_flag=True,
     help="Exit 3 when the run found upstream drift or target drift, or changed the status "
-    "of a claim of [claims].",
+    "of a claim of [claims]. A change of a source's metadata fields only (a Forem author's "
+    "profile) is listed apart and is not drift.",
 )
 @json_option
 @handle_errors

@@ -38,6 +38,7 @@ from pipelines.cli.listing import (
 )
 from pipelines.cli.pins import report_pin_drift
 from pipelines.manifest import load_manifest
+from pipelines.refresh import metadata_fields
 from pipelines.reports.drift_model import build_report
 from pipelines.reports.formats import FORMATS, render
 from pipelines.reports.wording import field_phrase, size_phrase, to_second
@@ -108,7 +109,8 @@ def _optional_point(warehouse: Warehouse, text: str | None, option: str) -> Poin
     "--fail-on-drift",
     is_flag=True,
     help="Exit 3 when any document is new, changed, gone or restored (with --pins: when a "
-    "pinned file changed or was deleted at --ref).",
+    "pinned file changed or was deleted at --ref). A change of a source's metadata fields "
+    "only (a Forem author's profile) is listed apart and is not drift.",
 )
 @click.option(
     "--pins",
@@ -206,7 +208,7 @@ def drift(
             _optional_point(wh, until, "--until"),
         )
         try:
-            result = compare(wh, start, end, corpus=corpus, limit=limit)
+            result = compare(wh, start, end, corpus=corpus, limit=limit, metadata=metadata_fields())
         except PointError as exc:
             raise click.BadParameter(str(exc), param_hint="--since/--until") from None
         report = build_report(wh, result, now())
@@ -224,6 +226,8 @@ def drift(
         out.write_text(text, encoding="utf-8")
         totals = result.totals
         listed = ", ".join(f"{k} {v:,}" for k, v in totals.items())
+        if result.metadata_total:
+            listed += f"; metadata only {result.metadata_total:,}"
         click.echo(f"{fmt} drift report written to {out}: {listed}")
     found = report.found
     sys.exit(exits.for_drift(found, fail_on_drift))

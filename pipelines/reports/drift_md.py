@@ -57,12 +57,21 @@ def render_md(report: DriftReport) -> str:
         out += _document(doc)
     if report.drift.omitted:
         out += ["", f"_{w.documents_omitted_phrase(report)}._"]
+    if report.drift.metadata_total:
+        total = report.drift.metadata_total
+        out += ["", f"## Metadata-only changes ({total:,})", "", f"_{w.METADATA_NOTE}._"]
+        for doc in report.metadata:
+            out += _document(doc, "metadata")
+        more = w.metadata_omitted_phrase(report)
+        if more:
+            out += ["", f"_{more}._"]
     return "\n".join(out) + "\n"
 
 
-def _document(doc: DriftedDocument) -> list[str]:
+def _document(doc: DriftedDocument, label: str | None = None) -> list[str]:
     row = doc.row
-    out = ["", f"### {row.outcome}: {md_code(row.doc_id)}{w.corpora_note(doc)}", ""]
+    heading = f"### {label or row.outcome}: {md_code(row.doc_id)}{w.corpora_note(doc)}"
+    out = ["", heading, ""]
     timeline = [
         [
             str(r.revision),

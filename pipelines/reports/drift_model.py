@@ -50,6 +50,8 @@ class DriftedDocument:
             "diff": None if self.diff is None else self.diff.as_json(),
             "timeline": [ref.as_json() for ref in row.timeline],
         }
+        if row.change is not None:
+            out["change"] = row.change.as_json()
         return out if self.corpora is None else out | {"corpora": self.corpora}
 
 
@@ -70,7 +72,8 @@ class UnseenDocument:
 class DriftReport:
     """The drift between two points, each drifted document with its diff, the unseen
     documents, the claims whose status changed in the check that followed the newer run
-    (None when no check followed it) and, when read, the drift in the publishing target."""
+    (None when no check followed it) and, when read, the drift in the publishing target.
+    ``metadata``: the documents changed in metadata fields only, shown apart (not drift)."""
 
     drift: Drift
     generated_at: datetime
@@ -78,6 +81,7 @@ class DriftReport:
     unseen: list[UnseenDocument] = field(default_factory=list)
     claims_changed: list[StatusChange] | None = None
     target_drift: TargetDrift | None = None
+    metadata: list[DriftedDocument] = field(default_factory=list)
 
     @property
     def found(self) -> bool:
@@ -101,6 +105,12 @@ class DriftReport:
         }
         if self.unseen:
             out["unseen"] = [doc.as_json() for doc in self.unseen]
+        if drift.metadata_total:
+            out["metadata_changes"] = {
+                "counts": drift.metadata_counts,
+                "documents": [doc.as_json() for doc in self.metadata],
+                "omitted": drift.metadata_omitted,
+            }
         if self.claims_changed is not None:
             out["claims"] = {"changed": [change_json(c) for c in self.claims_changed]}
         if self.target_drift is not None:
@@ -164,19 +174,30 @@ def build_report(warehouse: Warehouse, drift: Drift, generated_at: datetime) -> 
     the ones it had left by then)."""
     memberships: dict[str, list[str]] | None = None
     if drift.corpus is None:
-        doc_ids = [row.doc_id for row in drift.rows] + [row.doc_id for row in drift.unseen]
+        doc_ids = [row.doc_id for row in [*drift.rows, *drift.metadata_rows]]
+        doc_ids += [row.doc_id for row in drift.unseen]
         memberships = corpora_of(warehouse, doc_ids, drift.until)
 
     def corpora(doc_id: str) -> list[str] | None:
         return None if memberships is None else memberships.get(doc_id, [])
 
-    documents = []
-    for start in range(0, len(drift.rows), BODY_CHUNK):
-        chunk = drift.rows[start : start + BODY_CHUNK]
-        bodies = snapshot_bodies(warehouse, _bodies_needed(chunk))
-        documents += [drifted_document(row, bodies, corpora(row.doc_id)) for row in chunk]
+    def diffed(rows: list[DriftRow]) -> list[DriftedDocument]:
+        documents = []
+        for start in range(0, len(rows), BODY_CHUNK):
+            chunk = rows[start : start + BODY_CHUNK]
+            bodies = snapshot_bodies(warehouse, _bodies_needed(chunk))
+            documents += [drifted_document(row, bodies, corpora(row.doc_id)) for row in chunk]
+        return documents
+
     unseen = [UnseenDocument(row, corpora(row.doc_id)) for row in drift.unseen]
     claims = None
     if drift.corpus is not None and drift.until_run is not None:
         claims = changes_after_run(warehouse, drift.corpus, drift.until_run.run_id)
-    return DriftReport(drift, generated_at, documents, unseen, claims)
+    return DriftReport(
+        drift,
+        generated_at,
+        diffed(drift.rows),
+        unseen,
+        claims,
+        metadata=diffed(drift.metadata_rows),
+    )

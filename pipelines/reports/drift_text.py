@@ -53,12 +53,19 @@ def render_text(report: DriftReport) -> str:
     if report.drift.omitted:
         out += [] if documents else [""]
         out.append(w.documents_omitted_phrase(report))
+    if report.drift.metadata_total:
+        out += ["", w.metadata_heading(report)]
+        for doc in report.metadata:
+            out += _document(doc, "METADATA")
+        more = w.metadata_omitted_phrase(report)
+        if more:
+            out.append(more)
     return "\n".join(line.rstrip() for line in out) + "\n"
 
 
-def _document(doc: DriftedDocument) -> list[str]:
+def _document(doc: DriftedDocument, label: str | None = None) -> list[str]:
     row = doc.row
-    out = [f"{row.outcome.upper():<9} {row.doc_id}{w.corpora_note(doc)}"]
+    out = [f"{label or row.outcome.upper():<9} {row.doc_id}{w.corpora_note(doc)}"]
     if row.left_corpus:
         out.append(f"{INDENT}{w.revision_phrase(row.new)}")
     elif row.old is not None:

@@ -18,6 +18,10 @@ SHORT_HASH = 12
 UNSEEN_NOTE = (
     "missing from a listing that is not provably complete: not tombstoned, not seen either"
 )
+METADATA_NOTE = (
+    "fields about the document changed (declared metadata: an author's profile, a field "
+    "the API added), its content did not; not drift"
+)
 TARGET_DRIFT_LABELS = (
     ("edited", "edited in the target (owned fields changed)"),
     ("written", "written by someone else (fields we do not own)"),
@@ -68,6 +72,10 @@ def verdict(report: DriftReport) -> str:
     drifted = sum(totals[k] for k in DRIFT_OUTCOMES)
     unseen = len(report.unseen)
     also = f" {unseen} unseen: not in the latest listing of their scope." if unseen else ""
+    metadata = report.drift.metadata_total
+    if metadata:
+        noun = "document" if metadata == 1 else "documents"
+        also += f" {metadata:,} {noun} changed in metadata only (listed apart)."
     if not drifted:
         return f"No drift: all {totals['unchanged']:,} documents unchanged.{also}"
     parts = ", ".join(f"{totals[k]:,} {k}" for k in DRIFT_OUTCOMES if totals[k])
@@ -121,6 +129,18 @@ def unseen_phrase(doc: UnseenDocument) -> str:
 
 def unseen_heading(report: DriftReport) -> str:
     return f"unseen documents ({len(report.unseen)}): {UNSEEN_NOTE}"
+
+
+def metadata_heading(report: DriftReport) -> str:
+    total = report.drift.metadata_total
+    return f"metadata-only changes ({total:,}): {METADATA_NOTE}"
+
+
+def metadata_omitted_phrase(report: DriftReport) -> str | None:
+    omitted = report.drift.metadata_omitted
+    if not omitted:
+        return None
+    return f"… and {omitted:,} more metadata-only changes (raise --limit)"
 
 
 def change_phrase(change: StatusChange | Mapping[str, Any]) -> str:

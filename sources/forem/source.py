@@ -14,6 +14,11 @@ follows the declared instance, not the URL fetched from, so a mirror or a test f
 minus the volatile fields listed in :mod:`sources.forem.tree`; a comment's body drops
 ``children`` and records its article, parent and depth.
 
+The author's profile inside every record (``user``), an article's ``organization`` and the
+fields the API added (``subforem_id``, ``ai_disclosure_*``) are stored as served and declared
+metadata (:data:`sources.forem.tree.METADATA_FIELDS`): a revision that changes only them is a
+metadata change, listed apart by drift and not counted by ``--fail-on-drift``.
+
 Listings and what they prove:
 
 - each article is its own listing (``forem:article:<id>``, with ``<host>:`` after
@@ -46,6 +51,7 @@ from sources.forem.api import Fetched, ForemApi, client_for
 from sources.forem.curate import curate
 from sources.forem.entry import INSTANCE, ForemEntry, Instance, article_url_parts
 from sources.forem.records import article_record, comment_record, tree_is_complete, tree_nodes
+from sources.forem.tree import METADATA_FIELDS
 from warehouse.errors import NotFoundUpstream
 from warehouse.records import Listing
 
@@ -114,6 +120,7 @@ SOURCE = Source(
     fetch=fetch,
     curate=curate,
     endpoints=(INSTANCE,),
+    metadata_fields=METADATA_FIELDS,
 )
 
 __all__ = ["INSTANCE", "SOURCE", "ForemEntry", "curate", "fetch"]

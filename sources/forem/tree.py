@@ -48,6 +48,20 @@ VOLATILE_COMMENT_FIELDS: tuple[str, ...] = (
     "user.profile_image_90",
 )
 
+# Dotted paths of a stored article or comment that are metadata, not content: they change
+# without the text being edited, and are stored as served (warehouse.changes classifies a
+# revision that changes only these as a metadata change, which --fail-on-drift ignores).
+# - ``user``: the author's profile as the v1 API renders it inside every article and
+#   comment (name, username, twitter_username, github_username, user_id, website_url,
+#   profile_image, profile_image_90; forem/forem app/views/api/v1/shared/_user.json.jbuilder):
+#   a user editing their profile changes every comment of theirs. A deleted or hidden
+#   comment's ``user: {}`` comes with the placeholder body, a content change.
+# - ``organization``: the same for an article's organization (shared/_organization).
+# - ``subforem_id``, ``ai_disclosure_level``, ``ai_disclosure_label``: fields the API added
+#   to articles (articles/_article.json.jbuilder) and, newer, to comments; their appearance
+#   is not an edit (reference section 6).
+METADATA_FIELDS: tuple[str, ...] = ("user", "organization", "subforem_id", "ai_disclosure_*")
+
 # Keys this tool adds to a comment's stored body.
 TREE_KEYS: tuple[str, ...] = ("article_id", "parent_id_code", "depth")
 
