@@ -144,12 +144,18 @@ class NodeLake:
         query: str,
         documents: list[dict[str, Any]],
         params: Mapping[str, Any] | None = None,
+        now: str | None = None,
     ) -> Any:
-        """groq-js over the given documents (for a fake that holds its own); a query groq-js
-        cannot parse or evaluate raises :class:`GroqError` with its description."""
+        """groq-js over the given documents (for a fake that holds its own, and its clock:
+        ``now``, what GROQ's ``now()`` answers); a query groq-js cannot parse or evaluate
+        raises :class:`GroqError` with its description."""
+        body: dict[str, Any] = {"query": query, "params": dict(params or {})}
+        body["documents"] = documents
+        if now is not None:
+            body["now"] = now
         response = httpx.post(
             f"{self.url}/__control/eval",
-            json={"query": query, "params": dict(params or {}), "documents": documents},
+            json=body,
             timeout=30,
         )
         if response.status_code == 400:

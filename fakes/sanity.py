@@ -244,11 +244,15 @@ class FakeContentLake:
                         f'are references to it from "{other_id}"',
                     )
 
-    def visible(self, perspective: str) -> list[dict[str, Any]]:
+    def visible(self, perspective: str, version: str = API_VERSION) -> list[dict[str, Any]]:
+        """raw: every document (``versions.*`` only from API version 2025-02-19); else the
+        published ones, without the ``_.`` system documents (as the Node fake, which also
+        plays the drafts perspective and release stacks)."""
         documents = [self.documents[k] for k in sorted(self.documents)]
         if perspective == "raw":
-            return documents
-        return [d for d in documents if not d["_id"].startswith(("drafts.", "versions."))]
+            old = version < "2025-02-19"
+            return [d for d in documents if not (old and d["_id"].startswith("versions."))]
+        return [d for d in documents if not d["_id"].startswith(("drafts.", "versions.", "_."))]
 
     # -- HTTP ------------------------------------------------------------------------------
     def _authorised(self, request: httpx.Request) -> httpx.Response | None:
@@ -319,8 +323,9 @@ class FakeContentLake:
         perspective = request.url.params.get("perspective", default)
         try:
             with self._lock:
-                documents = self.visible(perspective)
-            result = self.groq.evaluate(str(query), documents, params)
+                documents = self.visible(perspective, version)
+                now = self._timestamp()[:-1] + ".001Z"  # after the last write
+            result = self.groq.evaluate(str(query), documents, params, now)
         except GroqError as exc:
             return httpx.Response(
                 400,

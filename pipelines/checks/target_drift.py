@@ -9,7 +9,10 @@ Reported, never acted on. A document of the namespace is listed when
 - ``deleted``: the corpus has it, a push of ours that finished after the document joined
   the corpus should have put it there, but the target does not have it;
 - ``draft``: it has an open ``drafts.`` sibling; publishing that draft in the Studio will
-  replace what the pipeline wrote.
+  replace what the pipeline wrote;
+- ``versions``: it has a ``versions.<release>.`` sibling in a Content Release, Scheduled
+  Draft or document variant (``pipelines.publish.versions``); publishing the release will
+  replace (or unpublish) it. Listed by version id.
 
 Our transaction ids are those the ledger records as committed or reconciled, and those the
 target shows that a push of ours sent but never recorded (it was killed, or the answer was
@@ -57,10 +60,11 @@ class TargetDrift:
     deleted: list[str] = field(default_factory=list)
     drafts: list[str] = field(default_factory=list)
     unrecorded: list[str] = field(default_factory=list)
+    versions: list[str] = field(default_factory=list)
 
     @property
     def found(self) -> bool:
-        return bool(self.edited or self.written or self.deleted or self.drafts)
+        return bool(self.edited or self.written or self.deleted or self.drafts or self.versions)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -71,6 +75,7 @@ class TargetDrift:
             "written": self.written,
             "deleted": self.deleted,
             "drafts": self.drafts,
+            "versions": self.versions,
             "unrecorded": self.unrecorded,
         }
 
@@ -140,6 +145,7 @@ def target_drift(
         deleted=deleted,
         drafts=drafts,
         unrecorded=sorted(i for i, body in bodies.items() if body.get("_rev") in unrecorded),
+        versions=sorted(v.id for versions in state.versions.values() for v in versions),
     )
 
 

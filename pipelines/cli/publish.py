@@ -45,10 +45,11 @@ def _listed(ids: list[str]) -> str:
     return ", ".join(ids[:SHOWN]) + more
 
 
-def _receipt(before: Any, after: Any, touched: Any) -> str:
+def _receipt(before: Any, after: Any, touched: Any, others: Any = None) -> str:
     if after is None:
         return f"unrelated documents {before if before is not None else '?'} before"
-    return f"unrelated documents before {before}, after {after}; touched by us {touched}"
+    edited = f"; edited by others during the push {others}" if others else ""
+    return f"unrelated documents before {before}, after {after}; touched by us {touched}{edited}"
 
 
 def print_push(result: PushResult) -> None:
@@ -80,6 +81,8 @@ def print_push(result: PushResult) -> None:
             "transaction(s)"
             + (f": {_listed(result.transaction_ids)}" if result.transaction_ids else "")
         )
+    for item in result.plan.held:
+        click.echo(visible(f"  held {item['id']}: {item['reason']}"))
     for item in result.plan.blocked:
         click.echo(visible(f"  blocked {item['id']}: {item['reason']}"))
     for item in result.conflicts:
@@ -91,7 +94,12 @@ def print_push(result: PushResult) -> None:
         click.echo(visible(f"  {label}: {result.message}"), err=True)
     click.echo(
         "receipt: "
-        + _receipt(result.unrelated_before, result.unrelated_after, result.touched_by_us)
+        + _receipt(
+            result.unrelated_before,
+            result.unrelated_after,
+            result.touched_by_us,
+            result.edited_by_others,
+        )
     )
 
 
@@ -108,6 +116,13 @@ def print_push(result: PushResult) -> None:
     "--allow-mass-prune",
     is_flag=True,
     help="Allow --prune to delete more than half of the namespace's documents in one push.",
+)
+@click.option(
+    "--prune-versions",
+    is_flag=True,
+    help="With --prune, also delete an orphan that a Content Release or Scheduled Draft "
+    "would bring back (or unpublish), together with its release versions. Without it such "
+    "orphans are held and reported.",
 )
 @click.option(
     "--take-over",
@@ -132,6 +147,7 @@ def publish(
     dry_run: bool,
     prune: bool,
     allow_mass_prune: bool,
+    prune_versions: bool,
     take_over: str | None,
     out: Path | None,
     target: str | None,
@@ -146,6 +162,8 @@ def publish(
     before, after, and touched by this push. Exit 0 ok, 1 a failure or a conflict, 2 bad
     usage, 4 the unrelated-document guard tripped.
     """
+    if prune_versions and not prune:
+        raise click.UsageError("--prune-versions goes with --prune")
     out = ndjson_target_path(target, out)
     loaded = load_manifest(manifest_file)
     http = http_factory(record_dir, replay_dir)
@@ -158,6 +176,7 @@ def publish(
                 dry_run=dry_run,
                 prune=prune,
                 allow_mass_prune=allow_mass_prune,
+                prune_versions=prune_versions,
                 out=out,
                 http=http,
                 progress=progress,

@@ -54,6 +54,7 @@ def print_refresh(result: RefreshResult) -> None:
                 ("written by someone else (fields we do not own)", drift.written),
                 ("deleted in the target", drift.deleted),
                 ("open draft (publishing it will replace our update)", drift.drafts),
+                ("release version (publishing its release replaces ours)", drift.versions),
             ):
                 if ids:
                     more = f" … and {len(ids) - SHOWN} more" if len(ids) > SHOWN else ""

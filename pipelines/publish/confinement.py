@@ -97,6 +97,25 @@ def check_mutations(
     check_confinement(namespace, (i for m in mutations for i in mutation_ids(m)), foreign)
 
 
+def check_version_deletes(
+    namespace: str, mutations: Iterable[dict[str, Any]], foreign: Iterable[str] = ()
+) -> None:
+    """The mutations ``--prune-versions`` adds: each a delete by id of a Content Release
+    version (``versions.<release>.<namespace>.…``) of one of the namespace's documents, and
+    nothing else; :class:`NamespaceViolation` otherwise."""
+    foreign = tuple(foreign)
+    for mutation in mutations:
+        ids = mutation_ids(mutation)
+        if set(mutation) != {"delete"} or not all(
+            i.startswith("versions.") and is_ours(i, namespace, foreign) for i in ids
+        ):
+            raise NamespaceViolation(
+                f"refusing to push: a version mutation outside namespace {namespace!r} "
+                f"({_shown(sorted(ids))}); only deletes of its documents' versions are "
+                "allowed; nothing was sent"
+            )
+
+
 def foreign_to(
     ledger: Warehouse | None,
     target: str,

@@ -25,6 +25,7 @@ from typing import Any
 import orjson
 
 from pipelines.publish.curate import CuratedDocument, hash_of_target_document
+from pipelines.publish.versions import Overlay, Release, Version, overlays_of
 
 # What a transaction adds around its mutations: {"mutations":[…],"transactionId":"…"}.
 ENVELOPE_BYTES = 100
@@ -44,10 +45,13 @@ class TargetDocument:
 
 @dataclass(frozen=True)
 class TargetState:
-    """The namespace's documents in the target, and which of them have an open draft."""
+    """The namespace's documents in the target, which of them have an open draft, their
+    Content Release versions (by published id) and the releases those belong to."""
 
     documents: Mapping[str, TargetDocument]
     drafts: frozenset[str] = frozenset()
+    versions: Mapping[str, tuple[Version, ...]] = field(default_factory=dict)
+    releases: Mapping[str, Release] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -72,6 +76,11 @@ class Plan:
     notices: list[str] = field(default_factory=list)
     actions: list[Action] = field(default_factory=list)
     prune: bool = False
+    prune_versions: bool = False
+    # releases, scheduled drafts and variants that will put another copy over a document
+    overlays: list[Overlay] = field(default_factory=list)
+    # orphans a prune leaves because a release will bring them back (or unpublish them)
+    held: list[dict[str, str]] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
         return {
@@ -80,7 +89,7 @@ class Plan:
             "update": len(self.update),
             "unchanged": len(self.unchanged),
             "orphan": len(self.orphan),
-            "delete": len(self.orphan) if self.prune else 0,
+            "delete": len(self.orphan) - len(self.held) if self.prune else 0,
             "blocked": len(self.blocked),
         }
 
@@ -140,9 +149,17 @@ def make_plan(
     state: TargetState,
     *,
     prune: bool = False,
+    prune_versions: bool = False,
 ) -> Plan:
-    """Classify every curated and every target document; build the mutations to send."""
-    plan = Plan(namespace=namespace, documents=len(documents), prune=prune)
+    """Classify every curated and every target document; build the mutations to send.
+
+    A document this push writes that has a pending Content Release version is named (the
+    release will put its own copy over it, or unpublish it, and when). An orphan with one is
+    held, not deleted, by a prune (the release would bring it back), unless
+    ``prune_versions``: then its versions are deleted with it."""
+    plan = Plan(
+        namespace=namespace, documents=len(documents), prune=prune, prune_versions=prune_versions
+    )
     wanted = {d.id for d in documents}
     created = {d.id for d in documents if d.id not in state.documents}
     level = _levels(created, {d.id: d.refs for d in documents if d.refs}) if created else {}
@@ -173,9 +190,12 @@ def make_plan(
                 f"{document.id}: open draft — the next publish in the Studio will overwrite "
                 "this update"
             )
+        _note_overlays(plan, document.id, state)
     last = 1 + max(level.values(), default=0) if actions else 0
     for doc_id in sorted(set(state.documents) - wanted):
         plan.orphan.append(doc_id)
+        if prune and not _prunable(plan, doc_id, state, actions, last):
+            continue
         if prune:
             actions.append(delete_action(state.documents[doc_id], last))
             if doc_id in state.drafts:
@@ -194,6 +214,44 @@ def make_plan(
                 )
     plan.actions = sorted(actions, key=attrgetter("level", "id"))
     return plan
+
+
+def _note_overlays(plan: Plan, doc_id: str, state: TargetState) -> None:
+    for found in overlays_of(doc_id, state.versions, state.releases):
+        plan.overlays.append(found)
+        plan.notices.append(found.sentence())
+
+
+def _prunable(
+    plan: Plan, doc_id: str, state: TargetState, actions: list[Action], level: int
+) -> bool:
+    """Whether a prune may delete orphan ``doc_id``: yes when no pending release version
+    would bring it back, or with ``prune_versions`` (its versions are deleted too)."""
+    pending = overlays_of(doc_id, state.versions, state.releases)
+    if not pending:
+        return True
+    plan.overlays.extend(pending)
+    releases = ", ".join(o.release for o in pending)
+    if plan.prune_versions:
+        revs = {v.id: v.rev for v in state.versions.get(doc_id, ())}
+        for found in pending:
+            mutation = {"delete": {"id": found.version}}
+            actions.append(
+                _action("delete", found.version, mutation, revs.get(found.version), level)
+            )
+        plan.notices.append(
+            f"{doc_id}: deleted with its version(s) in {releases} (--prune-versions)"
+        )
+        return True
+    reason = "; ".join(o.sentence() for o in pending)
+    plan.held.append(
+        {
+            "id": doc_id,
+            "reason": f"not deleted: {reason}; --prune-versions deletes its versions too",
+        }
+    )
+    plan.notices.append(f"{doc_id}: orphan held, not pruned: {reason}")
+    return False
 
 
 def batches(

@@ -8,7 +8,16 @@
    re-running the push completes the rest.
 5. After the last mutation: the unrelated count again, and the unrelated documents whose
    ``_rev`` is one of this push's transaction ids (Sanity sets ``_rev`` to the transaction
-   that last wrote a document). Any difference trips the guard (exit 4).
+   that last wrote a document). Any difference trips the guard (exit 4). Unrelated
+   documents another writer edited while the push ran are counted and named too
+   (``edited_by_others``): information, not a trip.
+
+The plan also reads the Content Release versions of the namespace's documents
+(``pipelines.publish.versions``): it names each release or scheduled draft that will put
+another copy over a document it writes, and a prune holds an orphan a release would bring
+back unless ``prune_versions`` (then its versions are deleted with it, the only writes the
+pipeline makes outside published ``<namespace>.…`` ids, checked by
+``confinement.check_version_deletes``).
 
 Another corpus of the same warehouse that publishes to the same target (the ledger knows
 them, ``warehouse.pushes.other_corpora``) is never planned, pruned or counted as ours: a
@@ -31,16 +40,19 @@ from pipelines.manifest import Manifest, Publish
 from pipelines.publish.confinement import (
     check_confinement,
     check_mutations,
+    check_version_deletes,
     foreign_to,
     guard_message,
 )
 from pipelines.publish.curate import CuratedDocument, curate_manifest
+from pipelines.publish.edited_by_others import note_edited_by_others
 from pipelines.publish.ledger import Ledger, NoLedger, PushLedger
 from pipelines.publish.plan import Plan, TargetState, make_plan
 from pipelines.publish.result import PushResult
 from pipelines.publish.targets import open_target
 from pipelines.publish.targets.base import Target
 from pipelines.publish.transactions import PushProgress, Sender
+from pipelines.publish.versions import split_version_id
 from sources.http import HttpFactory
 from warehouse.errors import (
     HttpError,
@@ -62,14 +74,23 @@ def _checked_plan(
     foreign: tuple[str, ...],
     prune: bool,
     allow_mass_prune: bool,
+    prune_versions: bool = False,
 ) -> tuple[Plan, TargetState]:
     """The plan, once every ``_id`` (before any request) and every mutation (before any is
     sent) is inside the namespace and outside every foreign one, and a prune would not
     empty most of it."""
     check_confinement(namespace, (d.id for d in documents), foreign)
     state = target.read_state(namespace, foreign)
-    plan = make_plan(namespace, documents, state, prune=prune)
-    check_mutations(namespace, (a.mutation for a in plan.actions), foreign)
+    plan = make_plan(namespace, documents, state, prune=prune, prune_versions=prune_versions)
+    versioned = [a.mutation for a in plan.actions if split_version_id(a.id)]
+    check_mutations(
+        namespace, (a.mutation for a in plan.actions if not split_version_id(a.id)), foreign
+    )
+    if versioned and not prune_versions:
+        raise NamespaceViolation(
+            "refusing to push: the plan writes a release version; nothing was sent"
+        )
+    check_version_deletes(namespace, versioned, foreign)
     if prune and not allow_mass_prune and len(plan.orphan) * 2 > len(state.documents):
         raise MassPruneRefused(
             f"refusing to prune {len(plan.orphan)} of {len(state.documents)} documents of "
@@ -157,6 +178,7 @@ def _send_and_count(
     """Send the plan, then count the unrelated documents again and look for our
     transaction ids on them."""
     try:
+        started = target.now()
         try:
             sender.send(result.plan.actions)
         finally:
@@ -165,6 +187,9 @@ def _send_and_count(
         # A transaction that failed on the wire may still have committed: check them all.
         touched = target.touched_by(result.namespace, sender.sent_ids, foreign)
         result.touched_by_us, result.touched_ids = touched.count, touched.ids
+        if started is not None:
+            others = target.written_since(result.namespace, started, sender.sent_ids, foreign)
+            note_edited_by_others(result, others.count, others.ids)
     except (HttpError, TargetError) as exc:
         sender.failure = sender.failure or str(exc)
 
@@ -181,6 +206,7 @@ def push(
     dry_run: bool = False,
     prune: bool = False,
     allow_mass_prune: bool = False,
+    prune_versions: bool = False,
     notices: Sequence[str] = (),
     progress: PushProgress | None = None,
     take_over: str | None = None,
@@ -202,7 +228,9 @@ def push(
     )
     try:
         foreign = foreign_to(ledger, target.name, namespace, manifest_name, take_over)
-        plan, state = _checked_plan(documents, target, namespace, foreign, prune, allow_mass_prune)
+        plan, state = _checked_plan(
+            documents, target, namespace, foreign, prune, allow_mass_prune, prune_versions
+        )
     except (NamespaceTaken, NamespaceViolation, MassPruneRefused) as exc:
         record.refuse(str(exc))
         raise
@@ -226,6 +254,7 @@ def publish_manifest(
     dry_run: bool = False,
     prune: bool = False,
     allow_mass_prune: bool = False,
+    prune_versions: bool = False,
     http: HttpFactory | None = None,
     out: Path | None = None,
     run_id: int | None = None,
@@ -255,6 +284,7 @@ def publish_manifest(
             dry_run=dry_run,
             prune=prune,
             allow_mass_prune=allow_mass_prune,
+            prune_versions=prune_versions,
             notices=notices,
             progress=progress,
             take_over=take_over,

@@ -23,6 +23,8 @@ class PushResult:
     unrelated_after: int | None = None
     touched_by_us: int | None = None
     touched_ids: list[str] = field(default_factory=list)
+    edited_by_others: int | None = None  # unrelated documents others edited during the push
+    edited_by_others_ids: list[str] = field(default_factory=list)
     conflicts: list[dict[str, str]] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
     reconciled: list[str] = field(default_factory=list)
@@ -56,7 +58,11 @@ class PushResult:
                 "unrelated_after": self.unrelated_after,
                 "touched_by_us": self.touched_by_us,
                 "touched_ids": self.touched_ids,
+                "edited_by_others": self.edited_by_others,
+                "edited_by_others_ids": self.edited_by_others_ids,
             },
+            "releases": [o.as_json() for o in self.plan.overlays],
+            "held": self.plan.held,
             "conflicts": self.conflicts,
             "notices": self.notices,
             "reconciled": self.reconciled,

@@ -27,6 +27,7 @@ TARGET_DRIFT_LABELS = (
     ("written", "written by someone else (fields we do not own)"),
     ("deleted", "deleted in the target"),
     ("drafts", "open draft (publishing it in the Studio replaces our update)"),
+    ("versions", "release version (publishing its release replaces or unpublishes ours)"),
 )
 
 

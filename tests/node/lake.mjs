@@ -13,7 +13,8 @@
 //   delete of a referenced one, too.
 // - GET|POST /v{version}/data/query/{dataset}: groq-js over the dataset as the perspective
 //   sees it (published by default from API version 2025-02-19: no drafts.*, versions.*;
-//   raw: everything; drafts: drafts over published), {ms, query, result}.
+//   raw: everything, versions.* from API version 2025-02-19; drafts: drafts over published;
+//   a stack of release names), {ms, query, result}; now() is the lake's clock.
 // - GET /v{version}/data/doc/{dataset}/{ids}: {documents, omitted}.
 // - Authorization: Bearer <LAKE_TOKEN> on every data request, else a Boom-style 401.
 // Faults it can play (POST /__control/fault, each after `after` requests served normally,
@@ -167,19 +168,49 @@ function apply(mutations, transactionId, alongside = null) {
   return {transactionId: tx, results}
 }
 
-function visible(perspective) {
+// Perspectives [DOC https://www.sanity.io/changelog/676aaa9d-2da6-44fb-abe5-580f28047c10,
+// https://www.sanity.io/docs/content-lake/perspectives]: raw is every document, but
+// versions.* only from API version 2025-02-19 ("versions.** documents are not returned in
+// API versions prior to 2025-02-19"); published leaves out drafts, versions and the `_.`
+// system documents (release documents need raw or a release stack to be read); drafts lays
+// drafts over published; a comma-separated stack of release names (from 2025-02-19; older
+// versions answer 400 "Complex perspectives are not supported for this version") lays each
+// release's versions over the published documents, the first named on top; a version
+// marked for unpublishing (_system.delete) hides its document.
+const isSystem = (id) => id.startsWith('_.')
+const isVersion = (id) => id.startsWith('versions.')
+
+function visible(perspective, version) {
   const all = [...documents.values()]
-  if (perspective === 'raw') return all
-  const published = all.filter((d) => !d._id.startsWith('drafts.') && !d._id.startsWith('versions.'))
-  if (perspective !== 'drafts') return published
+  const releasesVisible = version >= PUBLISHED_DEFAULT_FROM
+  if (perspective === 'raw') return releasesVisible ? all : all.filter((d) => !isVersion(d._id))
+  const published = all.filter((d) => !d._id.startsWith('drafts.') && !isVersion(d._id) && !isSystem(d._id))
+  if (perspective === 'published') return published
+  const layers = perspective === 'drafts' || perspective === 'previewDrafts' ? ['drafts'] : perspective.split(',')
+  if (layers.length > 1 || !['drafts'].includes(layers[0])) {
+    if (!releasesVisible) throw new PerspectiveError('Complex perspectives are not supported for this version')
+  }
   const byId = new Map(published.map((d) => [d._id, d]))
-  for (const d of all) if (d._id.startsWith('drafts.')) byId.set(d._id.slice(7), {...d, _id: d._id.slice(7), _originalId: d._id})
+  for (const layer of [...layers].reverse()) {
+    if (layer === 'published') continue
+    const prefix = layer === 'drafts' ? 'drafts.' : `versions.${layer}.`
+    for (const d of all) {
+      if (!d._id.startsWith(prefix)) continue
+      const id = d._id.slice(prefix.length)
+      if (d._system?.delete === true) byId.delete(id)
+      else byId.set(id, {...d, _id: id, _originalId: d._id})
+    }
+  }
   return [...byId.values()]
 }
 
-async function runQuery(query, params, dataset) {
+class PerspectiveError extends Error {}
+
+async function runQuery(query, params, dataset, now = new Date(clock + 1)) {
   const tree = parse(query, {params})
-  const value = await evaluate(tree, {dataset, params})
+  // now() is the lake's own clock (the one _updatedAt is stamped with): after the last
+  // write, before the next
+  const value = await evaluate(tree, {dataset, params, timestamp: now})
   return value.get()
 }
 
@@ -240,7 +271,8 @@ async function control(action, body, res) {
     case 'eval': {
       // groq-js over documents given by the caller (the Python fault-injecting fake).
       try {
-        const result = await runQuery(body.query, body.params ?? {}, body.documents ?? [])
+        const now = body.now ? new Date(body.now) : undefined
+        const result = await runQuery(body.query, body.params ?? {}, body.documents ?? [], now)
         return send(res, 200, {result})
       } catch (err) {
         return send(res, 400, {error: {type: 'queryParseError', description: String(err.message)}})
@@ -256,7 +288,8 @@ async function handle(req, res) {
   const body = req.method === 'POST' ? await readBody(req) : null
   if (url.pathname.startsWith('/__control/')) return control(url.pathname.slice(11), body ?? {}, res)
 
-  const match = url.pathname.match(/^\/v(\d{4}-\d{2}-\d{2}|1)\/data\/(mutate|query|doc)\/([^/]+)(?:\/(.*))?$/)
+  // API versions: a date, 1, or X (experimental, the newest) [SRC sanity-io/client src/config.ts]
+  const match = url.pathname.match(/^\/v(\d{4}-\d{2}-\d{2}|1|X)\/data\/(mutate|query|doc)\/([^/]+)(?:\/(.*))?$/)
   if (!match) return send(res, 404, {statusCode: 404, error: 'Not Found', message: 'Not Found'})
   const [, version, endpoint, , rest] = match
   requests.push({method: req.method, path: url.pathname, query: url.search, endpoint, body})
@@ -293,9 +326,12 @@ async function handle(req, res) {
     const perspective =
       body?.perspective ?? url.searchParams.get('perspective') ?? (version >= PUBLISHED_DEFAULT_FROM ? 'published' : 'raw')
     try {
-      const result = await runQuery(query, params, visible(perspective))
+      const result = await runQuery(query, params, visible(perspective, version))
       return send(res, 200, {ms: 1, query, result})
     } catch (err) {
+      if (err instanceof PerspectiveError) {
+        return send(res, 400, {statusCode: 400, error: 'Bad Request', message: err.message})
+      }
       return send(res, 400, {error: {type: 'queryParseError', description: String(err.message), query}})
     }
   }

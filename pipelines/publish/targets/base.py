@@ -43,8 +43,9 @@ class Target(Protocol):
 
     def read_state(self, namespace: str, foreign: Sequence[str] = ()) -> TargetState:
         """The namespace's documents (``_id``, ``_rev``, ``_type``, provenance hash and
-        owned fields) and which of them have a ``drafts.`` sibling; none under a
-        ``foreign`` namespace (another corpus's, inside ours)."""
+        owned fields), which of them have a ``drafts.`` sibling, their ``versions.``
+        (Content Release) siblings and those releases; none under a ``foreign`` namespace
+        (another corpus's, inside ours)."""
 
     def read_documents(self, ids: Sequence[str]) -> dict[str, TargetDocument]:
         """The latest committed state of these documents, with their bodies."""
@@ -57,6 +58,19 @@ class Target(Protocol):
         self, namespace: str, transaction_ids: Sequence[str], foreign: Sequence[str] = ()
     ) -> Touched:
         """Unrelated documents last written by one of these transactions."""
+
+    def now(self) -> str | None:
+        """The target's own clock (None when it has none that others write by)."""
+
+    def written_since(
+        self,
+        namespace: str,
+        since: str,
+        transaction_ids: Sequence[str],
+        foreign: Sequence[str] = (),
+    ) -> Touched:
+        """Unrelated documents whose ``_updatedAt`` is at or after ``since`` (the target's
+        clock) and whose ``_rev`` is none of ``transaction_ids``: written by someone else."""
 
     def commit(self, transaction: Transaction) -> Committed:
         """Apply a transaction atomically, or raise :class:`RevisionConflict`,

@@ -23,6 +23,7 @@ import orjson
 from pipelines.publish.confinement import is_ours
 from pipelines.publish.plan import TargetDocument, TargetState
 from pipelines.publish.targets.base import Committed, Touched, Transaction, target_document
+from pipelines.publish.versions import group_versions, release_from, version_from
 from warehouse.canonical import canonical_json
 from warehouse.errors import RevisionConflict, TargetError
 
@@ -74,9 +75,14 @@ class NdjsonTarget:
     def read_state(self, namespace: str, foreign: Sequence[str] = ()) -> TargetState:
         prefix, drafts = namespace + ".", "drafts." + namespace + "."
         data = {i: d for i, d in self._dataset().items() if is_ours(i, namespace, foreign)}
+        versions = [v for d in data.values() if (v := version_from(d)) is not None]
+        wanted = {v.release for v in versions}
+        releases = [r for d in self._dataset().values() if (r := release_from(d)) is not None]
         return TargetState(
             documents={i: target_document(d) for i, d in data.items() if i.startswith(prefix)},
             drafts=frozenset(i[len("drafts.") :] for i in data if i.startswith(drafts)),
+            versions=group_versions(versions),
+            releases={r.id: r for r in releases if r.id in wanted},
         )
 
     def read_documents(self, ids: Sequence[str]) -> dict[str, TargetDocument]:
@@ -96,6 +102,18 @@ class NdjsonTarget:
             if not is_ours(i, namespace, foreign) and d.get("_rev") in wanted
         )
         return Touched(len(ids), ids)
+
+    def now(self) -> str | None:
+        return None  # a file has no other writer during a push
+
+    def written_since(
+        self,
+        namespace: str,
+        since: str,
+        transaction_ids: Sequence[str],
+        foreign: Sequence[str] = (),
+    ) -> Touched:
+        return Touched(0)
 
     # -- writing ---------------------------------------------------------------------------
     def commit(self, transaction: Transaction) -> Committed:

@@ -3,8 +3,9 @@
 Configured by ``SANITY_PROJECT_ID``, ``SANITY_DATASET`` and ``SANITY_TOKEN`` (the token is
 sent as a Bearer header and nowhere else: not in URLs, messages, the warehouse or recorded
 exchanges), ``SANITY_API_VERSION`` (default ``2025-02-19``, the first version whose ``raw``
-perspective includes release versions) and ``SANITY_API_HOST`` (default
-``https://<project>.api.sanity.io``; set it for a proxy or a test fake).
+perspective includes release versions; an older one is refused: ``sanity_versions``) and
+``SANITY_API_HOST`` (default ``https://<project>.api.sanity.io``; set it for a proxy or a
+test fake).
 
 Every read uses the ``raw`` perspective, so drafts and versions are counted. A namespace is
 matched with ``string::startsWith(_id, "<ns>.")``, which matches exactly the ids under the
@@ -32,6 +33,7 @@ import httpx
 
 from pipelines.publish.plan import TargetDocument, TargetState
 from pipelines.publish.targets.base import Committed, Touched, Transaction, target_document
+from pipelines.publish.targets.sanity_versions import api_version_floor, read_versions
 from sources.http import HttpFactory, parse_json, parse_retry_after
 from warehouse.errors import (
     CommitUncertain,
@@ -117,6 +119,7 @@ class SanitySettings:
         version = (env.get(ENV_API_VERSION) or DEFAULT_API_VERSION).removeprefix("v")
         if not _VERSION_RE.fullmatch(version):
             raise UsageError(f"{ENV_API_VERSION}={version!r} is not YYYY-MM-DD (or 1, X)")
+        api_version_floor(ENV_API_VERSION, version)
         host = env.get(ENV_API_HOST) or ""
         if host and not host.startswith(("https://", "http://")):
             raise UsageError(f"{ENV_API_HOST}={host!r} must be an http(s):// URL")
@@ -249,9 +252,12 @@ class SanityHttpTarget:
         drafts = self._paged(
             "drafts." + namespace + ".", "{_id}", ["drafts." + f + "." for f in foreign]
         )
+        versions, releases = read_versions(self._query, namespace, foreign, PAGE_SIZE)
         return TargetState(
             documents={d["_id"]: target_document(d) for d in documents},
             drafts=frozenset(d["_id"][len("drafts.") :] for d in drafts),
+            versions=versions,
+            releases=releases,
         )
 
     def read_documents(self, ids: Sequence[str]) -> dict[str, TargetDocument]:
@@ -294,6 +300,30 @@ class SanityHttpTarget:
             )
             ids = [str(i) for i in listed] if isinstance(listed, list) else []
         return Touched(count, ids)
+
+    def now(self) -> str | None:
+        result = self._query("now()", {})
+        return result if isinstance(result, str) else None
+
+    def written_since(
+        self,
+        namespace: str,
+        since: str,
+        transaction_ids: Sequence[str],
+        foreign: Sequence[str] = (),
+    ) -> Touched:
+        ours, extra = ours_filter(foreign)
+        params = {"ns": namespace + ".", "since": since, "txids": list(transaction_ids), **extra}
+        where = f"!{ours} && !(_rev in $txids) && dateTime(_updatedAt) >= dateTime($since)"
+        found = self._query(
+            f'{{"count": count(*[{where}]), '
+            f'"ids": *[{where}] | order(_id) [0...{TOUCHED_SHOWN}]._id}}',
+            params,
+        )
+        if not isinstance(found, dict) or not isinstance(found.get("count"), int):
+            raise TargetError(f"{self.name}: a count query did not answer a number")
+        ids = found.get("ids")
+        return Touched(found["count"], [str(i) for i in ids] if isinstance(ids, list) else [])
 
     # -- writes ----------------------------------------------------------------------------
     def _send_mutations(self, transaction: Transaction) -> httpx.Response:
