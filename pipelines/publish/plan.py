@@ -243,7 +243,7 @@ def _prunable(
             f"{doc_id}: deleted with its version(s) in {releases} (--prune-versions)"
         )
         return True
-    reason = "; ".join(o.sentence() for o in pending)
+    reason = "; ".join(o.sentence(orphan=True) for o in pending)
     plan.held.append(
         {
             "id": doc_id,

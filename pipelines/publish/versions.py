@@ -150,12 +150,12 @@ class Overlay:
             "when_text": self.when_text,
         }
 
-    def sentence(self) -> str:
-        what = (
-            "unpublish (delete) it"
-            if self.action == "unpublish"
-            else "put its own copy over this push"
-        )
+    def sentence(self, orphan: bool = False) -> str:
+        """One line for the plan; ``orphan``: said of a document a prune would delete."""
+        if self.action == "unpublish":
+            what = "unpublish (delete) it"
+        else:
+            what = "bring it back" if orphan else "put its own copy over this push"
         return (
             f"{self.id}: {self.kind} {self.release} will {what} {self.when_text} ({self.version})"
         )

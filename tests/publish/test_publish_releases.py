@@ -196,7 +196,10 @@ def test_prune_holds_an_orphan_a_release_brings_back_unless_prune_versions(
     assert ORPHAN in node_lake.documents and version in node_lake.documents
 
     text = cli("publish", path, "--warehouse", warehouse_path, "--prune", "--dry-run")
-    assert f"held {ORPHAN}: not deleted: {ORPHAN}: scheduled draft rSched01" in text.stdout
+    assert (
+        f"held {ORPHAN}: not deleted: {ORPHAN}: scheduled draft rSched01 will bring it back "
+        f"at {SCHEDULED_AT} (scheduled)"
+    ) in text.stdout
 
     usage = cli("publish", path, "--warehouse", warehouse_path, "--prune-versions")
     assert usage.exit_code == EXIT_USAGE and "--prune-versions goes with --prune" in usage.output
