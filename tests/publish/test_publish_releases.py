@@ -316,3 +316,16 @@ def test_the_ndjson_target_names_a_release_version_in_its_file(
         f"push at {SCHEDULED_AT} (scheduled)"
     ) in pushed.stdout
     assert "receipt: unrelated documents before 1, after 1; touched by us 0" in pushed.stdout
+
+
+def test_refresh_refuses_an_old_api_version_with_exit_2_before_ingesting(
+    tmp_path: Path, warehouse_path: Path, node_lake: NodeLake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "atlas.toml"
+    path.write_text(manifest_text(synthetic=4))
+    monkeypatch.setenv("SANITY_API_VERSION", "2024-12-01")
+    refused = cli("refresh", path, "--warehouse", warehouse_path)
+    assert refused.exit_code == EXIT_USAGE, refused.output
+    assert "is older than 2025-02-19" in refused.stderr
+    assert node_lake.requests == []
+    assert "synthetic: new" not in refused.output  # refused before any entry was ingested

@@ -50,8 +50,12 @@ def ndjson_target_path(spec: str | None, out: Path | None = None) -> Path | None
 
 def check_sanity_configuration(environ: Mapping[str, str] | None = None) -> None:
     """Raise :class:`UsageError` when some ``SANITY_*`` variables are set and a required
-    one is missing."""
+    one is missing, or when all are set and one is invalid (an API version older than
+    2025-02-19, say)."""
     env = os.environ if environ is None else environ
+    if not missing_settings(env):
+        SanitySettings.from_env(env)
+        return
     present = [name for name in ALL_ENV if env.get(name)]
     missing = missing_settings(env)
     if present and missing:
