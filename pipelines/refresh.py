@@ -122,6 +122,7 @@ def refresh_manifest(
     out: Path | None = None,
     prune: bool = False,
     allow_mass_prune: bool = False,
+    prune_versions: bool = False,
     drift_limit: int | None = 50,
     progress: PushProgress | None = None,
 ) -> RefreshResult:
@@ -143,6 +144,7 @@ def refresh_manifest(
             prune,
             allow_mass_prune,
             progress,
+            prune_versions,
         )
         result = RefreshResult(
             ingested, _run_drift(warehouse, manifest, ingested, drift_limit), *published
@@ -189,6 +191,7 @@ def _publish(
     prune: bool,
     allow_mass_prune: bool,
     progress: PushProgress | None = None,
+    prune_versions: bool = False,
 ) -> tuple[TargetDrift | None, PushResult | None, str | None]:
     """Target drift, then the push; a failure is returned as its message."""
     opened = target is None
@@ -209,6 +212,7 @@ def _publish(
             run_id=run_id,
             prune=prune,
             allow_mass_prune=allow_mass_prune,
+            prune_versions=prune_versions,
             notices=notices,
             progress=progress,
         )

@@ -138,6 +138,12 @@ def print_claims(result: RefreshResult) -> None:
 @click.option("--prune", is_flag=True, help="Delete orphans in the namespace after publishing.")
 @click.option("--allow-mass-prune", is_flag=True, help="Allow --prune to delete over half.")
 @click.option(
+    "--prune-versions",
+    is_flag=True,
+    help="With --prune, also delete orphans a Content Release would bring back, with their "
+    "release versions (without it they are held and reported).",
+)
+@click.option(
     "--fail-on-drift",
     is_flag=True,
     help="Exit 3 when the run found upstream drift or target drift, or changed the status "
@@ -158,6 +164,7 @@ def refresh(
     target: str | None,
     prune: bool,
     allow_mass_prune: bool,
+    prune_versions: bool,
     fail_on_drift: bool,
     as_json: bool,
 ) -> None:
@@ -175,6 +182,8 @@ def refresh(
       3  drift found (only with --fail-on-drift)
       4  the unrelated-document guard tripped during the push
     """
+    if prune_versions and not prune:
+        raise click.UsageError("--prune-versions goes with --prune")
     out = ndjson_target_path(target, out)
     loaded, http, options = prepare_ingest(
         manifest_file, only, allow_mass_retire, record_dir, replay_dir, batch_size
@@ -191,6 +200,7 @@ def refresh(
                 out=out,
                 prune=prune,
                 allow_mass_prune=allow_mass_prune,
+                prune_versions=prune_versions,
                 progress=progress,
             )
         finally:

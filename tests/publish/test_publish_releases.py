@@ -329,3 +329,26 @@ def test_refresh_refuses_an_old_api_version_with_exit_2_before_ingesting(
     assert "is older than 2025-02-19" in refused.stderr
     assert node_lake.requests == []
     assert "synthetic: new" not in refused.output  # refused before any entry was ingested
+
+
+def test_refresh_prune_holds_a_released_orphan_and_prune_versions_deletes_it(
+    tmp_path: Path, warehouse_path: Path, node_lake: NodeLake
+) -> None:
+    path = _published(tmp_path, warehouse_path)
+    node_lake.put(ASAP_RELEASE)
+    version = f"versions.rSpring.{ORPHAN}"
+    node_lake.put(_version("rSpring", ORPHAN, body="spring"))
+    path.write_text(manifest_text(synthetic=4, drop=["comment/2a4bc"]))
+
+    held = cli("refresh", path, "--warehouse", warehouse_path, "--prune", "--json")
+    assert held.exit_code == EXIT_OK, held.output
+    report = json.loads(held.stdout)
+    assert [h["id"] for h in report["push"]["held"]] == [ORPHAN]
+    assert report["target_drift"]["versions"] == [version]
+    assert ORPHAN in node_lake.documents
+
+    pruned = cli(
+        "refresh", path, "--warehouse", warehouse_path, "--prune", "--prune-versions", "--json"
+    )
+    assert pruned.exit_code == EXIT_OK, pruned.output
+    assert ORPHAN not in node_lake.documents and version not in node_lake.documents
