@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -254,3 +255,58 @@ def test_a_warehouse_restored_from_a_backup_publishes(
     else:  # the restored push's ids differ from the lost one's: Sanity never refused one
         assert "already" not in again.output
         assert set(sent).isdisjoint(before) and "not-committed" not in statuses
+
+
+def test_reconciliation_reads_both_id_shapes_and_never_a_key_of_another_history(
+    wh: Warehouse,
+) -> None:
+    target = "sanity:fakeproj/production"
+    push_id = ledger.start_push(
+        wh,
+        target=target,
+        namespace="atlas",
+        manifest_name="atlas",
+        run_id=None,
+        plan_counts={},
+        unrelated_before=0,
+    )
+    key = ledger.push_key(wh, push_id)
+    assert key is not None and len(key) == 8
+    older = f"rcpt-{push_id}-3-0123456789abcdef"  # from before pushes had keys
+    current = f"rcpt-{push_id}-{key}-4-0123456789abcdef"
+    # the same push number in a history this warehouse never saw (a restored backup)
+    other = f"rcpt-{push_id}-{'0' * 8 if key != '0' * 8 else '1' * 8}-5-0123456789abcdef"
+    found = ledger.unrecorded_transactions(wh, target, "atlas", [older, current, other, "tx-1"])
+    assert found == {older, current}
+    ledger.record_reconciled(wh, {older: 1, current: 2}, None)
+    assert [b["batch_no"] for b in ledger.batches(wh, push_id)] == [3, 4]
+    assert ledger.unrecorded_transactions(wh, target, "atlas", [older, current]) == set()
+
+
+def test_a_document_that_fits_is_left_as_it_is_and_one_that_does_not_is_cut_the_same_way() -> None:
+    from datetime import UTC, datetime
+
+    from pipelines.manifest import Publish
+    from pipelines.publish.curate import RevisionMeta, build_document, hash_of_target_document
+    from pipelines.publish.oversize import MUTATION_ROOM, fit
+    from sources.base import Curated
+
+    meta = RevisionMeta(
+        "fixture/file/1", "file", 1, "ab" * 32, "https://x.test/1", None,
+        datetime(2026, 11, 1, tzinfo=UTC), 1, 1,
+    )  # fmt: skip
+    fields = {"title": "t", "text": "x" * 50_000, "notes": "y" * 20_000}
+    document = build_document("atlas", "atlas.file.1", meta, Curated("file", fields), Publish())
+    assert fit(document) == (document, None)
+    limit = 40_000 + MUTATION_ROOM  # room for the notes, not for the text
+    cut, oversize = fit(document, limit)
+    assert oversize is not None and oversize.action == "omit-text"
+    assert oversize.fields == ("text",) and oversize.bytes == len(document.body)
+    body = cut.document()
+    assert "text" not in body and body["notes"] == "y" * 20_000
+    assert body["textOmitted"]["fields"] == ["text"] and body["provenance"]["sourceUrl"]
+    assert len(cut.body) <= limit - MUTATION_ROOM and fit(document, limit)[0] == cut
+    # the document carries a curatedHash of what it holds, so a re-read sees it unedited
+    assert hash_of_target_document(body) == cut.curated_hash
+    # with no room even without its fields, it is skipped
+    assert fit(document, 300 + MUTATION_ROOM)[1] == replace(oversize, action="skip", fields=())
