@@ -316,3 +316,22 @@ def test_a_document_that_fits_is_left_as_it_is_and_one_that_does_not_is_cut_the_
     assert hash_of_target_document(body) == cut.curated_hash
     # with no room even without its fields, it is skipped
     assert fit(document, 300 + MUTATION_ROOM)[1] == replace(oversize, action="skip", fields=())
+
+
+@pytest.mark.parametrize(
+    ("description", "taken"),
+    [
+        ('The transaction ID "rcpt-1-1-ab" is already in use in this dataset', True),
+        ("transaction rcpt-1-1-ab already exists", True),
+        ('The mutation(s) failed: transaction ID "rcpt-1-1-ab" has already been used', True),
+        ('Document by ID "atlas.transaction.1" already exists', False),
+        ('Document "atlas.a" has unexpected revision ID ("x"), expected "y"', False),
+    ],
+)
+def test_an_answer_that_the_transaction_id_is_taken_is_told_apart(
+    description: str, taken: bool
+) -> None:
+    from pipelines.publish.targets.sanity_limits import transaction_id_taken
+
+    body = {"error": {"type": "mutationError", "description": description, "items": []}}
+    assert transaction_id_taken(httpx.Response(409, json=body)) is taken

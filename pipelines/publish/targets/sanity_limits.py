@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
+from typing import Any
 from urllib.parse import quote
 
 import httpx
@@ -31,8 +32,11 @@ MAX_REQUEST_BYTES = 4_000_000
 MAX_URL_CHARS = 11_264
 MAX_IDS_PER_READ = 100
 
+# "The transaction ID "x" is already in use", "transaction x already exists", "… has already
+# been used"; never a document id that happens to hold the word ("ns.transaction.1").
 _TAKEN_RE = re.compile(
-    r"transaction\b.*\b(already exists|already (been )?used|already in use)", re.IGNORECASE
+    r"(?<![.\w-])transaction\b[^.]*?\b(already exists|already (been )?used|already in use)",
+    re.IGNORECASE,
 )
 
 
@@ -57,9 +61,22 @@ def id_chunks(
 
 
 def transaction_id_taken(response: httpx.Response) -> bool:
-    """True when a refused mutate request says its transaction id is already used."""
+    """True when a refused mutate request says its transaction id is already used (in the
+    error's description or an item's; never for a document that already exists)."""
     try:
-        text = response.text
-    except (UnicodeDecodeError, httpx.ResponseNotRead):
+        body = response.json()
+    except ValueError:
         return False
-    return bool(_TAKEN_RE.search(text))
+    error = body.get("error") if isinstance(body, dict) else None
+    if not isinstance(error, dict):
+        return False
+    texts = [str(error.get("description") or "")]
+    raw_items = error.get("items")
+    items: list[Any] = raw_items if isinstance(raw_items, list) else []
+    for item in items:
+        inner = item.get("error") if isinstance(item, dict) else None
+        if isinstance(inner, dict):
+            if inner.get("type") == "documentAlreadyExistsError":
+                return False
+            texts.append(str(inner.get("description") or ""))
+    return any(_TAKEN_RE.search(text) for text in texts)
