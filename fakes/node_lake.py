@@ -6,7 +6,9 @@ as a loopback server by the fixtures in ``tests/fixtures/sanity.py``.
 next transaction), ``write_alongside`` (the next transaction also patches another
 document), ``fault`` (429/500 before anything is applied; commit and then drop the
 connection or answer 503), and reads its ``documents``, ``transactions`` and
-``requests``. ``env()`` points receipts' Sanity target at it.
+``requests``. ``env()`` points receipts' Sanity target at it. It enforces Sanity's limits as
+``lake.mjs`` documents them: a mutate body over 4,000,000 bytes is answered 413, an id over 128
+characters 400, a URL over 12,288 characters 414 (such requests are listed with ``status``).
 """
 
 from __future__ import annotations

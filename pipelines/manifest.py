@@ -18,7 +18,7 @@ import tomllib
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar, get_args
+from typing import Any, Literal, TypeVar, get_args
 
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 from pydantic_core import ErrorDetails
@@ -80,6 +80,9 @@ class Publish(StrictModel):
     batch_bytes: int = Field(default=250_000, ge=1_000, le=4_000_000)
     batch_mutations: int | None = Field(default=None, ge=1)
     concurrency: int = Field(default=4, ge=1, le=32)
+    # a document over Sanity's request limit: published without its largest fields, or not
+    # at all (pipelines.publish.oversize)
+    oversize: Literal["omit-text", "skip"] = "omit-text"
 
     @field_validator("types")
     @classmethod

@@ -46,6 +46,7 @@ shows the traceback only with ``--debug``, and the run ledger records it as such
     │   ├── MassPruneRefused
     │   ├── TargetError              the target refused or failed a request
     │   │   └── CommitUncertain      a transaction was sent; whether it committed is unknown
+    │   │       └── MutationRateLimited  …and answered 429
     │   └── RevisionConflict         a document's ``_rev`` was not the one expected
     ├── QuoteError                   a quote cannot be checked
     └── BackfillError                a backfill could not be carried out
@@ -362,6 +363,11 @@ class CommitUncertain(TargetError):
     """A transaction was sent and the answer was lost (a timeout, a dropped connection, a
     5xx after the body went out): it may or may not have committed. Never resend it; find
     out from the target's documents."""
+
+
+class MutationRateLimited(CommitUncertain):
+    """A transaction was answered 429. Sanity's own client never resends a mutation, even
+    then: find out from the documents, like any other unknown outcome."""
 
 
 class RevisionConflict(PublishError):

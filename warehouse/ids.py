@@ -7,7 +7,17 @@ A Sanity ``_id`` is ``<namespace>.<kind>.<key>`` and obeys Sanity's ID rules: ch
 ``a-zA-Z0-9._-``, at most 128 characters, no ``..``, and no path segment starting with ``-``.
 A key that is not already safe (other characters, a leading ``-``, too long, or shaped like
 our own hashed form) is shortened and given a hash suffix of the original key, so two
-different keys never share an ``_id``.
+different keys never share an ``_id``; the full key stays in the document (its
+``provenance.docId``).
+
+A curated ``_id`` is at most :data:`CURATED_ID_MAX` (109) characters, not 128: an editor's
+draft is ``drafts.<id>`` and a Content Release (or scheduled draft) version is
+``versions.<releaseId>.<id>``, and both must fit Sanity's 128. The Studio's release ids are
+``r`` and 8 characters (sanity-io/sanity packages/sanity/src/core/releases/util/
+createReleaseId.ts), so ``versions.rXXXXXXXX.`` takes 19. A document whose id used all
+128 characters could not be drafted in the Studio at all (sanity-io/sanity#4515: a 126-
+character id fails once ``drafts.`` is added); the limit of 128 is the client's
+(sanity-io/client#149, ``validateDocumentId``).
 """
 
 from __future__ import annotations
@@ -18,6 +28,10 @@ import re
 from warehouse.errors import IdentityError
 
 SANITY_ID_MAX = 128
+RELEASE_ID_CHARS = 9  # "r" + 8 characters, the Studio's release ids
+# Room for "versions.<releaseId>." in front of a curated _id ("drafts." needs less).
+VERSION_PREFIX_ROOM = len("versions.") + RELEASE_ID_CHARS + 1
+CURATED_ID_MAX = SANITY_ID_MAX - VERSION_PREFIX_ROOM
 NAMESPACE_MAX = 64
 HASH_SUFFIX_HEX = 16
 
@@ -89,7 +103,7 @@ def sanity_id(namespace: str, kind: str, key: str) -> str:
         raise IdentityError(f"namespace {namespace!r} {problem}")
     if not KIND_RE.match(kind):
         raise IdentityError(f"kind {kind!r} must be letters, digits, '_' or '-'")
-    budget = SANITY_ID_MAX - len(namespace) - len(kind) - 2
+    budget = CURATED_ID_MAX - len(namespace) - len(kind) - 2
     result = f"{namespace}.{kind}.{safe_key(key, budget)}"
     assert is_valid_sanity_id(result), result
     return result

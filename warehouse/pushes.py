@@ -4,14 +4,23 @@ Nothing is updated. A push that dies half-way keeps its 'started' row and the ro
 batches that committed; ``push_summary`` shows it as unfinished with what it applied.
 
 Transactions that committed after the client died (or whose answer was lost) have no
-'committed' row. Their ids are deterministic (``rcpt-<push>-<batch>-<digest>``) and Sanity
-stamps them on the documents as ``_rev``, so the next push finds them
+'committed' row. Their ids name their push (``rcpt-<push>-<key>-<batch>-<digest>``) and
+Sanity stamps them on the documents as ``_rev``, so the next push finds them
 (``unrecorded_transactions``) and appends a 'reconciled' row to the push that sent them
 (``record_reconciled``); from then on they count among ``our_transaction_ids``.
+
+``<key>`` (``push_key``) is a digest of the push's number and the instant its 'started' row
+was written. A warehouse restored from a backup numbers its next push as an earlier one that
+the backup never saw; the key tells them apart, so their transaction ids never collide
+(Sanity refuses a transaction id used before: it "must be unique in the dataset",
+https://www.sanity.io/docs/http-mutations) and a ``_rev`` left by the push the backup never
+saw is not taken for one of ours. Ids of the older shape ``rcpt-<push>-<batch>-<digest>``
+(no key) are still read.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Iterable, Mapping
@@ -34,7 +43,11 @@ class Receipt:
 
 
 # The shape of the transaction ids our pushes send (pipelines.publish.transactions.transaction_id).
-TRANSACTION_ID_RE = re.compile(r"^rcpt-([1-9][0-9]*)-([1-9][0-9]*)-[0-9a-f]{16}\Z")
+# Groups: the push, its key (None in the older shape, which had none), the batch.
+TRANSACTION_ID_RE = re.compile(
+    r"^rcpt-([1-9][0-9]*)-(?:([0-9a-f]{8})-)?([1-9][0-9]*)-[0-9a-f]{16}\Z"
+)
+PUSH_KEY_HEX = 8
 APPLIED_STATUSES = ("committed", "reconciled")
 
 
@@ -72,6 +85,18 @@ def start_push(
             },
         )
     return push_id
+
+
+def push_key(warehouse: Warehouse, push_id: int) -> str | None:
+    """The key of push ``push_id`` in its transaction ids: a digest of its number and the
+    microsecond its 'started' row was written; None when the ledger has no such push."""
+    row = warehouse._first_row(
+        "SELECT epoch_us(recorded_at) FROM pushes WHERE push_id = $id AND event = 'started'",
+        {"id": push_id},
+    )
+    if row is None:
+        return None
+    return hashlib.sha256(f"{push_id}:{int(row[0])}".encode()).hexdigest()[:PUSH_KEY_HEX]
 
 
 def record_batch(warehouse: Warehouse, push_id: int, batch: Mapping[str, Any]) -> None:
@@ -249,11 +274,11 @@ def unrecorded_transactions(
     """Of the ``_rev``\\ s read from the target, those that are transaction ids of a push
     of ours to ``target`` and ``namespace`` with no committed or reconciled row: they
     committed after the push died, or after their answer was lost."""
-    candidates: dict[str, int] = {}
+    candidates: dict[str, tuple[int, str | None]] = {}
     for rev in revisions:
         match = TRANSACTION_ID_RE.match(rev or "")
         if match:
-            candidates[str(rev)] = int(match[1])
+            candidates[str(rev)] = (int(match[1]), match[2])
     if not candidates:
         return frozenset()
     rows = warehouse._con.execute(
@@ -262,8 +287,19 @@ def unrecorded_transactions(
     ).fetchall()
     pushes_of_ours = {int(r[0]) for r in rows}
     recorded = our_transaction_ids(warehouse, target, namespace)
+    keys: dict[int, str | None] = {}
+
+    def ours(push_id: int, key: str | None) -> bool:
+        if push_id not in pushes_of_ours:
+            return False
+        if key is None:  # the older shape, from before pushes had keys
+            return True
+        if push_id not in keys:
+            keys[push_id] = push_key(warehouse, push_id)
+        return keys[push_id] == key
+
     return frozenset(
-        tx for tx, push_id in candidates.items() if push_id in pushes_of_ours and tx not in recorded
+        tx for tx, (push_id, key) in candidates.items() if tx not in recorded and ours(push_id, key)
     )
 
 
@@ -283,7 +319,7 @@ def record_reconciled(
                 "'reconciled', $message)",
                 {
                     "id": int(match[1]),
-                    "batch_no": int(match[2]),
+                    "batch_no": int(match[3]),
                     "at": now(),
                     "tx": tx,
                     "mutations": count,

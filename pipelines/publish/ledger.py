@@ -16,6 +16,7 @@ from pipelines.publish.plan import Plan, TargetState
 from pipelines.publish.result import PushResult
 from warehouse.pushes import (
     finish_push,
+    push_key,
     record_batch,
     record_handover,
     record_reconciled,
@@ -30,6 +31,7 @@ class Ledger(Protocol):
     (None while it has not, or when nothing is recorded)."""
 
     push_id: int | None
+    push_key: str | None  # part of the push's transaction ids (warehouse.pushes.push_key)
 
     def refuse(self, message: str) -> None: ...
     def start(
@@ -44,6 +46,7 @@ class NoLedger:
     """Records nothing: a dry run, or a push without a warehouse."""
 
     push_id: int | None = None
+    push_key: str | None = None
 
     def refuse(self, message: str) -> None:
         pass
@@ -82,6 +85,7 @@ class PushLedger:
         self.manifest_name = manifest_name
         self.run_id = run_id
         self.push_id: int | None = None
+        self.push_key: str | None = None
 
     def _start(self, plan_counts: dict[str, int], unrelated_before: int | None) -> int:
         return start_push(
@@ -106,6 +110,7 @@ class PushLedger:
         """The push's row; with ``take_over`` (the corpus this one is a rename of), the
         handover of its namespace beside it."""
         self.push_id = self._start(plan_counts, unrelated_before)
+        self.push_key = push_key(self.warehouse, self.push_id)
         if take_over is not None:
             record_handover(self.warehouse, self.push_id, self.target, self.namespace, take_over)
 

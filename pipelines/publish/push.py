@@ -47,10 +47,12 @@ from pipelines.publish.confinement import (
 from pipelines.publish.curate import CuratedDocument, curate_manifest
 from pipelines.publish.edited_by_others import note_edited_by_others
 from pipelines.publish.ledger import Ledger, NoLedger, PushLedger
+from pipelines.publish.oversize import Oversize, fit_documents, keep_skipped
 from pipelines.publish.plan import Plan, TargetState, make_plan
 from pipelines.publish.result import PushResult
 from pipelines.publish.targets import open_target
 from pipelines.publish.targets.base import Target
+from pipelines.publish.targets.sanity_limits import MAX_REQUEST_BYTES
 from pipelines.publish.transactions import PushProgress, Sender
 from pipelines.publish.versions import split_version_id
 from sources.http import HttpFactory
@@ -210,11 +212,13 @@ def push(
     notices: Sequence[str] = (),
     progress: PushProgress | None = None,
     take_over: str | None = None,
+    oversize: Sequence[Oversize] = (),
 ) -> PushResult:
     """Plan ``documents`` against ``target`` and, unless ``dry_run``, push the plan.
     ``ledger`` (the warehouse) tells which other corpora publish to the target and records
     the push; a dry run records nothing. ``take_over``: the corpus this one is a rename
-    of, whose namespace it takes over (recorded with the push)."""
+    of, whose namespace it takes over (recorded with the push). ``oversize``: documents
+    too large to send whole (``oversize.fit_documents``), named in the receipt."""
     record: Ledger = (
         NoLedger()
         if ledger is None or dry_run
@@ -234,7 +238,10 @@ def push(
     except (NamespaceTaken, NamespaceViolation, MassPruneRefused) as exc:
         record.refuse(str(exc))
         raise
+    keep_skipped(plan, oversize)
+    notices = [*notices, *(o.notice(MAX_REQUEST_BYTES) for o in oversize)]
     result = _started(plan, target, namespace, foreign, notices, take_over, dry_run)
+    result.oversize = [o.as_json() for o in oversize]
     if dry_run:
         return result
     _record_start(record, result, state, take_over)
@@ -265,7 +272,9 @@ def publish_manifest(
     ``receipts publish`` (and of ``refresh``). The target is the one the environment
     configures (``pipelines.publish.targets.open_target``) unless one is given;
     ``take_over``: see :func:`push`."""
-    documents = curate_manifest(manifest, warehouse)
+    documents, oversize = fit_documents(
+        curate_manifest(manifest, warehouse), manifest.publish.oversize
+    )
     own_http = http is None
     http = http or HttpFactory(user_agent=USER_AGENT)
     notices: list[str] = []
@@ -288,6 +297,7 @@ def publish_manifest(
             notices=notices,
             progress=progress,
             take_over=take_over,
+            oversize=oversize,
         )
     finally:
         if opened:

@@ -29,6 +29,8 @@ class PushResult:
     notices: list[str] = field(default_factory=list)
     reconciled: list[str] = field(default_factory=list)
     message: str | None = None
+    # documents over the request limit: sent without their largest fields, or skipped
+    oversize: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def dry_run(self) -> bool:
@@ -66,5 +68,6 @@ class PushResult:
             "conflicts": self.conflicts,
             "notices": self.notices,
             "reconciled": self.reconciled,
+            "oversize": self.oversize,
             "message": self.message,
         }

@@ -2,14 +2,15 @@
 
 Transactions (size-limited batches, deterministic ``transactionId``\\ s) are sent level by
 level with bounded concurrency. No transaction id is ever sent twice: when the answer to a
-transaction is lost (timeout, dropped connection, 5xx), the batch's documents are read back
-(``committed_from_documents``): if they carry its id as ``_rev`` it committed and is
-recorded so; if they provably do not, its actions go out again in a new transaction; if
-nothing can tell, the push stops and says so. A transaction refused because a revision moved
-is re-read and re-planned (``plan.replan``): untouched documents are sent again, a document
-edited in the target is reported, never overwritten. A failed transaction stops the push;
-the batches that committed stay committed and recorded (one ledger row per transaction),
-and re-running the push completes the rest.
+transaction is lost (timeout, dropped connection, 5xx, and also a 429 or an answer that its
+id is already used: nothing says it was not written, and Sanity's own client never resends a
+mutation), the batch's documents are read back (``committed_from_documents``): if they carry
+its id as ``_rev`` it committed and is recorded so; if they provably do not, its actions go
+out again in a new transaction; if nothing can tell, the push stops and says so. A
+transaction refused because a revision moved is re-read and re-planned (``plan.replan``):
+untouched documents are sent again, a document edited in the target is reported, never
+overwritten. A failed transaction stops the push; the batches that committed stay committed
+and recorded (one ledger row per transaction), and re-running the push completes the rest.
 """
 
 from __future__ import annotations
@@ -27,7 +28,13 @@ from pipelines.publish.ledger import Ledger
 from pipelines.publish.plan import ENVELOPE_BYTES, Action, TargetDocument, batches, replan
 from pipelines.publish.targets.base import Committed, Target, Transaction
 from warehouse.canonical import canonical_json
-from warehouse.errors import CommitUncertain, HttpError, RevisionConflict, TargetError
+from warehouse.errors import (
+    CommitUncertain,
+    HttpError,
+    MutationRateLimited,
+    RevisionConflict,
+    TargetError,
+)
 
 # ``progress(step, done, total, detail)``: told of the mutations applied after each
 # committed transaction (e.g. a :class:`pipelines.progress.Steps`).
@@ -35,14 +42,22 @@ PushProgress = Callable[[str, int, int | None, str], None]
 
 # A document may be in at most this many refused transactions before it is reported.
 MAX_CONFLICT_ROUNDS = 2
-# A document may be in at most this many transactions that provably did not commit.
+# A document may be in at most this many transactions that provably did not commit...
 MAX_RESENDS = 2
+# ...not counting those answered 429 (rate limited), of which it may be in this many.
+MAX_RATE_LIMITED = 5
 
 
-def transaction_id(namespace: str, push_id: int | None, batch_no: int, mutations: Any) -> str:
-    """``rcpt-<push>-<batch>-<digest>``: a function of the push, the batch and its content
-    (push 0 when no ledger numbers the push)."""
+def transaction_id(
+    namespace: str, push_id: int | None, batch_no: int, mutations: Any, key: str | None = None
+) -> str:
+    """``rcpt-<push>-<key>-<batch>-<digest>``: a function of the push (its number and its
+    ``key``, ``warehouse.pushes.push_key``, which a warehouse restored from a backup does not
+    repeat), the batch and its content; ``rcpt-0-<batch>-<digest>`` when no ledger numbers
+    the push."""
     digest = hashlib.sha256(namespace.encode() + b"\n" + canonical_json(mutations)).hexdigest()
+    if push_id and key:
+        return f"rcpt-{push_id}-{key}-{batch_no}-{digest[:16]}"
     return f"rcpt-{push_id or 0}-{batch_no}-{digest[:16]}"
 
 
@@ -102,6 +117,7 @@ class Sender:
         self._replanned: set[str] = set()
         self._rounds: Counter[str] = Counter()
         self._resends: Counter[str] = Counter()
+        self._rate_limited: Counter[str] = Counter()
 
     @property
     def transaction_ids(self) -> list[str]:
@@ -122,7 +138,9 @@ class Sender:
         self.batch_no += 1
         mutations = [a.mutation for a in actions]
         size = ENVELOPE_BYTES + sum(a.size for a in actions) + len(actions) - 1
-        tx_id = transaction_id(self.namespace, self.ledger.push_id, self.batch_no, mutations)
+        tx_id = transaction_id(
+            self.namespace, self.ledger.push_id, self.batch_no, mutations, self.ledger.push_key
+        )
         return _Batch(self.batch_no, Transaction(tx_id, mutations, size), actions)
 
     def _send_round(self, queue: list[Action]) -> list[Action]:
@@ -221,13 +239,18 @@ class Sender:
                 "(the next push reads the target and reconciles)"
             )
             return []
+        counter, limit = (
+            (self._rate_limited, MAX_RATE_LIMITED)
+            if isinstance(exc, MutationRateLimited)
+            else (self._resends, MAX_RESENDS)
+        )
         for action in batch.actions:
-            self._resends[action.id] += 1
-        if any(self._resends[a.id] > MAX_RESENDS for a in batch.actions):
+            counter[action.id] += 1
+        if any(counter[a.id] > limit for a in batch.actions):
             self._record(batch, "failed", f"{exc}; verified not committed")
             self.failure = (
                 f"transaction {tx_id} failed: {exc}; verified not committed, and its "
-                f"documents were already sent {MAX_RESENDS + 1} times"
+                f"documents were already sent {limit + 1} times"
             )
             return []
         self._record(batch, "not-committed", f"{exc}; verified not committed; sent again")

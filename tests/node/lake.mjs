@@ -23,11 +23,20 @@
 // its own transaction) just before the next transaction ("mutate:editor", `mutations`), make
 // the next transaction also patch another document ("mutate:alongside", `id`, `set`).
 // Editors' operations and inspection: /__control/{put,edit,remove,reset,clear,state,requests}.
+// Limits (pipelines/publish/targets/sanity_limits.py cites the evidence): a mutate body over
+// 4,000,000 bytes is refused before anything is applied, "Request body exceeds limit of
+// 4000000 bytes" (the words users report; status 413 and the Boom-style shape are this fake's
+// reading, not recorded); a document id over 128 characters is refused (sanity-io/client
+// validateDocumentId; sanity-io/sanity#4515); a request URL over 12,288 characters gets 414
+// (the backend limit the Studio keeps its ~11 kB chunks under, sanity-io/sanity d64aefd).
 import {createServer} from 'node:http'
 import {evaluate, parse} from 'groq-js'
 
 const TOKEN = process.env.LAKE_TOKEN ?? ''
 const PUBLISHED_DEFAULT_FROM = '2025-02-19'
+const MAX_BODY_BYTES = 4_000_000
+const MAX_ID_CHARS = 128
+const MAX_URL_CHARS = 12_288
 
 let documents = new Map()
 let transactions = new Set()
@@ -82,6 +91,11 @@ function unsetPath(doc, path) {
 
 function applyOne(state, mutation, index, tx, now) {
   const [kind, body] = Object.entries(mutation)[0]
+  const id = body?._id ?? body?.id
+  if (typeof id === 'string' && id.length > MAX_ID_CHARS) {
+    const description = `Document ID "${id}" is not valid: longer than ${MAX_ID_CHARS} characters`
+    throw new MutationError(400, description, [itemError(index, 'invalidDocumentIdError', description, {id})])
+  }
   const write = (doc, operation) => {
     const existing = state.get(doc._id)
     const written = {...doc, _rev: tx, _updatedAt: now, _createdAt: existing?._createdAt ?? now}
@@ -220,9 +234,16 @@ function send(res, status, body, headers = {}) {
   res.end(text)
 }
 
+class BodyTooLarge extends Error {}
+
 async function readBody(req) {
   const chunks = []
-  for await (const chunk of req) chunks.push(chunk)
+  let size = 0
+  for await (const chunk of req) {
+    size += chunk.length
+    chunks.push(chunk)
+  }
+  if (size > MAX_BODY_BYTES) throw new BodyTooLarge(`Request body exceeds limit of ${MAX_BODY_BYTES} bytes`)
   const text = Buffer.concat(chunks).toString('utf8')
   return text ? JSON.parse(text) : null
 }
@@ -285,8 +306,19 @@ async function control(action, body, res) {
 
 async function handle(req, res) {
   const url = new URL(req.url, 'http://lake')
-  const body = req.method === 'POST' ? await readBody(req) : null
-  if (url.pathname.startsWith('/__control/')) return control(url.pathname.slice(11), body ?? {}, res)
+  if (url.pathname.startsWith('/__control/')) return control(url.pathname.slice(11), (await readBody(req)) ?? {}, res)
+  if (req.url.length > MAX_URL_CHARS) {
+    requests.push({method: req.method, path: url.pathname, query: url.search, endpoint: 'refused', status: 414})
+    return send(res, 414, {statusCode: 414, error: 'URI Too Long', message: 'URI Too Long'})
+  }
+  let body = null
+  try {
+    body = req.method === 'POST' ? await readBody(req) : null
+  } catch (err) {
+    if (!(err instanceof BodyTooLarge)) throw err
+    requests.push({method: req.method, path: url.pathname, query: url.search, endpoint: 'refused', status: 413})
+    return send(res, 413, {statusCode: 413, error: 'Payload Too Large', message: err.message})
+  }
 
   // API versions: a date, 1, or X (experimental, the newest) [SRC sanity-io/client src/config.ts]
   const match = url.pathname.match(/^\/v(\d{4}-\d{2}-\d{2}|1|X)\/data\/(mutate|query|doc)\/([^/]+)(?:\/(.*))?$/)
@@ -345,7 +377,8 @@ async function handle(req, res) {
 
 const portArg = process.argv.indexOf('--port')
 const port = portArg > 0 ? Number(process.argv[portArg + 1]) : 0
-const server = createServer((req, res) => {
+// Node's own header limit (16 kB) would answer 431 first; the fake decides at MAX_URL_CHARS.
+const server = createServer({maxHeaderSize: 1 << 20}, (req, res) => {
   handle(req, res).catch((err) => send(res, 500, {statusCode: 500, error: 'Internal', message: String(err)}))
 })
 server.listen(port, '127.0.0.1', () => {

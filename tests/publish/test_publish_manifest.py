@@ -34,7 +34,11 @@ INVALID_PUBLISH = {
     "unknown key": (
         "[publish]\nbatch_size = 3\n",
         "[publish], field 'batch_size': unknown field; valid fields: batch_bytes, "
-        "batch_mutations, concurrency, fields, types",
+        "batch_mutations, concurrency, fields, oversize, types",
+    ),
+    "unknown oversize policy": (
+        '[publish]\noversize = "truncate"\n',
+        "[publish], field 'oversize'",
     ),
     "bad type name": (
         '[publish.types]\nsafetyRecord = "tsb record"\n',

@@ -6,6 +6,7 @@ from hypothesis import strategies as st
 
 from warehouse.errors import IdentityError
 from warehouse.ids import (
+    CURATED_ID_MAX,
     SANITY_ID_MAX,
     doc_id,
     in_namespace,
@@ -70,7 +71,11 @@ def test_namespace_rules(namespace: str, ok: bool) -> None:
 def test_sanity_ids_are_always_valid(namespace: str, kind: str, key: str) -> None:
     made = sanity_id(namespace, kind, key)
     assert is_valid_sanity_id(made)
-    assert len(made) <= SANITY_ID_MAX
+    assert len(made) <= CURATED_ID_MAX
+    # an editor's draft and a Studio release's version of it are valid ids too
+    assert is_valid_sanity_id(f"drafts.{made}")
+    assert is_valid_sanity_id(f"versions.r12345678.{made}")
+    assert len(f"versions.r12345678.{made}") <= SANITY_ID_MAX
     assert ".." not in made
     assert in_namespace(made, namespace)
 

@@ -13,11 +13,13 @@ prefix (``_id in path("<ns>.**")`` is looser in the reference GROQ implementatio
 foreign namespace (another corpus's, inside ours) is taken out the same way. Conflict
 re-reads use the doc endpoint, which returns the latest committed state.
 
-A mutation request is never repeated with the same ``transactionId`` (it "must be unique in
-the dataset", and Sanity's own client never retries a mutation). Only a 429, answered
-before anything is written, is waited out and sent again. A timeout, a dropped connection
-or a 5xx leaves the outcome unknown: :class:`CommitUncertain` tells the push to find out
-from the documents (``_rev`` is the id of the transaction that last wrote a document).
+A mutation request is never repeated (its ``transactionId`` "must be unique in the
+dataset", https://www.sanity.io/docs/http-mutations, and Sanity's own client never retries a
+mutation, not even after a 429: sanity-io/client src/http/request.ts ``shouldRetryRequest``).
+A timeout, a dropped connection, a 5xx, a 429 or an answer that the transaction id is already
+used leaves the outcome unknown: :class:`CommitUncertain` tells the push to find out from the
+documents (``_rev`` is the id of the transaction that last wrote a document) and to resend,
+in a new transaction, only what provably did not commit.
 """
 
 from __future__ import annotations
@@ -33,11 +35,13 @@ import httpx
 
 from pipelines.publish.plan import TargetDocument, TargetState
 from pipelines.publish.targets.base import Committed, Touched, Transaction, target_document
+from pipelines.publish.targets.sanity_limits import id_chunks, transaction_id_taken
 from pipelines.publish.targets.sanity_versions import api_version_floor, read_versions
 from sources.http import HttpFactory, parse_json, parse_retry_after
 from warehouse.errors import (
     CommitUncertain,
     HttpError,
+    MutationRateLimited,
     RevisionConflict,
     TargetError,
     TerminalHttpError,
@@ -62,7 +66,6 @@ SANITY_TRANSIENT = frozenset({429, 500, 502, 503, 504})
 # A mutation answered with one of these may have committed before the answer went wrong.
 UNCERTAIN_STATUSES = frozenset({500, 502, 503, 504})
 PAGE_SIZE = 5_000
-DOC_IDS_PER_REQUEST = 100
 TOUCHED_SHOWN = 20
 
 # A document is the corpus's when it is under "<ns>.", is a draft of one, or is a Content
@@ -262,11 +265,9 @@ class SanityHttpTarget:
 
     def read_documents(self, ids: Sequence[str]) -> dict[str, TargetDocument]:
         out: dict[str, TargetDocument] = {}
-        for start in range(0, len(ids), DOC_IDS_PER_REQUEST):
-            chunk = ids[start : start + DOC_IDS_PER_REQUEST]
-            response = self._client.request(
-                "GET", f"{self._data}/doc/{self.settings.dataset}/{','.join(chunk)}"
-            )
+        base = f"{self._data}/doc/{self.settings.dataset}"
+        for chunk in id_chunks(ids, base):  # no URL over ~11 kB, as Sanity's own tools
+            response = self._client.request("GET", f"{base}/{','.join(chunk)}")
             body = parse_json(response)
             documents = body.get("documents") if isinstance(body, dict) else None
             if not isinstance(documents, list):
@@ -327,41 +328,47 @@ class SanityHttpTarget:
 
     # -- writes ----------------------------------------------------------------------------
     def _send_mutations(self, transaction: Transaction) -> httpx.Response:
-        """The answer to the transaction's one mutate request (repeated only after a 429);
-        :class:`CommitUncertain` when the answer was lost or is a 5xx."""
-        policy = self._policy
-        for attempt in range(1, policy.max_attempts + 1):
-            try:
-                response = self._mutator.request(
-                    "POST",
-                    f"{self._data}/mutate/{self.settings.dataset}",
-                    params={"returnIds": "true", "returnDocuments": "false", "visibility": "sync"},
-                    json_body={"mutations": transaction.mutations, "transactionId": transaction.id},
-                    ok=(200, 409, 429, *UNCERTAIN_STATUSES),
-                )
-            except TerminalHttpError as exc:
-                if not isinstance(exc.__cause__, TransientHttpError):
-                    raise
-                raise CommitUncertain(
-                    f"{self.name}: no answer to transaction {transaction.id} "
-                    f"({exc.__cause__}); it may have committed"
-                ) from None
-            status = response.status_code
-            if status in UNCERTAIN_STATUSES:
-                raise CommitUncertain(
-                    f"{self.name}: HTTP {status} for transaction {transaction.id} "
-                    f"({error_description(response)}); it may have committed"
-                )
-            if status != 429:
-                return response
-            if attempt < policy.max_attempts:
-                waited = parse_retry_after(response.headers.get("retry-after"))
-                backoff = policy.backoff_initial * 2 ** (attempt - 1)
-                self._mutator.sleep(min(waited or backoff, policy.max_retry_after))
-        raise TargetError(
-            f"{self.name}: transaction {transaction.id} was rate limited (HTTP 429) "
-            f"{policy.max_attempts} times; nothing of it was applied"
-        )
+        """The answer to the transaction's one mutate request, never repeated;
+        :class:`CommitUncertain` when the answer was lost, is a 5xx or a 429, or says the
+        transaction id is taken."""
+        try:
+            response = self._mutator.request(
+                "POST",
+                f"{self._data}/mutate/{self.settings.dataset}",
+                params={"returnIds": "true", "returnDocuments": "false", "visibility": "sync"},
+                json_body={"mutations": transaction.mutations, "transactionId": transaction.id},
+                ok=(200, 409, 429, *UNCERTAIN_STATUSES),
+            )
+        except TerminalHttpError as exc:
+            if not isinstance(exc.__cause__, TransientHttpError):
+                raise
+            raise CommitUncertain(
+                f"{self.name}: no answer to transaction {transaction.id} "
+                f"({exc.__cause__}); it may have committed"
+            ) from None
+        status = response.status_code
+        if status == 429:
+            # Sanity's own client never retries a mutation, not even after a 429: nothing
+            # says what the server did before it answered. Wait as asked, then let the push
+            # read the documents back and resend only what provably did not commit.
+            waited = parse_retry_after(response.headers.get("retry-after"))
+            policy = self._policy
+            self._mutator.sleep(min(waited or policy.backoff_initial, policy.max_retry_after))
+            raise MutationRateLimited(
+                f"{self.name}: HTTP 429 for transaction {transaction.id} (rate limited); "
+                "it may have committed"
+            )
+        if status in UNCERTAIN_STATUSES:
+            raise CommitUncertain(
+                f"{self.name}: HTTP {status} for transaction {transaction.id} "
+                f"({error_description(response)}); it may have committed"
+            )
+        if status == 409 and transaction_id_taken(response):
+            raise CommitUncertain(
+                f"{self.name}: transaction {transaction.id} was refused as already used "
+                f"({error_description(response)}); it may have committed earlier"
+            )
+        return response
 
     def commit(self, transaction: Transaction) -> Committed:
         response = self._send_mutations(transaction)
