@@ -41,6 +41,7 @@ from pipelines.publish.result import PushResult
 from pipelines.publish.targets import open_target
 from pipelines.publish.targets.base import Target
 from pipelines.publish.transactions import PushProgress, Sender
+from pipelines.publish.writers import guard_writers
 from sources.http import HttpFactory
 from warehouse.errors import (
     HttpError,
@@ -79,6 +80,17 @@ def _checked_plan(
     return plan, state
 
 
+def _find_other_writers(
+    result: PushResult, target: Target, transaction_ids: Sequence[str], foreign: tuple[str, ...]
+) -> None:
+    """Who else wrote during the push (a target that can tell: ``writers``)."""
+    find = getattr(target, "writes_by_others", None)
+    if find is not None:
+        result.written_by_others_count, result.written_by_others = find(
+            result.namespace, transaction_ids, foreign
+        )
+
+
 def _conclude(result: PushResult, sender: Sender) -> None:
     """What the push did, and its status: the guard first, then failures, then conflicts."""
     result.applied = sender.applied
@@ -97,7 +109,8 @@ def _conclude(result: PushResult, sender: Sender) -> None:
     )
     left_alone = len(sender.conflicts) + len(result.plan.blocked)
     if guard is not None:
-        result.status, result.message = "guard-tripped", guard
+        named = guard_writers(result.written_by_others)
+        result.status, result.message = "guard-tripped", guard + (f"; {named}" if named else "")
     elif sender.failure is not None:
         result.status, result.message = "failed", sender.failure
     elif left_alone:
@@ -165,6 +178,7 @@ def _send_and_count(
         # A transaction that failed on the wire may still have committed: check them all.
         touched = target.touched_by(result.namespace, sender.sent_ids, foreign)
         result.touched_by_us, result.touched_ids = touched.count, touched.ids
+        _find_other_writers(result, target, sender.transaction_ids, foreign)
     except (HttpError, TargetError) as exc:
         sender.failure = sender.failure or str(exc)
 

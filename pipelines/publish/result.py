@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pipelines.publish.plan import Plan
+from pipelines.publish.writers import Write
 from warehouse.pushes import Receipt
 
 
@@ -23,6 +24,8 @@ class PushResult:
     unrelated_after: int | None = None
     touched_by_us: int | None = None
     touched_ids: list[str] = field(default_factory=list)
+    written_by_others: list[Write] = field(default_factory=list)  # up to writers.SHOWN
+    written_by_others_count: int | None = None
     conflicts: list[dict[str, str]] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
     reconciled: list[str] = field(default_factory=list)
@@ -56,6 +59,8 @@ class PushResult:
                 "unrelated_after": self.unrelated_after,
                 "touched_by_us": self.touched_by_us,
                 "touched_ids": self.touched_ids,
+                "written_by_others": [w.as_json() for w in self.written_by_others],
+                "written_by_others_count": self.written_by_others_count,
             },
             "conflicts": self.conflicts,
             "notices": self.notices,

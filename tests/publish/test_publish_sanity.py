@@ -105,6 +105,8 @@ def test_cli_first_push_creates_everything_and_a_second_sends_zero_mutations(
         "unrelated_after": 4,
         "touched_by_us": 0,
         "touched_ids": [],
+        "written_by_others": [],
+        "written_by_others_count": 0,
     }
     # Sanity's receipt: each of our documents was last written by one of our transactions
     assert {d["_rev"] for d in atlas(lake).values()} <= set(report["transaction_ids"])
