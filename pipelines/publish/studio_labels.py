@@ -143,7 +143,7 @@ _BY_SOURCE: dict[str, dict[str, Label]] = {
 
 # Paragraphs: a multi-line ``text`` input even when every value seen so far is short.
 _PARAGRAPHS: dict[str, frozenset[str]] = {
-    "nhtsa": frozenset({"subject", "summary", "consequence", "remedy", "notes"}),
+    "nhtsa": frozenset({"summary", "consequence", "remedy", "notes"}),
     "github": frozenset({"text"}),
     "forem/article": frozenset({"description", "bodyHtml", "bodyMarkdown"}),
     "forem/comment": frozenset({"bodyHtml"}),
