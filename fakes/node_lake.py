@@ -115,6 +115,12 @@ class NodeLake:
         pipeline never asked for): it then carries that transaction id as ``_rev``."""
         self._control("fault", {"endpoint": "mutate:alongside", "id": doc_id, "set": fields})
 
+    def function_reacts(self, *mutations: dict[str, Any], author: str, after: int = 0) -> None:
+        """Once the next transaction (after ``after`` more) commits, apply ``mutations`` as
+        one transaction of ``author``'s: a Sanity Function reacting to our mutation."""
+        body = {"endpoint": "mutate:function", "mutations": list(mutations), "author": author}
+        self._control("fault", {**body, "after": after})
+
     # -- what it holds -------------------------------------------------------------------------
     @property
     def documents(self) -> dict[str, dict[str, Any]]:

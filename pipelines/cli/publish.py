@@ -25,6 +25,7 @@ from pipelines.manifest import load_manifest
 from pipelines.progress import steps_for
 from pipelines.publish.push import PushResult, publish_manifest
 from pipelines.publish.targets import ndjson_target_path
+from pipelines.publish.writers import describe
 from pipelines.visible import visible
 from warehouse import pushes as ledger
 from warehouse.store import Warehouse
@@ -101,6 +102,9 @@ def print_push(result: PushResult) -> None:
             result.edited_by_others,
         )
     )
+    if result.written_by_others_count:
+        found, total = result.written_by_others, result.written_by_others_count
+        click.echo(visible(f"  {describe(found, total)}"))
 
 
 @click.command()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -14,7 +15,13 @@ from warehouse.store import Warehouse
 
 
 @click.command("studio-schema")
-@click.argument("manifest_file", metavar="MANIFEST", type=click.Path(path_type=Path))
+@click.argument(
+    "manifest_files",
+    metavar="MANIFEST...",
+    nargs=-1,
+    required=True,
+    type=click.Path(path_type=Path),
+)
 @click.option(
     "--out",
     "out_dir",
@@ -25,26 +32,39 @@ from warehouse.store import Warehouse
 @warehouse_option
 @json_option
 @handle_errors
-def studio_schema(manifest_file: Path, out_dir: Path, warehouse: str, as_json: bool) -> None:
-    """Write a Sanity Studio schema for MANIFEST's curated documents into --out.
+def studio_schema(
+    manifest_files: tuple[Path, ...], out_dir: Path, warehouse: str, as_json: bool
+) -> None:
+    """Write a Sanity Studio schema for the curated documents of each MANIFEST into --out.
 
     One TypeScript file per curated _type (defineType / defineField), inferred from the
     documents the pipeline publishes: every field with its type, readOnly where the pipeline
     owns it, provenance grouped and collapsed. index.ts exports `schemaTypes` for the Studio
     config. Fields of your own go in <type>.editor.ts, written once and never overwritten.
-    Reads the warehouse only; sends nothing.
+    Give every corpus one Studio shows (one dataset) in one call: corpora whose documents
+    share a _type get one definition covering them all. Reads the warehouse only; sends
+    nothing.
     """
-    loaded = load_manifest(manifest_file)
+    loaded = [load_manifest(path) for path in manifest_files]
+    documents: list[dict[str, Any]] = []
+    renamed: dict[str, dict[str, str]] = {}
     with Warehouse.open(warehouse, read_only=True) as wh:
-        documents = [doc.document() for doc in curate_manifest(loaded, wh)]
-    if not documents:
-        raise click.UsageError(
-            f"corpus {loaded.name!r} has no curated documents in {warehouse}; ingest it first"
-        )
-    types = infer_types(documents)
+        for manifest in loaded:
+            curated = [doc.document() for doc in curate_manifest(manifest, wh)]
+            if not curated:
+                raise click.UsageError(
+                    f"corpus {manifest.name!r} has no curated documents in {warehouse}; "
+                    "ingest it first"
+                )
+            documents.extend(curated)
+            for source_type, fields in manifest.publish.fields.items():
+                final = manifest.publish.types.get(source_type, source_type)
+                renamed.setdefault(final, {}).update(fields)
+    types = infer_types(documents, renamed)
+    names = ", ".join(manifest.name for manifest in loaded)
     out_dir.mkdir(parents=True, exist_ok=True)
     written, kept = [], []
-    for name, text in schema_files(types, loaded.name).items():
+    for name, text in schema_files(types, names).items():
         path = out_dir / name
         if is_editor_file(name) and path.exists():
             kept.append(name)
@@ -63,7 +83,7 @@ def studio_schema(manifest_file: Path, out_dir: Path, warehouse: str, as_json: b
             }
         )
         return
-    click.echo(f"studio schema for {loaded.name!r} written to {out_dir}:")
+    click.echo(f"studio schema for {names} written to {out_dir}:")
     for t in types:
         click.echo(f"  {t.name}.ts: {len(t.fields)} fields ({t.documents} documents)")
     if kept:

@@ -55,6 +55,7 @@ from pipelines.publish.targets.base import Target
 from pipelines.publish.targets.sanity_limits import MAX_REQUEST_BYTES
 from pipelines.publish.transactions import PushProgress, Sender
 from pipelines.publish.versions import split_version_id
+from pipelines.publish.writers import guard_writers
 from sources.http import HttpFactory
 from warehouse.errors import (
     HttpError,
@@ -102,6 +103,17 @@ def _checked_plan(
     return plan, state
 
 
+def _find_other_writers(
+    result: PushResult, target: Target, transaction_ids: Sequence[str], foreign: tuple[str, ...]
+) -> None:
+    """Who else wrote during the push (a target that can tell: ``writers``)."""
+    find = getattr(target, "writes_by_others", None)
+    if find is not None:
+        result.written_by_others_count, result.written_by_others = find(
+            result.namespace, transaction_ids, foreign
+        )
+
+
 def _conclude(result: PushResult, sender: Sender) -> None:
     """What the push did, and its status: the guard first, then failures, then conflicts."""
     result.applied = sender.applied
@@ -120,7 +132,8 @@ def _conclude(result: PushResult, sender: Sender) -> None:
     )
     left_alone = len(sender.conflicts) + len(result.plan.blocked)
     if guard is not None:
-        result.status, result.message = "guard-tripped", guard
+        named = guard_writers(result.written_by_others)
+        result.status, result.message = "guard-tripped", guard + (f"; {named}" if named else "")
     elif sender.failure is not None:
         result.status, result.message = "failed", sender.failure
     elif left_alone:
@@ -192,6 +205,7 @@ def _send_and_count(
         if started is not None:
             others = target.written_since(result.namespace, started, sender.sent_ids, foreign)
             note_edited_by_others(result, others.count, others.ids)
+        _find_other_writers(result, target, sender.transaction_ids, foreign)
     except (HttpError, TargetError) as exc:
         sender.failure = sender.failure or str(exc)
 

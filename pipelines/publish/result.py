@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pipelines.publish.plan import Plan
+from pipelines.publish.writers import Write
 from warehouse.pushes import Receipt
 
 
@@ -25,6 +26,8 @@ class PushResult:
     touched_ids: list[str] = field(default_factory=list)
     edited_by_others: int | None = None  # unrelated documents others edited during the push
     edited_by_others_ids: list[str] = field(default_factory=list)
+    written_by_others: list[Write] = field(default_factory=list)  # up to writers.SHOWN
+    written_by_others_count: int | None = None
     conflicts: list[dict[str, str]] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
     reconciled: list[str] = field(default_factory=list)
@@ -62,6 +65,8 @@ class PushResult:
                 "touched_ids": self.touched_ids,
                 "edited_by_others": self.edited_by_others,
                 "edited_by_others_ids": self.edited_by_others_ids,
+                "written_by_others": [w.as_json() for w in self.written_by_others],
+                "written_by_others_count": self.written_by_others_count,
             },
             "releases": [o.as_json() for o in self.plan.overlays],
             "held": self.plan.held,

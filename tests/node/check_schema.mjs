@@ -1,13 +1,16 @@
 // Compiles a Studio schema written by `receipts studio-schema` with Sanity's own schema
 // package and prints every problem it reports as JSON lines; exits 1 on any error or
-// warning. Usage: node check.mjs DIR   (DIR holds index.ts)
-import {mkdtempSync, rmSync} from 'node:fs'
+// warning. Usage: node check.mjs DIR [NDJSON...]   (DIR holds index.ts)
+// With NDJSON files, also checks every document in them against the compiled schema and
+// prints its list preview (check_documents.mjs).
+import {mkdtempSync, readFileSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath, pathToFileURL} from 'node:url'
 import {build} from 'esbuild'
 import {Schema} from '@sanity/schema'
 import {groupProblems, validateSchema} from '@sanity/schema/_internal'
+import {checkDocuments} from './check_documents.mjs'
 
 const dir = process.argv[2]
 const scratch = mkdtempSync(join(tmpdir(), 'studio-schema-'))
@@ -37,8 +40,14 @@ try {
   const compiled = Schema.compile({name: 'default', types: schemaTypes})
   const names = schemaTypes.map((type) => type.name)
   for (const problem of problems) console.log(JSON.stringify(problem))
+  const documents = process.argv
+    .slice(3)
+    .flatMap((file) => readFileSync(file, 'utf8').split('\n').filter(Boolean).map(JSON.parse))
+  const checked = checkDocuments(compiled, schemaTypes, documents)
+  for (const line of checked) console.log(JSON.stringify(line))
+  const invalid = checked.filter((line) => line.document)
   console.log(JSON.stringify({compiled: names.filter((name) => compiled.get(name))}))
-  process.exitCode = problems.length > 0 ? 1 : 0
+  process.exitCode = problems.length + invalid.length > 0 ? 1 : 0
 } finally {
   rmSync(scratch, {recursive: true, force: true})
 }

@@ -29,6 +29,17 @@
 // reading, not recorded); a document id over 128 characters is refused (sanity-io/client
 // validateDocumentId; sanity-io/sanity#4515); a request URL over 12,288 characters gets 414
 // (the backend limit the Studio keeps its ~11 kB chunks under, sanity-io/sanity d64aefd).
+// Who wrote what (issue 48, point 6): every transaction is logged with its author, the
+// identity of the token that sent it (ours: LAKE_IDENTITY; an editor's: `author` of the
+// control call). GET /v{version}/data/history/{dataset}/transactions/{ids} answers the log
+// lines of the transactions that wrote any of those documents, as NDJSON
+// {id, timestamp, author, documentIDs} [shared/reference/upstream-apis.md §1.8; SRC
+// @sanity/types transactionLog.ts]. Fault "mutate:function" plays a Sanity Function (or a
+// webhook's handler) reacting to our mutation: once our transaction commits, its
+// `mutations` are applied as a transaction of their own, by `author` (a Function writes
+// through @sanity/client with a robot token, https://www.sanity.io/docs/functions/
+// functions-js-client , https://www.sanity.io/docs/functions/robot-tokens-with-functions),
+// so the documents it writes get its transaction id as _rev, never ours.
 import {createServer} from 'node:http'
 import {evaluate, parse} from 'groq-js'
 
@@ -37,9 +48,11 @@ const PUBLISHED_DEFAULT_FROM = '2025-02-19'
 const MAX_BODY_BYTES = 4_000_000
 const MAX_ID_CHARS = 128
 const MAX_URL_CHARS = 12_288
+const IDENTITY = process.env.LAKE_IDENTITY ?? 'pReceiptsRobot'
 
 let documents = new Map()
 let transactions = new Set()
+let log = []
 let requests = []
 let faults = []
 let txCounter = 0
@@ -162,7 +175,7 @@ function checkReferences(state) {
   }
 }
 
-function apply(mutations, transactionId, alongside = null) {
+function apply(mutations, transactionId, alongside = null, author = IDENTITY) {
   const tx = transactionId ?? `tx-${++txCounter}`
   if (transactions.has(tx)) {
     throw new MutationError(409, `The transaction ID "${tx}" is already in use in this dataset`, [
@@ -179,6 +192,8 @@ function apply(mutations, transactionId, alongside = null) {
   checkReferences(state)
   documents = state
   transactions.add(tx)
+  const written = [...results.map((r) => r.id), ...(alongside && state.has(alongside.id) ? [alongside.id] : [])]
+  log.push({id: tx, timestamp: now, author, documentIDs: [...new Set(written)]})
   return {transactionId: tx, results}
 }
 
@@ -262,15 +277,16 @@ function takeFault(endpoint) {
 async function control(action, body, res) {
   switch (action) {
     case 'put': {
-      const {transactionId} = apply([{createOrReplace: body.document}], body.transactionId)
+      const {transactionId} = apply([{createOrReplace: body.document}], body.transactionId, null, body.author ?? 'pEditor')
       return send(res, 200, {rev: transactionId})
     }
     case 'edit': {
-      const {transactionId} = apply([{patch: {id: body.id, set: body.set ?? {}, unset: body.unset ?? []}}])
+      const patch = {patch: {id: body.id, set: body.set ?? {}, unset: body.unset ?? []}}
+      const {transactionId} = apply([patch], undefined, null, body.author ?? 'pEditor')
       return send(res, 200, {rev: transactionId})
     }
     case 'remove': {
-      const {transactionId} = apply([{delete: {id: body.id}}])
+      const {transactionId} = apply([{delete: {id: body.id}}], undefined, null, body.author ?? 'pEditor')
       return send(res, 200, {rev: transactionId})
     }
     case 'fault':
@@ -282,6 +298,7 @@ async function control(action, body, res) {
     case 'reset':
       documents = new Map()
       transactions = new Set()
+      log = []
       requests = []
       faults = []
       return send(res, 200, {})
@@ -321,7 +338,7 @@ async function handle(req, res) {
   }
 
   // API versions: a date, 1, or X (experimental, the newest) [SRC sanity-io/client src/config.ts]
-  const match = url.pathname.match(/^\/v(\d{4}-\d{2}-\d{2}|1|X)\/data\/(mutate|query|doc)\/([^/]+)(?:\/(.*))?$/)
+  const match = url.pathname.match(/^\/v(\d{4}-\d{2}-\d{2}|1|X)\/data\/(mutate|query|doc|history)\/([^/]+)(?:\/(.*))?$/)
   if (!match) return send(res, 404, {statusCode: 404, error: 'Not Found', message: 'Not Found'})
   const [, version, endpoint, , rest] = match
   requests.push({method: req.method, path: url.pathname, query: url.search, endpoint, body})
@@ -337,13 +354,19 @@ async function handle(req, res) {
   if (endpoint === 'mutate') {
     const transactionId = body?.transactionId ?? url.searchParams.get('transactionId') ?? undefined
     const editor = takeFault('mutate:editor')
-    for (const mutation of editor?.mutations ?? []) apply([mutation])
+    for (const mutation of editor?.mutations ?? []) apply([mutation], undefined, null, editor.author ?? 'pEditor')
     let result
     try {
       result = apply(body?.mutations ?? [], transactionId, takeFault('mutate:alongside'))
     } catch (err) {
       if (!(err instanceof MutationError)) throw err
       return send(res, err.status, {error: {type: 'mutationError', description: err.message, items: err.items}})
+    }
+    const reaction = takeFault('mutate:function')
+    try {
+      if (reaction) apply(reaction.mutations ?? [], undefined, null, reaction.author ?? 'pFunctionRobot')
+    } catch (err) {
+      if (!(err instanceof MutationError)) throw err // a failing function leaves our commit be
     }
     const after = takeFault('mutate:after')
     if (after && after.drop) return req.socket.destroy()
@@ -366,6 +389,18 @@ async function handle(req, res) {
       }
       return send(res, 400, {error: {type: 'queryParseError', description: String(err.message), query}})
     }
+  }
+
+  if (endpoint === 'history') {
+    const [kind, list] = (rest ?? '').split(/\/(.*)/s)
+    if (kind !== 'transactions') return send(res, 404, {statusCode: 404, error: 'Not Found', message: 'Not Found'})
+    const wanted = new Set(decodeURIComponent(list ?? '').split(',').filter(Boolean))
+    let lines = log.filter((line) => line.documentIDs.some((id) => wanted.has(id)))
+    if (url.searchParams.get('reverse') === 'true') lines = lines.reverse()
+    const limit = Number(url.searchParams.get('limit') ?? 0)
+    if (limit > 0) lines = lines.slice(0, limit)
+    res.writeHead(200, {'content-type': 'application/x-ndjson'})
+    return res.end(lines.map((line) => JSON.stringify(line) + '\n').join(''))
   }
 
   const ids = decodeURIComponent(rest ?? '').split(',').filter(Boolean)

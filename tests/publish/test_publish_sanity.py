@@ -107,6 +107,8 @@ def test_cli_first_push_creates_everything_and_a_second_sends_zero_mutations(
         "touched_ids": [],
         "edited_by_others": 0,
         "edited_by_others_ids": [],
+        "written_by_others": [],
+        "written_by_others_count": 0,
     }
     # Sanity's receipt: each of our documents was last written by one of our transactions
     assert {d["_rev"] for d in atlas(lake).values()} <= set(report["transaction_ids"])

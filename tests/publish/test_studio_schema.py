@@ -115,11 +115,16 @@ def test_a_field_with_numbers_and_strings_is_refused() -> None:
 
 
 @pytest.fixture(scope="module")
-def demo_warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def demo_layout(tmp_path_factory: pytest.TempPathFactory) -> Layout:
     root = tmp_path_factory.mktemp("demo")
     layout = Layout(warehouse=root / "receipts.duckdb", out=root / "out")
     run_demo(layout, echo=lambda _line: None)
-    return layout.warehouse
+    return layout
+
+
+@pytest.fixture(scope="module")
+def demo_warehouse(demo_layout: Layout) -> Path:
+    return demo_layout.warehouse
 
 
 CORPORA = ["ask-the-record", "cr-v-aeb", "hyphae-atlas"]
@@ -149,25 +154,33 @@ def test_studio_schema_writes_one_file_per_type_and_keeps_editor_files(
     assert json.loads(again.stdout)["kept"] == [f"{t}.editor.ts" for t in types]
     assert editor.read_text() == mine
 
-    _compile_with_sanity(out)
+    # Each corpus alone: its published documents fit and preview with a title.
+    previews = _compile_with_sanity(out, demo_warehouse.parent / "out" / f"{corpus}.ndjson")
+    assert previews and all(str(shown.get("title") or "").strip() for shown in previews)
 
 
-def _compile_with_sanity(directory: Path) -> None:
-    """Sanity's schema package must compile the files with no error and no warning."""
+def _compile_with_sanity(directory: Path, *ndjson: Path) -> list[dict[str, Any]]:
+    """Sanity's schema package must compile the files with no error and no warning, and
+    every document of ``ndjson`` must be what the compiled schema describes (the Studio's
+    rules, tests/node/check_documents.mjs). Returns the documents' list previews."""
     node = shutil.which("node")
     if node is None or not NODE_MODULES.is_dir():
         if os.environ.get("CI"):
             pytest.fail(f"node or the schema checker's packages are missing: {INSTALL}")
         pytest.skip(f"needs node and the schema checker's packages: {INSTALL}")
     run = subprocess.run(
-        [node, str(CHECKER), str(directory)], capture_output=True, text=True, timeout=120
+        [node, str(CHECKER), str(directory), *map(str, ndjson)],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     lines = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
-    problems = [line for line in lines if "severity" in line]
+    problems = [line for line in lines if "severity" in line or "document" in line]
     assert problems == [], problems
     assert run.returncode == 0, run.stderr
     compiled = lines[-1]["compiled"]
     assert compiled and all((directory / f"{name}.ts").exists() for name in compiled)
+    return [line["preview"] for line in lines if "preview" in line]
 
 
 def test_the_checker_reports_a_broken_schema(demo_warehouse: Path, tmp_path: Path) -> None:
@@ -190,3 +203,106 @@ def test_a_corpus_with_nothing_curated_is_a_usage_error(tmp_path: Path) -> None:
     result = cli("studio-schema", manifest, "--warehouse", warehouse, "--out", tmp_path / "s")
     assert result.exit_code == 2
     assert "ingest it first" in result.stderr
+
+
+def test_every_demo_document_fits_the_schema_and_previews_as_an_editor_reads_it(
+    demo_layout: Layout, tmp_path: Path
+) -> None:
+    """All three demo corpora in one Studio: every published NDJSON document is valid under
+    the generated schema (no unknown field, no wrong type, no "reference strength mismatch":
+    the forem references are published ``_weak: true``), and its list preview has a title
+    that is not blank, holds no HTML, and tells the documents of a type apart (Sanity's list
+    previews: https://www.sanity.io/docs/previews-list-views)."""
+    out = tmp_path / "schema"
+    manifests = [REPO / "manifests" / f"{corpus}.toml" for corpus in CORPORA]
+    result = cli("studio-schema", *manifests, "--warehouse", demo_layout.warehouse, "--out", out)
+    assert result.exit_code == 0, result.output
+    ndjson = sorted(demo_layout.out.glob("*.ndjson"))
+    assert [p.stem for p in ndjson] == CORPORA
+    previews = _compile_with_sanity(out, *ndjson)
+    published = sum(len(p.read_text().splitlines()) for p in ndjson)
+    assert len(previews) == published
+    for shown in previews:
+        assert str(shown["title"] or "").strip(), shown
+        for text in (shown["title"], shown.get("subtitle") or ""):
+            assert "<" not in text and "&lt;" not in text, shown
+    by_type: dict[str, set[tuple[str, str]]] = {}
+    for shown in previews:
+        by_type.setdefault(shown["type"], set()).add((shown["title"], shown.get("subtitle")))
+    counts = {t: sum(1 for p in previews if p["type"] == t) for t in by_type}
+    assert {t: len(v) for t, v in by_type.items()} == counts
+
+    texts = {p.name: p.read_text() for p in out.glob("*.ts")}
+    record = texts["safetyRecord.ts"]
+    assert 'title: "ODI number"' in record and 'title: "Park outside"' in record
+    assert 'name: "summary",\n      title: "Summary",\n      type: "text"' in record
+    assert "weak: true" in texts["comment.ts"]
+
+
+def test_two_nhtsa_corpora_share_one_studio(demo_layout: Layout, tmp_path: Path) -> None:
+    """Two NHTSA corpora published to one dataset both have ``_type: "safetyRecord"``; one
+    Studio shows them through one type that covers both corpora's fields (two definitions
+    of one name are a duplicate type the Studio refuses), and the published ``_type`` stays."""
+    warehouse = tmp_path / "two.duckdb"
+    shutil.copy(demo_layout.warehouse, warehouse)
+    fleet = tmp_path / "cr-v-aeb-recalls.toml"
+    text = (REPO / "manifests" / "cr-v-aeb.toml").read_text()
+    fleet.write_text(
+        text.replace('name = "cr-v-aeb"', 'name = "cr-v-aeb-recalls"')
+        .replace('namespace = "crvAeb"', 'namespace = "crvAebRecalls"')
+        .replace(
+            'kinds = ["recalls", "complaints", "investigations", "communications"]',
+            'kinds = ["recalls"]',
+        )
+    )
+    fleet_ndjson = tmp_path / "recalls.ndjson"
+    session = REPO / "demo" / "sessions" / "cr-v-aeb" / "day2"
+    refresh = cli(
+        "refresh", fleet, "--replay", session, "--out", fleet_ndjson, "--warehouse", warehouse
+    )
+    assert refresh.exit_code == 0, refresh.output
+    out = tmp_path / "schema"
+    crv = REPO / "manifests" / "cr-v-aeb.toml"
+    result = cli("studio-schema", crv, fleet, "--warehouse", warehouse, "--out", out, "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    crv_ndjson = demo_layout.out / "cr-v-aeb.ndjson"
+    assert report["types"] == {
+        "safetyRecord": {
+            "documents": len(crv_ndjson.read_text().splitlines())
+            + len(fleet_ndjson.read_text().splitlines()),
+            "fields": report["types"]["safetyRecord"]["fields"],
+        }
+    }
+    assert "export const schemaTypes = [safetyRecord]" in (out / "index.ts").read_text()
+    assert "from cr-v-aeb, cr-v-aeb-recalls" in (out / "safetyRecord.ts").read_text()
+    _compile_with_sanity(out, crv_ndjson, fleet_ndjson)
+
+
+def test_reference_strength_follows_the_documents() -> None:
+    """A reference published ``_weak: true`` is declared ``weak: true`` (else the Studio
+    warns of a strength mismatch on each, sanity-io/sanity ReferenceField.tsx); a field
+    holding both strengths cannot be declared and is refused."""
+    ref = {"_type": "reference", "_ref": "n.a.1"}
+    weak = {**ref, "_weak": True}
+    docs = [_doc("n.a.1", "article"), _doc("n.c.1", "comment", article=weak)]
+    (_article, comment) = infer_types(docs)
+    assert _by_name(comment.fields)["article"]["weak"] is True
+    (_article, comment) = infer_types([docs[0], _doc("n.c.1", "comment", article=ref)])
+    assert "weak" not in _by_name(comment.fields)["article"]
+    with pytest.raises(PublishError, match="weak and strong"):
+        infer_types([*docs, _doc("n.c.2", "comment", article=ref)])
+
+
+def test_paragraphs_are_text_and_titles_follow_a_renamed_field() -> None:
+    """A short NHTSA summary is still a paragraph (``text``); a field renamed by the
+    manifest keeps its curated title, and the preview selects it under its new name."""
+    provenance = {"docId": "nhtsa/complaint/1", "ownedFields": ["body", "odiNumber"]}
+    doc = {"_id": "n.complaint.1", "_type": "safetyRecord", "body": "short", "odiNumber": "1"}
+    (record,) = infer_types(
+        [{**doc, "provenance": provenance}], {"safetyRecord": {"summary": "body"}}
+    )
+    fields = _by_name(record.fields)
+    assert fields["body"]["type"] == "text" and fields["body"]["title"] == "Summary"
+    assert fields["odiNumber"]["title"] == "ODI number"
+    assert record.preview is not None and record.preview.select["summary"] == "body"

@@ -25,6 +25,7 @@ in a new transaction, only what provably did not commit.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -33,10 +34,12 @@ from typing import Any
 
 import httpx
 
+from pipelines.publish.confinement import is_ours
 from pipelines.publish.plan import TargetDocument, TargetState
 from pipelines.publish.targets.base import Committed, Touched, Transaction, target_document
 from pipelines.publish.targets.sanity_limits import id_chunks, transaction_id_taken
 from pipelines.publish.targets.sanity_versions import api_version_floor, read_versions
+from pipelines.publish.writers import Write, authors, writes
 from sources.http import HttpFactory, parse_json, parse_retry_after
 from warehouse.errors import (
     CommitUncertain,
@@ -67,6 +70,7 @@ SANITY_TRANSIENT = frozenset({429, 500, 502, 503, 504})
 UNCERTAIN_STATUSES = frozenset({500, 502, 503, 504})
 PAGE_SIZE = 5_000
 TOUCHED_SHOWN = 20
+SHOWN_WRITES = 20  # writers.SHOWN
 
 # A document is the corpus's when it is under "<ns>.", is a draft of one, or is a Content
 # Release version of one ("versions.<release>.<ns>.…"). $ns ends with the dot.
@@ -325,6 +329,43 @@ class SanityHttpTarget:
             raise TargetError(f"{self.name}: a count query did not answer a number")
         ids = found.get("ids")
         return Touched(found["count"], [str(i) for i in ids] if isinstance(ids, list) else [])
+
+    def writes_by_others(
+        self, namespace: str, transaction_ids: Sequence[str], foreign: Sequence[str] = ()
+    ) -> tuple[int, list[Write]]:
+        """Documents updated since the first of ``transaction_ids`` committed whose
+        ``_rev`` is none of them (how many, and up to ``writers.SHOWN`` with the author the
+        transaction log gives; ``pipelines.publish.writers``)."""
+        if not transaction_ids:
+            return 0, []
+        params: dict[str, Any] = {"txids": list(transaction_ids)}
+        since = self._query("*[_rev in $txids] | order(_updatedAt asc) [0]._updatedAt", params)
+        if not isinstance(since, str):
+            return 0, []
+        params["since"] = since
+        others = "*[_updatedAt >= $since && !(_rev in $txids)]"
+        count = self._query(f"count({others})", params)
+        listed = self._query(f"{others} | order(_id) [0...{SHOWN_WRITES}] {{_id, _rev}}", params)
+        found = [d for d in listed if isinstance(d, dict)] if isinstance(listed, list) else []
+        if not isinstance(count, int) or not found:
+            return (count if isinstance(count, int) else 0), []
+        ids = [str(d["_id"]) for d in found]
+        response = self._client.request(
+            "GET",
+            f"{self._data}/history/{self.settings.dataset}/transactions/{','.join(ids)}",
+            params={"excludeContent": "true"},
+            ok=(200, 401, 403, 404),
+        )
+        lines = []
+        if response.status_code == 200:
+            for text in response.text.splitlines():
+                try:
+                    line = json.loads(text)
+                except ValueError:
+                    continue
+                if isinstance(line, dict):
+                    lines.append(line)
+        return count, writes(found, authors(lines), lambda i: is_ours(i, namespace, foreign))
 
     # -- writes ----------------------------------------------------------------------------
     def _send_mutations(self, transaction: Transaction) -> httpx.Response:
