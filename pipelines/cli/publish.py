@@ -175,7 +175,11 @@ def publish(
     finally:
         progress.close()
         http.close()
-    observed = observe_run(from_push(result, loaded.name, started_at(), finished_at()), loaded)
+    observed = (
+        None
+        if dry_run
+        else observe_run(from_push(result, loaded.name, started_at(), finished_at()), loaded)
+    )
     if as_json:
         emit_json(with_observed(result.as_json(), observed))
     else:

@@ -11,13 +11,27 @@ import logging
 import warnings
 from urllib.parse import urlsplit
 
-from pipelines.observe.events import EVENTS, events_of
+from pipelines.observe.events import EVENTS
 from pipelines.observe.redact import redact_text, redact_url, url_parts
 from pipelines.observe.report import COUNTS, RunReport
 
 SHOWN = 10
 # Seconds to connect and to read an answer, for each URL (Apprise's cto and rto arguments).
 DEFAULT_TIMEOUT = 5.0
+
+
+def events_of(report: RunReport) -> list[str]:
+    """The events ``report`` shows, worst first."""
+    found = {
+        "guard": report.guard_tripped,
+        "push-unknown": report.push_unknown,
+        "failed": report.status != "ok",
+        "claims": bool(report.claims_changed),
+        "drift": report.drift_total > 0,
+        "unseen": bool(report.unseen),
+    }
+    order = ("guard", "push-unknown", "failed", "claims", "drift", "unseen")
+    return [name for name in order if found[name]]
 
 
 def _listed(items: list[str] | tuple[str, ...]) -> list[str]:

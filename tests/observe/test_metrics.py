@@ -109,3 +109,17 @@ def test_verify_claims_writes_claims_by_status(tmp_path: Path, warehouse_path: P
     assert sum(claims_of.values()) == 2
     assert value(found, "receipts_claims", corpus="none", status="holds") == 0
     assert value(found, "receipts_last_run_success", corpus="none", command="verify-claims") == 1
+
+
+def test_retries_are_counted(tmp_path: Path, warehouse_path: Path, fake_forem: Any) -> None:
+    """Two answers 429 (Retry-After 0), then the fake answers: two retries of the run."""
+    article = fake_forem.add_article("ana", "on-labels-2gc3", "On labels", "One label.")
+    fake_forem.add_comment(article, "Same here.", "bo")
+    text = '[corpus]\nname = "s"\nnamespace = "s"\n[[forem]]\n'
+    manifest = write_manifest(tmp_path, text + f"id = {article}\nreads_per_second = 1000\n")
+    fake_forem.throttle(2, retry_after="0")
+    metrics = tmp_path / "receipts.prom"
+    result = cli("ingest", manifest, "--warehouse", warehouse_path, "--metrics-file", metrics)
+    assert result.exit_code == 0, result.output
+    assert "retry 2/" in result.stderr
+    assert value(samples(metrics), "receipts_last_run_retries", corpus="s") == 2
