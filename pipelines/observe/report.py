@@ -162,7 +162,12 @@ def from_refresh(
     counts = _counts(run)
     for row in result.drift.unseen:
         counts.setdefault(row.source, dict.fromkeys(COUNTS, 0))["unseen"] += 1
-    drifted = [row.doc_id for row in result.drift.rows]
+    worst = {outcome: n for n, outcome in enumerate(("gone", "changed", "restored"))}
+    rows = sorted(
+        (row for row in result.drift.rows if row.outcome in DRIFT_EVENT),
+        key=lambda row: worst[row.outcome],
+    )
+    drifted = [row.doc_id for row in rows]
     totals = result.drift.totals
     drift_total = sum(totals[k] for k in DRIFT_EVENT)
     target = result.target_drift

@@ -133,3 +133,27 @@ def test_a_claim_that_stops_holding_sends_one_message(
     assert post["title"].endswith(": a claim changed status")
     assert f"claims changed status: 1\n  draft ({README}): holds -> stale\n" in post["message"]
     assert "claims: 1 stale" in post["message"]
+
+
+def test_the_drift_listed_is_the_drift_counted_gone_first(
+    tmp_path: Path, warehouse_path: Path, github: Any
+) -> None:
+    """A new file is counted, not listed; one that left the corpus comes before a changed
+    one."""
+    day1 = {"a.md": b"A.\n", "b.md": b"B.\n"}
+    sha1 = github.push(REPO, day1)
+    files = {"a.md": "markdown", "b.md": "markdown"}
+    manifest = write_manifest(tmp_path, manifest_toml(REPO, sha1, files))
+    assert refresh(manifest, warehouse_path).exit_code == 0
+    sha2 = github.push(REPO, {"a.md": b"A, revised.\n", "c.md": b"C.\n"})
+    more = {"a.md": "markdown", "c.md": "markdown"}
+    write_manifest(tmp_path, manifest_toml(REPO, sha2, more))
+    with receiver() as hook:
+        result = refresh(manifest, warehouse_path, "--notify", hook.url("json"))
+    [post] = hook.bodies
+    lines = post["message"].splitlines()
+    assert lines[1:4] == [
+        "drift found: 2 document(s)",
+        f"  github/{REPO}/b.md",
+        f"  github/{REPO}/a.md",
+    ], (result.output, lines)
