@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import re
@@ -13,7 +14,7 @@ from typing import Any, TypeVar
 
 import click
 
-from pipelines.manifest import Manifest
+from pipelines.manifest import Manifest, load_manifest
 from pipelines.observe.events import EVENTS
 from pipelines.observe.notify import DEFAULT_TIMEOUT
 from pipelines.observe.observers import ObserveSettings, observe
@@ -79,9 +80,53 @@ def observe_options(func: F) -> F:
             "the end of the run, keeping the other corpora's series.",
         ),
     ]
+
+    @functools.wraps(func)
+    def observed(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except SystemExit as exc:
+            if exc.code not in (0, None) and not _meta().get("observed"):
+                _observe_error(exc, kwargs.get("manifest_file"))
+            raise
+
     for option in reversed(options):
-        func = option(func)
-    return func
+        observed = option(observed)
+    return observed  # type: ignore[return-value]
+
+
+def _meta() -> dict[str, Any]:
+    ctx = click.get_current_context(silent=True)
+    return {} if ctx is None else ctx.meta.setdefault(_KEY, {})
+
+
+def _observe_error(exc: SystemExit, manifest_file: Path | None) -> None:
+    """A command that stopped on an error before its end (a manifest that does not load, a
+    warehouse held by another run, a half-configured Sanity): a failed run for the
+    observers, its message the error's. Never raises; the exit code stays."""
+    try:
+        cause = exc.__context__
+        message = f"{type(cause).__name__}: {cause}" if cause is not None else f"exit {exc.code}"
+        manifest = None
+        if manifest_file is not None:
+            try:
+                manifest = load_manifest(manifest_file)
+            except Exception:
+                manifest = None
+        ctx = click.get_current_context(silent=True)
+        command = " ".join((ctx.command_path if ctx else "receipts").split()[1:]) or "receipts"
+        report = RunReport(
+            command=command,
+            corpus=None if manifest is None else manifest.name,
+            run_ids=(),
+            status="failed",
+            started=started_at(),
+            finished=finished_at(),
+            failures=(message,),
+        )
+        observe_run(report, manifest)
+    except Exception as error:
+        log.warning(f"warning: the observers were not told of the error: {error}")
 
 
 def started_at() -> datetime:
@@ -117,6 +162,7 @@ def observe_run(
 ) -> list[dict[str, str]] | None:
     """Hand ``report`` to the configured observers (None when there are none); each failure
     is a warning on stderr and, when the run has one, in the run ledger. Never raises."""
+    _meta()["observed"] = True
     settings = settings_for(manifest)
     if not settings.configured:
         return None

@@ -128,3 +128,44 @@ def test_a_bad_notify_table_is_one_line_naming_it(
     [line] = result.stderr.splitlines()
     assert "[notify]" in line and error in line
     assert "T0KENxyz123" not in line
+
+
+def test_a_run_stopped_by_an_error_is_a_failed_run_for_the_observers(
+    tmp_path: Path, warehouse_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sanity half configured: refresh refuses before any ingest (exit 2). The message says
+    so, the metrics file records the failure, and the exit code and error line stay."""
+    monkeypatch.setenv("SANITY_PROJECT_ID", "abc123")
+    for name in ("SANITY_DATASET", "SANITY_TOKEN", "SANITY_API_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    manifest = write_manifest(tmp_path, synthetic(1))
+    metrics = tmp_path / "receipts.prom"
+    with receiver() as hook:
+        result = cli(
+            "refresh", manifest, "--warehouse", warehouse_path,
+            "--notify", hook.url("json"), "--metrics-file", metrics,
+        )  # fmt: skip
+    assert result.exit_code == 2
+    assert result.stderr.startswith("receipts: Sanity is half configured: SANITY_PROJECT_ID set")
+    [post] = hook.bodies
+    assert post["title"] == "receipts refresh s: the run failed"
+    lines = post["message"].splitlines()
+    assert lines[0].startswith("refresh s: failed (run -, ")
+    assert lines[1:3] == [
+        "FAILED: 1 failure(s)",
+        "  UsageError: Sanity is half configured: SANITY_PROJECT_ID set but "
+        + lines[2].split(" set but ", 1)[1],
+    ]
+    assert 'receipts_last_run_success{corpus="s",command="refresh"} 0' in metrics.read_text()
+
+
+def test_a_manifest_that_does_not_load_still_notifies_the_command_line_urls(
+    tmp_path: Path, warehouse_path: Path
+) -> None:
+    manifest = write_manifest(tmp_path, "[corpus]\nname = 'S'\n")
+    with receiver() as hook:
+        result = refresh(manifest, warehouse_path, "--notify", hook.url("json"))
+    assert result.exit_code == 2
+    [post] = hook.bodies
+    assert post["title"] == "receipts refresh: the run failed"
+    assert "  ManifestError: " in post["message"]
