@@ -23,6 +23,7 @@ from typing import Any, Literal, TypeVar, get_args
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 from pydantic_core import ErrorDetails
 
+from pipelines.observe.events import EVENTS
 from sources import registry
 from sources.base import StrictModel
 from warehouse.errors import ManifestError
@@ -144,6 +145,31 @@ class ClaimsTable(StrictModel):
         return self
 
 
+class NotifyTable(StrictModel):
+    """``[notify]``: Apprise URLs to send one message per run to, and the events that send
+    it (all of them when ``events`` is not given)."""
+
+    urls: list[str] = Field(default_factory=list)
+    events: list[str] | None = None
+
+    @field_validator("urls")
+    @classmethod
+    def _urls_have_a_scheme(cls, value: list[str]) -> list[str]:
+        for number, url in enumerate(value, 1):
+            if "://" not in url:
+                # The URL itself is never repeated: it may hold a token.
+                raise ValueError(f"url {number} is not a URL (SCHEME://...)")
+        return value
+
+    @field_validator("events")
+    @classmethod
+    def _known_events(cls, value: list[str] | None) -> list[str] | None:
+        unknown = sorted(set(value or ()) - set(EVENTS))
+        if unknown:
+            raise ValueError(f"unknown events {unknown}; valid: {', '.join(EVENTS)}")
+        return value
+
+
 @dataclass(frozen=True)
 class Manifest:
     path: Path
@@ -152,6 +178,7 @@ class Manifest:
     content_hash: str
     publish: Publish = field(default_factory=Publish)
     claims: ClaimsTable | None = None
+    notify: NotifyTable | None = None
 
     @property
     def name(self) -> str:
@@ -226,13 +253,13 @@ def parse_manifest(text: str, path: Path) -> Manifest:
         raise ManifestError(f"{path}: not valid TOML: {exc}") from None
 
     sources = dict(registry.SOURCES)
-    valid_tables = ["corpus", "publish", *sources, "claims"]
+    valid_tables = ["corpus", "publish", *sources, "claims", "notify"]
     for key, value in data.items():
         if key not in valid_tables:
             raise ManifestError(
                 f"{path}: unknown table [{key}]; valid tables: {', '.join(valid_tables)}"
             )
-        if key not in ("corpus", "publish", "claims") and not (
+        if key not in ("corpus", "publish", "claims", "notify") and not (
             isinstance(value, list) and all(isinstance(v, dict) for v in value)
         ):
             raise ManifestError(f"{path}: [[{key}]] must be an array of tables")
@@ -246,6 +273,7 @@ def parse_manifest(text: str, path: Path) -> Manifest:
 
     publish = _optional_table(path, data, "publish", Publish) or Publish()
     claims = _optional_table(path, data, "claims", ClaimsTable)
+    notify = _optional_table(path, data, "notify", NotifyTable)
 
     entries: dict[str, list[Any]] = {}
     for source, spec in sources.items():
@@ -272,6 +300,7 @@ def parse_manifest(text: str, path: Path) -> Manifest:
         content_hash=digest,
         publish=publish,
         claims=claims,
+        notify=notify,
     )
 
 

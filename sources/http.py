@@ -159,6 +159,7 @@ class HttpClient:
     classify: Classifier | None = None
     sleep: Callable[[float], None] = time.sleep
     requests_made: int = 0
+    retries_made: int = 0
     _client: httpx.Client = field(init=False)
     _lock: threading.Lock = field(init=False, default_factory=threading.Lock)
     _last_start: float = field(init=False, default=0.0)
@@ -244,6 +245,8 @@ class HttpClient:
                 return
             what = f"HTTP {exc.status}" if exc.status else type(exc.__cause__ or exc).__name__
             seconds = state.next_action.sleep if state.next_action else 0.0
+            with self._lock:
+                self.retries_made += 1
             log.warning(
                 "%s from %s, retry %d/%d in %s s",
                 what,
@@ -517,6 +520,11 @@ class HttpFactory:
     @property
     def requests_made(self) -> int:
         return sum(c.requests_made for c in self.clients)
+
+    @property
+    def retries_made(self) -> int:
+        """Transient failures retried, by every client of the factory."""
+        return sum(c.retries_made for c in self.clients)
 
     def close(self) -> None:
         for client in self.clients:

@@ -12,6 +12,7 @@ from typing import Any, NamedTuple
 
 from warehouse.asof import utc_iso
 from warehouse.errors import NotFound
+from warehouse.runs import observed_warnings
 from warehouse.snapshots import checked_body
 from warehouse.store import Warehouse
 
@@ -39,6 +40,7 @@ def runs(
     if limit is not None:
         sql += f" LIMIT {int(limit)}"
     rows = warehouse._con.execute(sql).fetchall()
+    observed = observed_warnings(warehouse)
     out = []
     considered: set[str] = set()
     for row in rows:
@@ -57,7 +59,7 @@ def runs(
                 "resumes_run": resumes,
                 "counts": json_or_none(row[10]) or {},
                 "failures": json_or_none(row[11]) or [],
-                "warnings": json_or_none(row[12]) or [],
+                "warnings": (json_or_none(row[12]) or []) + observed.get(int(run_id), []),
             }
         )
     return out

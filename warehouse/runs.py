@@ -147,3 +147,26 @@ def latest_checkpoint(warehouse: Warehouse, source: str, scope: str) -> str | No
     if row is None or row[1] == "ok":
         return None
     return None if row[0] is None else str(row[0])
+
+
+def record_observed(warehouse: Warehouse, run_id: int, warnings: list[dict[str, Any]]) -> None:
+    """Append an 'observed' row to a finished run: the warnings of the observers that failed
+    after it finished (a notification not delivered, a metrics file not written)."""
+    with warehouse._transaction() as con:
+        con.execute(
+            "INSERT INTO runs (run_id, event, recorded_at, command, warnings) "
+            "SELECT run_id, 'observed', $at, command, $warnings FROM runs "
+            "WHERE run_id = $run AND event = 'started'",
+            {"run": run_id, "at": now(), "warnings": json.dumps(warnings, sort_keys=True)},
+        )
+
+
+def observed_warnings(warehouse: Warehouse) -> dict[int, list[dict[str, Any]]]:
+    """The observers' warnings of every run that has some, by run."""
+    rows = warehouse._con.execute(
+        "SELECT run_id, warnings FROM runs WHERE event = 'observed' ORDER BY run_id, recorded_at"
+    ).fetchall()
+    out: dict[int, list[dict[str, Any]]] = {}
+    for run_id, warnings in rows:
+        out.setdefault(int(run_id), []).extend(json.loads(warnings or "[]"))
+    return out

@@ -18,6 +18,14 @@ from pipelines.backfill.request import (
 from pipelines.backfill.run import run_backfill
 from pipelines.cli import exits
 from pipelines.cli.common import emit_json, handle_errors, json_option, quiet, warehouse_option
+from pipelines.cli.observing import (
+    finished_at,
+    observe_options,
+    observe_run,
+    started_at,
+    with_observed,
+)
+from pipelines.observe.report import from_backfill
 from pipelines.progress import backfill_reporter_for
 from pipelines.visible import visible
 from sources.http import HttpFactory
@@ -159,6 +167,7 @@ def backfill() -> None:
     type=click.FloatRange(0),
     help="Seconds between progress lines when stderr is not a terminal.",
 )
+@observe_options
 @json_option
 @handle_errors
 def backfill_nhtsa(
@@ -214,8 +223,9 @@ def backfill_nhtsa(
     reporter = backfill_reporter_for(as_json or quiet(), progress_interval)
     with Warehouse.open(warehouse) as wh:
         result = run_backfill(wh, request, reporter=reporter)
+        observed = observe_run(from_backfill(result, started_at(), finished_at()), None, wh)
     if as_json:
-        emit_json(result.as_json())
+        emit_json(with_observed(result.as_json(), observed))
     else:
         _print_result(result)
     sys.exit(exits.EXIT_OK)

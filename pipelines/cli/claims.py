@@ -12,7 +12,9 @@ from pipelines.checks.claims_file import read_claims_file
 from pipelines.checks.claims_source import manifest_claims
 from pipelines.cli import exits
 from pipelines.cli.common import emit_json, handle_errors, json_option, warehouse_option
+from pipelines.cli.observing import finished_at, observe_options, observe_run, started_at
 from pipelines.manifest import load_manifest
+from pipelines.observe.report import from_claims
 from pipelines.reports.formats import FORMATS, render
 from warehouse import claims as ledger
 from warehouse.errors import NotFound
@@ -38,6 +40,7 @@ from warehouse.store import Warehouse
     help="Report format: text (default), json, md or html.",
 )
 @click.option("--fail-on-drift", is_flag=True, help="Exit 3 when any claim does not hold.")
+@observe_options
 @json_option
 @handle_errors
 def verify_claims(
@@ -64,7 +67,7 @@ def verify_claims(
     if as_json and fmt not in (None, "json"):
         raise click.UsageError("--json is --format json; give one of them")
     fmt = "json" if as_json else (fmt or "text")
-    corpus = None
+    corpus, loaded = None, None
     if manifest_file is not None:
         loaded = load_manifest(manifest_file)
         claims = manifest_claims(loaded)
@@ -76,6 +79,7 @@ def verify_claims(
         claims = read_claims_file(claims_file)
     with Warehouse.open(warehouse) as wh:
         result = check_claims(wh, claims, corpus=corpus)
+        observe_run(from_claims(result, corpus, started_at(), finished_at()), loaded, wh)
     click.echo(render(result, fmt), nl=False)
     if claims.bad:
         sys.exit(exits.EXIT_FAILURE)

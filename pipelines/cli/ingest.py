@@ -18,7 +18,15 @@ from pipelines.cli.common import (
     quiet,
     warehouse_option,
 )
+from pipelines.cli.observing import (
+    finished_at,
+    observe_options,
+    observe_run,
+    started_at,
+    with_observed,
+)
 from pipelines.ingest import run_ingest
+from pipelines.observe.report import from_ingest
 from pipelines.progress import reporter_for
 from warehouse.store import Warehouse
 
@@ -28,6 +36,7 @@ from warehouse.store import Warehouse
 @click.argument("manifest_file", metavar="MANIFEST", type=click.Path(path_type=Path))
 @warehouse_option
 @ingest_options
+@observe_options
 @json_option
 @handle_errors
 def ingest(
@@ -59,8 +68,13 @@ def ingest(
             )
         finally:
             http.close()
+        observed = observe_run(
+            from_ingest(result, loaded.name, started_at(), finished_at(), http.retries_made),
+            loaded,
+            wh,
+        )
     if as_json:
-        emit_json(result.as_json())
+        emit_json(with_observed(result.as_json(), observed))
     else:
         print_run(result)
     sys.exit(exits.for_check(result.status == "ok"))

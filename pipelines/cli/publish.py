@@ -21,7 +21,15 @@ from pipelines.cli.common import (
 )
 from pipelines.cli.ledger import duration, json_lines, moment, seconds_between
 from pipelines.cli.listing import emit, listing_options
+from pipelines.cli.observing import (
+    finished_at,
+    observe_options,
+    observe_run,
+    started_at,
+    with_observed,
+)
 from pipelines.manifest import load_manifest
+from pipelines.observe.report import from_push
 from pipelines.progress import steps_for
 from pipelines.publish.push import PushResult, publish_manifest
 from pipelines.publish.targets import ndjson_target_path
@@ -143,6 +151,7 @@ def print_push(result: PushResult) -> None:
 )
 @target_option
 @http_options
+@observe_options
 @json_option
 @handle_errors
 def publish(
@@ -189,8 +198,13 @@ def publish(
     finally:
         progress.close()
         http.close()
+    observed = (
+        None
+        if dry_run
+        else observe_run(from_push(result, loaded.name, started_at(), finished_at()), loaded)
+    )
     if as_json:
-        emit_json(result.as_json())
+        emit_json(with_observed(result.as_json(), observed))
     else:
         print_push(result)
     sys.exit(exits.for_push(result))

@@ -20,7 +20,15 @@ from pipelines.cli.common import (
     quiet,
     warehouse_option,
 )
+from pipelines.cli.observing import (
+    finished_at,
+    observe_options,
+    observe_run,
+    started_at,
+    with_observed,
+)
 from pipelines.cli.publish import print_push, target_option
+from pipelines.observe.report import from_refresh
 from pipelines.progress import reporter_for, steps_for
 from pipelines.publish.targets import ndjson_target_path
 from pipelines.refresh import RefreshResult, drift_summary, refresh_manifest
@@ -150,6 +158,7 @@ def print_claims(result: RefreshResult) -> None:
     "of a claim of [claims]. A change of a source's metadata fields only (a Forem author's "
     "profile) is listed apart and is not drift.",
 )
+@observe_options
 @json_option
 @handle_errors
 def refresh(
@@ -206,8 +215,13 @@ def refresh(
         finally:
             progress.close()
             http.close()
+        observed = observe_run(
+            from_refresh(result, loaded.name, started_at(), finished_at(), http.retries_made),
+            loaded,
+            wh,
+        )
     if as_json:
-        emit_json(result.as_json())
+        emit_json(with_observed(result.as_json(), observed))
     else:
         print_refresh(result)
     sys.exit(exits.for_refresh(result, fail_on_drift))
