@@ -40,12 +40,18 @@ def _usage_errors_as_log_lines() -> Iterator[None]:
             raise
         logline.emit(
             f"receipts: {exc.format_message()}",
-            event="usage_error",
+            event="usage_error" if isinstance(exc, click.UsageError) else "error",
             level="error",
             error_type=type(exc).__name__,
             exit_code=exc.exit_code,
         )
         raise click.exceptions.Exit(exc.exit_code) from None
+    except (click.Abort, KeyboardInterrupt, EOFError):
+        # Ctrl-C: click would write "Aborted!" and exit 1.
+        if not logline.is_json():
+            raise
+        logline.emit("Aborted!", event="aborted", level="error", exit_code=1)
+        raise click.exceptions.Exit(1) from None
 
 
 class _Receipts(click.Group):

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from fakes.github import FakeGitHub, manifest_toml, serve
-from fakes.nhtsa import FakeNhtsa
+from fakes.nhtsa import FakeNhtsa, cmpl_row, write_zip
 from fakes.node_lake import TOKEN as SANITY_TOKEN
 from fakes.node_lake import NodeLake
 from pipelines.logline import ENV_LOG_FORMAT, KEYS
@@ -203,3 +203,19 @@ def test_no_token_reaches_a_log_line(
     lines = json_lines(stderr)
     assert any(line["event"] == "http.response" for line in lines), stderr
     assert SANITY_TOKEN not in stderr
+
+
+def test_a_backfill_warning_and_its_progress_are_json_lines(tmp_path: Path) -> None:
+    """A filter that keeps no row of a readable file: the warning line, and the read step's
+    end with its row counts."""
+    path = write_zip(tmp_path / "FLAT_CMPL.zip", "FLAT_CMPL.txt", [cmpl_row(11999001, 1)])
+    args = ("backfill", "nhtsa", "--file", path, "--kind", "complaints", "--make", "nope")
+    result = cli("--log-format", "json", *args, "--warehouse", tmp_path / "w.duckdb")
+    text = cli(*args, "--warehouse", tmp_path / "t.duckdb")
+    assert result.exit_code == text.exit_code == 0, result.output
+    assert re.sub(r"run \d+", "run N", result.stdout) == re.sub(r"run \d+", "run N", text.stdout)
+    lines = json_lines(result.stderr)
+    [warning] = [line for line in lines if line["event"] == "backfill.kept_nothing"]
+    assert warning["level"] == "warning" and "nothing was imported" in warning["message"]
+    [read] = [line for line in lines if line.get("step") == "reading"]
+    assert read["counts"] == {"rows": 1, "kept": 0, "malformed": 0}
