@@ -44,10 +44,14 @@ def configure_logging(verbose: int = 0, quiet: bool = False) -> None:
     logger.propagate = False
     # A process waiting for a warehouse lock says so even with -q (it may wait a while).
     logging.getLogger("receipts.lock").setLevel(logging.INFO)
-    if not any(getattr(h, "receipts_cli", False) for h in logger.handlers):
-        handler = _StderrHandler()
-        handler.setFormatter(logging.Formatter("%(message)s"))
-        logger.addHandler(handler)
+    for name in ("receipts", "py.warnings"):
+        if not any(getattr(h, "receipts_cli", False) for h in logging.getLogger(name).handlers):
+            handler = _StderrHandler()
+            handler.setFormatter(logging.Formatter("%(message)s"))
+            logging.getLogger(name).addHandler(handler)
+    # A Python warning (a library's DeprecationWarning, say) would be written straight on
+    # stderr: under --log-format json it becomes a line of the log like any other.
+    logging.captureWarnings(logline.is_json())
 
 
 class _StderrHandler(logging.Handler):

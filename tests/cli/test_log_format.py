@@ -2,16 +2,18 @@
 object (time, level, event, message, run_id, corpus, and the counts, entry and retry details
 where they apply), stdout is the same as in the text format, and no token reaches a line.
 
-The shape follows what log shippers read: journald's ``SYSLOG_IDENTIFIER``-less stdout/stderr
-capture and Loki's ``json`` stage take one object per line
-(https://grafana.com/docs/loki/latest/send-data/promtail/stages/json/), with the time as
-RFC 3339 / ISO-8601 in UTC.
+The shape is what log shippers read: one JSON object per line, as Loki's (Promtail's) ``json``
+stage parses a line (https://grafana.com/docs/loki/latest/send-data/promtail/stages/json/;
+a line that is not valid JSON is left unparsed or dropped, ``drop_malformed``), and journald
+keeps each line a service writes on stderr as one entry's MESSAGE. The time is ISO-8601 in
+UTC.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import warnings
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -107,10 +109,13 @@ def test_the_environment_variable_asks_for_json_and_an_error_is_one_line(
     assert error["run_id"] is None and error["corpus"] is None
 
 
-def test_an_internal_error_with_debug_is_json_lines_too(
+def test_an_internal_error_with_debug_and_a_python_warning_are_json_lines_too(
     tmp_path: Path, warehouse_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def broken(*args: object, **kwargs: object) -> None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("always")  # as a user's Python shows it (not pytest's error)
+            warnings.warn("a library's own warning", UserWarning, stacklevel=1)
         raise RuntimeError("boom")
 
     monkeypatch.setattr("pipelines.cli.ledger.Warehouse.open", broken)
@@ -119,6 +124,8 @@ def test_an_internal_error_with_debug_is_json_lines_too(
     assert result.exit_code == 1, result.output
     assert lines[-1]["event"] == "internal_error" and "boom" in lines[-1]["message"]
     assert any("RuntimeError: boom" in line.get("traceback", "") for line in lines)
+    [warned] = [line for line in lines if "a library's own warning" in line["message"]]
+    assert warned["level"] == "warning" and warned["event"] == "py.warnings"
 
 
 @pytest.mark.parametrize(
@@ -219,3 +226,24 @@ def test_a_backfill_warning_and_its_progress_are_json_lines(tmp_path: Path) -> N
     assert warning["level"] == "warning" and "nothing was imported" in warning["message"]
     [read] = [line for line in lines if line.get("step") == "reading"]
     assert read["counts"] == {"rows": 1, "kept": 0, "malformed": 0}
+
+
+def test_only_the_emitter_writes_on_stderr() -> None:
+    """Every line on stderr goes through ``pipelines/logline.py``: no other module names
+    stderr, but for the progress display's stream (its lines go through the emitter) and the
+    text format's ``--debug`` traceback."""
+    allowed = {
+        ("pipelines/logline.py", "out = stream or sys.stderr"),
+        ("pipelines/progress.py", "stream = stream or sys.stderr"),
+        ("pipelines/cli/common.py", "traceback.print_exc(file=sys.stderr)"),
+    }
+    found = set()
+    for package in ("pipelines", "sources", "warehouse"):
+        for path in sorted((REPO / package).rglob("*.py")):
+            for line in path.read_text().splitlines():
+                code = line.split("#", 1)[0].strip()
+                if re.search(r"err=True|sys\.(__)?stderr|stderr\.write", code) and not (
+                    code.startswith(('"""', "``")) or "``sys.stderr``" in code
+                ):
+                    found.add((str(path.relative_to(REPO)), code))
+    assert found == allowed
