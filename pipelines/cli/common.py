@@ -8,9 +8,10 @@ import logging
 import os
 import sys
 import traceback
+import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import Any, NoReturn, TextIO, TypeVar
 
 import click
 from click.core import ParameterSource
@@ -44,14 +45,26 @@ def configure_logging(verbose: int = 0, quiet: bool = False) -> None:
     logger.propagate = False
     # A process waiting for a warehouse lock says so even with -q (it may wait a while).
     logging.getLogger("receipts.lock").setLevel(logging.INFO)
-    for name in ("receipts", "py.warnings"):
-        if not any(getattr(h, "receipts_cli", False) for h in logging.getLogger(name).handlers):
-            handler = _StderrHandler()
-            handler.setFormatter(logging.Formatter("%(message)s"))
-            logging.getLogger(name).addHandler(handler)
-    # A Python warning (a library's DeprecationWarning, say) would be written straight on
-    # stderr: under --log-format json it becomes a line of the log like any other.
-    logging.captureWarnings(logline.is_json())
+    if not any(getattr(h, "receipts_cli", False) for h in logger.handlers):
+        handler = _StderrHandler()
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        logger.addHandler(handler)
+    if logline.is_json():
+        # Python would write a warning (a library's DeprecationWarning, say) straight on
+        # stderr: under --log-format json it is a line of the log like any other.
+        warnings.showwarning = _warning_line
+
+
+def _warning_line(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
+    text = warnings.formatwarning(message, category, filename, lineno, line).rstrip("\n")
+    logline.emit(text, event="python.warning", level="warning")
 
 
 class _StderrHandler(logging.Handler):

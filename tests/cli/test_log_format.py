@@ -125,7 +125,7 @@ def test_an_internal_error_with_debug_and_a_python_warning_are_json_lines_too(
     assert lines[-1]["event"] == "internal_error" and "boom" in lines[-1]["message"]
     assert any("RuntimeError: boom" in line.get("traceback", "") for line in lines)
     [warned] = [line for line in lines if "a library's own warning" in line["message"]]
-    assert warned["level"] == "warning" and warned["event"] == "py.warnings"
+    assert warned["level"] == "warning" and warned["event"] == "python.warning"
 
 
 @pytest.mark.parametrize(
