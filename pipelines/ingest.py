@@ -88,6 +88,7 @@ def run_ingest(
     http = http or HttpFactory(user_agent=USER_AGENT)
     reporter = reporter or Reporter()
     info = start_run(warehouse, options.command, manifest.name, manifest.content_hash)
+    reporter.run_started(info.run_id, manifest.name)
     ingestor = Ingestor(
         warehouse,
         info.run_id,

@@ -4,14 +4,17 @@ A driver reports events through a small interface of its own (:class:`Reporter` 
 ingest, :class:`BackfillReporter` for a backfill, a :class:`Steps` callback for counted work
 such as ``verify`` or ``publish``); all render through one :class:`Display`:
 a live bar per step on a terminal (:class:`LiveDisplay`), a throttled plain line per step
-otherwise (:class:`LineDisplay`, for logs and cron mail), or nothing (``--json``, tests).
+otherwise (:class:`LineDisplay`, for logs and cron mail; with ``--log-format json`` also on
+a terminal, each line one JSON object with its counts), or nothing (``--json``, tests).
+Every line goes out through :mod:`pipelines.logline`.
 """
 
 from __future__ import annotations
 
 import sys
 import time
-from typing import TextIO
+from collections.abc import Mapping
+from typing import Any, TextIO
 
 from rich.console import Console
 from rich.progress import (
@@ -24,7 +27,10 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from pipelines import logline
 from warehouse.ingest import Counts
+
+Fields = Mapping[str, Any] | None
 
 
 # -- displays ------------------------------------------------------------------------------
@@ -34,10 +40,13 @@ class Display:
     def step(self, name: str, total: float | None = None) -> None:
         """A new step begins (``total`` in whatever unit ``advance`` counts, if known)."""
 
-    def advance(self, done: float, total: float | None, rows: int, text: str) -> None:
-        """The current step reached ``done`` of ``total``; ``text`` says it in words."""
+    def advance(
+        self, done: float, total: float | None, rows: int, text: str, fields: Fields = None
+    ) -> None:
+        """The current step reached ``done`` of ``total``; ``text`` says it in words,
+        ``fields`` in a structured line's keys."""
 
-    def say(self, line: str) -> None:
+    def say(self, line: str, fields: Fields = None) -> None:
         """A line that stays (a finished step, a failure)."""
 
     def close(self) -> None:
@@ -70,17 +79,22 @@ class LineDisplay(Display):
     def elapsed(self) -> float:
         return time.monotonic() - self._step_started
 
-    def advance(self, done: float, total: float | None, rows: int, text: str) -> None:
+    def advance(
+        self, done: float, total: float | None, rows: int, text: str, fields: Fields = None
+    ) -> None:
         if self.interval is None:
             return
         moment = time.monotonic()
         if moment - self._last < self.interval:
             return
         self._last = moment
-        self.say(text)
+        self.say(text, {"event": "progress", **(fields or {})})
 
-    def say(self, line: str) -> None:
-        print(f"{self.prefix}{line}", file=self.stream, flush=True)
+    def say(self, line: str, fields: Fields = None) -> None:
+        fields = dict(fields or {})
+        event = fields.pop("event", "progress")
+        level = fields.pop("level", "info")
+        logline.emit(f"{self.prefix}{line}", event=event, level=level, stream=self.stream, **fields)
 
 
 class LiveDisplay(Display):
@@ -109,14 +123,16 @@ class LiveDisplay(Display):
         self._started = time.monotonic()
         self._task = self.progress.add_task(name, total=total or None, rows=0, rate=0.0)
 
-    def advance(self, done: float, total: float | None, rows: int, text: str) -> None:
+    def advance(
+        self, done: float, total: float | None, rows: int, text: str, fields: Fields = None
+    ) -> None:
         if self._task is None:
             self.step("working")
         assert self._task is not None
         rate = rows / max(time.monotonic() - self._started, 1e-6)
         self.progress.update(self._task, completed=done, total=total or None, rows=rows, rate=rate)
 
-    def say(self, line: str) -> None:
+    def say(self, line: str, fields: Fields = None) -> None:
         self.progress.console.print(line, markup=False, highlight=False)
 
     def close(self) -> None:
@@ -130,11 +146,12 @@ def display_for(
     interval: float | None = None,
     prefix: str = "",
 ) -> Display:
-    """The display for a stream: nothing when quiet, a live bar on a terminal, else lines."""
+    """The display for a stream: nothing when quiet, a live bar on a terminal (unless the log
+    format is json), else lines."""
     stream = stream or sys.stderr
     if quiet:
         return Display()
-    if stream.isatty():
+    if stream.isatty() and not logline.is_json():
         return LiveDisplay(stream)
     return LineDisplay(stream, interval, prefix)
 
@@ -153,6 +170,7 @@ class Steps:
         self.prefix = prefix
         self._step: str | None = None
         self._line = ""
+        self._fields: dict[str, Any] = {}
         self._started = time.monotonic()
 
     def __call__(self, step: str, done: int, total: int | None = None, detail: str = "") -> None:
@@ -163,11 +181,16 @@ class Steps:
             self.display.step(f"{self.prefix}{step}", total)
         of = f"/{total:,}" if total is not None else ""
         self._line = f"{self.prefix}{step}: {done:,}{of}" + (f" {detail}" if detail else "")
-        self.display.advance(done, total, done, self._line)
+        self._fields = {"step": f"{self.prefix}{step}", "done": done, "total": total}
+        self.display.advance(done, total, done, self._line, self._fields)
 
     def _end(self) -> None:
         if self._step is not None:
-            self.display.say(f"{self._line} in {time.monotonic() - self._started:.1f}s")
+            seconds = time.monotonic() - self._started
+            self.display.say(
+                f"{self._line} in {seconds:.1f}s",
+                {"event": "step.finished", **self._fields, "seconds": round(seconds, 3)},
+            )
         self._step = None
 
     def close(self) -> None:
@@ -197,17 +220,38 @@ class Reporter:
     def __init__(self, display: Display | None = None) -> None:
         self.display = display or Display()
 
+    def run_started(self, run_id: int, corpus: str) -> None:
+        """The run's id and corpus, carried by every later structured line (a retry too)."""
+        logline.bind(run_id=run_id, corpus=corpus)
+
     def entry_started(self, source: str, label: str) -> None:
+        logline.bind(source=source, entry=label)
         self.display.step(f"{source}: {label}")
 
     def batch_committed(self, source: str, label: str, total: Counts) -> None:
         self.display.advance(
-            total.records, None, total.records, f"{source}: {label}: {_summary(total)}"
+            total.records,
+            None,
+            total.records,
+            f"{source}: {label}: {_summary(total)}",
+            {
+                "source": source,
+                "entry": label,
+                "counts": {"records": total.records, **total.as_dict()},
+            },
         )
 
     def entry_finished(self, source: str, label: str, total: Counts, error: str | None) -> None:
         status = f"FAILED: {error}" if error else _summary(total)
-        self.display.say(f"{source}: {label}: {status}")
+        fields = {
+            "event": "entry.failed" if error else "entry.finished",
+            "level": "error" if error else "info",
+            "source": source,
+            "entry": label,
+            "counts": {"records": total.records, **total.as_dict()},
+        }
+        self.display.say(f"{source}: {label}: {status}", fields)
+        logline.bind(source=None, entry=None)
 
     def close(self) -> None:
         self.display.close()
@@ -236,12 +280,19 @@ class BackfillReporter:
             rows,
             f"read {rows:,} rows ({rows / max(elapsed, 1e-6):,.0f} rows/s, "
             f"ETA {eta(bytes_read, total_bytes, elapsed)})",
+            {"step": "reading", "done": bytes_read, "total": total_bytes, "counts": {"rows": rows}},
         )
 
     def read_finished(self, rows: int, matched: int, malformed: int) -> None:
+        seconds = self._elapsed()
         self.display.say(
-            f"read {rows:,} rows in {self._elapsed():.1f}s: {matched:,} kept, "
-            f"{malformed:,} malformed"
+            f"read {rows:,} rows in {seconds:.1f}s: {matched:,} kept, {malformed:,} malformed",
+            {
+                "event": "step.finished",
+                "step": "reading",
+                "seconds": round(seconds, 3),
+                "counts": {"rows": rows, "kept": matched, "malformed": malformed},
+            },
         )
         self._started = time.monotonic()
         self.display.step("writing", matched)
@@ -255,6 +306,12 @@ class BackfillReporter:
             f"committed {rows_done:,}/{rows_total:,} rows as {documents:,} documents "
             f"({rows_done / max(elapsed, 1e-6):,.0f} rows/s, "
             f"ETA {eta(rows_done, rows_total, elapsed)})",
+            {
+                "step": "writing",
+                "done": rows_done,
+                "total": rows_total,
+                "counts": {"rows": rows_done, "documents": documents},
+            },
         )
 
     def close(self) -> None:

@@ -247,13 +247,24 @@ class HttpClient:
             seconds = state.next_action.sleep if state.next_action else 0.0
             with self._lock:
                 self.retries_made += 1
+            host = host_of(exc.url) or self.source
+            # The details ride on the record for a structured log line (``retry``).
+            retry = {
+                "host": host,
+                "error": what,
+                "status": exc.status,
+                "attempt": state.attempt_number,
+                "max_retries": policy.max_attempts - 1,
+                "wait_seconds": round(seconds, 3),
+            }
             log.warning(
                 "%s from %s, retry %d/%d in %s s",
                 what,
-                host_of(exc.url) or self.source,
+                host,
                 state.attempt_number,
                 policy.max_attempts - 1,
                 f"{seconds:.0f}" if seconds >= 1 else f"{seconds:.1f}",
+                extra={"event": "http.retry", "retry": retry},
             )
 
         retrying = tenacity.Retrying(
@@ -422,7 +433,13 @@ class HttpClient:
 
     def _judge(self, response: httpx.Response, ok_statuses: frozenset[int]) -> httpx.Response:
         url = str(response.request.url)
-        log.info("%s %s: HTTP %d", response.request.method, url, response.status_code)
+        log.info(
+            "%s %s: HTTP %d",
+            response.request.method,
+            url,
+            response.status_code,
+            extra={"event": "http.response"},
+        )
         if self.classify is not None:
             verdict = self.classify(response)
             if verdict is not None:

@@ -16,8 +16,8 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import logging
 import os
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -28,6 +28,8 @@ from warehouse.errors import UsageError, WarehouseBusy, human_duration
 ENV_LOCK_WAIT = "RECEIPTS_LOCK_WAIT"
 DEFAULT_LOCK_WAIT = 30.0  # seconds a writer waits for readers (and a reader for a writer)
 POLL_SECONDS = 0.1
+
+log = logging.getLogger("receipts.lock")
 
 
 def lock_wait() -> float:
@@ -46,8 +48,10 @@ def lock_wait() -> float:
 
 
 def notify_stderr(message: str) -> None:
-    """The default way a waiting process says what it waits for: one line on stderr."""
-    print(f"receipts: {message}", file=sys.stderr, flush=True)
+    """The default way a waiting process says what it waits for: one line on stderr, through
+    the ``receipts.lock`` logger (the command line formats it, as text or JSON; Python's
+    last-resort handler writes it when nothing is configured)."""
+    log.warning("receipts: %s", message, extra={"event": "lock.wait"})
 
 
 def sidecar_path(database_path: Path) -> Path:

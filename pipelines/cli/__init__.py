@@ -21,9 +21,13 @@ from pipelines.cli import refresh as cli_refresh
 from pipelines.cli import revisions as cli_revisions
 from pipelines.cli import studio as cli_studio
 from pipelines.cli.common import configure_logging
+from pipelines.cli.logformat import ReceiptsGroup, log_format_option
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.group(
+    cls=ReceiptsGroup,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
 @click.version_option(__version__, prog_name="receipts", message="%(prog)s %(version)s")
 @click.option(
     "--debug",
@@ -53,8 +57,14 @@ from pipelines.cli.common import configure_logging
     metavar="DIR",
     help="A new DuckLake warehouse's data files, given before the command.",
 )
+@log_format_option
 def main(
-    debug: bool, verbose: int, quiet: bool, warehouse: str | None, data_path: str | None
+    debug: bool,
+    verbose: int,
+    quiet: bool,
+    warehouse: str | None,
+    data_path: str | None,
+    log_format: str,
 ) -> None:
     """receipts: evidence corpora with provable provenance.
 
@@ -69,8 +79,9 @@ def main(
       3  drift found (only with --fail-on-drift)
       4  the unrelated-document guard tripped during a push
 
-    Retries, warnings and progress go to stderr (-q silences them, -v says more); results go
-    to stdout, as text or, with --json, as JSON (errors included).
+    Retries, warnings and progress go to stderr (-q silences them, -v says more; with
+    --log-format json each is one JSON object); results go to stdout, as text or, with
+    --json, as JSON (errors included).
     """
     configure_logging(verbose, quiet)
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from pipelines import USER_AGENT
+from pipelines import USER_AGENT, logline
 from pipelines.backfill.request import (
     BACKFILL_WAREHOUSE_MEMORY_LIMIT,
     DEFAULT_BATCH_SIZE,
@@ -82,7 +82,11 @@ def _print_result(result: BackfillResult) -> None:
             "(--json lists up to 1,000)"
         )
     if result.kept_nothing:
-        click.echo(f"receipts: warning: {result.kept_nothing}", err=True)
+        logline.emit(
+            f"receipts: warning: {result.kept_nothing}",
+            event="backfill.kept_nothing",
+            level="warning",
+        )
 
 
 @click.group()

@@ -8,14 +8,15 @@ import logging
 import os
 import sys
 import traceback
+import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import Any, NoReturn, TextIO, TypeVar
 
 import click
 from click.core import ParameterSource
 
-from pipelines import USER_AGENT
+from pipelines import USER_AGENT, logline
 from pipelines.cli import exits
 from pipelines.ingest import IngestOptions, RunResult
 from pipelines.manifest import Manifest, load_manifest
@@ -42,22 +43,50 @@ def configure_logging(verbose: int = 0, quiet: bool = False) -> None:
     logger = logging.getLogger("receipts")
     logger.setLevel(level)
     logger.propagate = False
+    # A process waiting for a warehouse lock says so even with -q (it may wait a while).
+    logging.getLogger("receipts.lock").setLevel(logging.INFO)
     if not any(getattr(h, "receipts_cli", False) for h in logger.handlers):
         handler = _StderrHandler()
         handler.setFormatter(logging.Formatter("%(message)s"))
         logger.addHandler(handler)
+    if logline.is_json():
+        # Python would write a warning (a library's DeprecationWarning, say) straight on
+        # stderr: under --log-format json it is a line of the log like any other.
+        warnings.showwarning = _warning_line
+
+
+def _warning_line(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
+    text = warnings.formatwarning(message, category, filename, lineno, line).rstrip("\n")
+    logline.emit(text, event="python.warning", level="warning")
 
 
 class _StderrHandler(logging.Handler):
-    """Writes each record to the current ``sys.stderr`` (which tests and click may swap)."""
+    """Writes each record to the current ``sys.stderr`` (which tests and click may swap),
+    through the one emitter of stderr lines (text or JSON)."""
 
     receipts_cli = True
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            print(self.format(record), file=sys.stderr, flush=True)
+            logline.emit_record(record, self.format(record))
         except Exception:
             self.handleError(record)
+
+
+def print_traceback() -> None:
+    """The traceback of the error being handled (``--debug``): as it is, or as one JSON
+    line's ``traceback`` field."""
+    if not logline.is_json():
+        traceback.print_exc(file=sys.stderr)
+        return
+    logline.emit("traceback", event="traceback", level="debug", traceback=traceback.format_exc())
 
 
 def quiet() -> bool:
@@ -89,9 +118,16 @@ def fail(kind: str, message: str, hint: str | None, code: int, as_json: bool) ->
     if as_json:
         error = {"type": kind, "message": message, "hint": hint}
         click.echo(json.dumps({"error": error, "exit_code": code}, indent=2, sort_keys=True))
-    click.echo(visible(f"receipts: {message}"), err=True)
-    if hint and not as_json:
-        click.echo(visible(f"  hint: {hint}"), err=True)
+    line = visible(f"receipts: {message}")
+    event = "internal_error" if kind == "InternalError" else "error"
+    if logline.is_json():
+        # One line, the hint and the exit code among its fields.
+        hint = hint and visible(hint)
+        logline.emit(line, event=event, level="error", hint=hint, error_type=kind, exit_code=code)
+    else:
+        logline.emit(line, event=event, level="error")
+        if hint and not as_json:
+            logline.emit(visible(f"  hint: {hint}"), event="hint", level="error")
     sys.exit(code)
 
 
@@ -111,7 +147,7 @@ def handle_errors(func: F) -> F:
             return func(*args, **kwargs)
         except ReceiptsError as exc:
             if debugging():
-                traceback.print_exc(file=sys.stderr)
+                print_traceback()
             fail(type(exc).__name__, str(exc), exc.hint, exits.for_error(exc), as_json)
         except click.ClickException as exc:
             if not as_json:
@@ -126,7 +162,7 @@ def handle_errors(func: F) -> F:
             sys.exit(exits.EXIT_BROKEN_PIPE)
         except Exception as exc:
             if debugging():
-                traceback.print_exc(file=sys.stderr)
+                print_traceback()
             known = known_error(exc)
             if known is not None:
                 fail(type(known).__name__, str(known), known.hint, exits.for_error(known), as_json)

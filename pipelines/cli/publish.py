@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from pipelines import logline
 from pipelines.cli import exits
 from pipelines.cli.common import (
     emit_json,
@@ -100,7 +101,8 @@ def print_push(result: PushResult) -> None:
         click.echo(visible(f"  notice: {notice}"))
     if result.message and result.status != "conflict":
         label = "GUARD TRIPPED" if result.status == "guard-tripped" else "FAILED"
-        click.echo(visible(f"  {label}: {result.message}"), err=True)
+        event = "guard.tripped" if result.status == "guard-tripped" else "publish.failed"
+        logline.emit(visible(f"  {label}: {result.message}"), event=event, level="error")
     click.echo(
         "receipt: "
         + _receipt(

@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from pipelines import logline
 from pipelines.checks.claims import change_json
 from pipelines.cli import exits
 from pipelines.cli.common import (
@@ -75,7 +76,11 @@ def print_refresh(result: RefreshResult) -> None:
     if result.push is not None:
         print_push(result.push)
     if result.publish_error is not None:
-        click.echo(visible(f"publish FAILED: {result.publish_error}"), err=True)
+        logline.emit(
+            visible(f"publish FAILED: {result.publish_error}"),
+            event="publish.failed",
+            level="error",
+        )
     summary = drift_summary(result.drift)
     since = summary["since_run"]
     click.echo(
@@ -120,7 +125,7 @@ def print_metadata(summary: dict[str, Any]) -> None:
 def print_claims(result: RefreshResult) -> None:
     """The claims re-checked after the run: counts, and the claims whose status changed."""
     if result.claims_error is not None:
-        click.echo(result.claims_error, err=True)
+        logline.emit(result.claims_error, event="claims.failed", level="error")
     check = result.claims
     if check is None:
         return
