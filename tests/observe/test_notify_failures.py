@@ -169,3 +169,30 @@ def test_a_manifest_that_does_not_load_still_notifies_the_command_line_urls(
     [post] = hook.bodies
     assert post["title"] == "receipts refresh: the run failed"
     assert "  ManifestError: " in post["message"]
+
+
+def test_an_undeliverable_notification_is_one_json_log_line(
+    tmp_path: Path, warehouse_path: Path
+) -> None:
+    """With ``--log-format json`` the observers' warning is a log line like every other:
+    one JSON object, no secret."""
+    manifest = drifted(tmp_path, warehouse_path)
+    result = cli(
+        "--log-format",
+        "json",
+        "refresh",
+        manifest,
+        "--warehouse",
+        warehouse_path,
+        "--out",
+        manifest.parent / "s.ndjson",
+        "--notify",
+        secret_url(closed_port()),
+        "--notify-timeout",
+        "0.5",
+    )
+    assert result.exit_code == 0, result.stderr
+    lines = [json.loads(line) for line in result.stderr.splitlines()]
+    warned = [line for line in lines if "not delivered" in line["message"]]
+    assert len(warned) == 1 and warned[0]["level"] == "warning"
+    assert_no_secret(result.stderr)
