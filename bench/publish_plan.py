@@ -89,6 +89,18 @@ class MemoryTarget:
         ]
         return Touched(len(ids), ids)
 
+    def now(self) -> str | None:
+        return None  # nobody else writes to memory during the benchmark
+
+    def written_since(
+        self,
+        namespace: str,
+        since: str,
+        transaction_ids: Sequence[str],
+        foreign: Sequence[str] = (),
+    ) -> Touched:
+        return Touched(0)
+
     def commit(self, transaction: Transaction) -> Committed:
         operations = {}
         for mutation in transaction.mutations:
