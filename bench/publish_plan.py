@@ -32,7 +32,13 @@ from pipelines.publish.plan import (
     mutation_size,
 )
 from pipelines.publish.push import PushResult, push
-from pipelines.publish.targets.base import Committed, Touched, Transaction, target_document
+from pipelines.publish.targets.base import (
+    Committed,
+    NoOtherWriters,
+    Touched,
+    Transaction,
+    target_document,
+)
 from sources.base import CurationInput
 from warehouse.canonical import canonical_json, content_hash
 from warehouse.ids import doc_id, sanity_id
@@ -43,7 +49,7 @@ SIZE = 1024
 ENTRY = synthetic.SyntheticEntry(name="bench", count=0, size=SIZE, seed=SEED)
 
 
-class MemoryTarget:
+class MemoryTarget(NoOtherWriters):
     """A target that applies what a push sends to documents it keeps as JSON bytes (as a
     remote dataset would: not in the pusher's heap), and counts what it received."""
 
@@ -88,18 +94,6 @@ class MemoryTarget:
             if not is_ours(i, namespace, foreign) and self._load(i).get("_rev") in wanted
         ]
         return Touched(len(ids), ids)
-
-    def now(self) -> str | None:
-        return None  # nobody else writes to memory during the benchmark
-
-    def written_since(
-        self,
-        namespace: str,
-        since: str,
-        transaction_ids: Sequence[str],
-        foreign: Sequence[str] = (),
-    ) -> Touched:
-        return Touched(0)
 
     def commit(self, transaction: Transaction) -> Committed:
         operations = {}

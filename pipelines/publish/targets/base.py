@@ -38,6 +38,23 @@ class Touched:
     ids: list[str] = field(default_factory=list)
 
 
+class NoOtherWriters:
+    """For a target nobody else writes to during a push (a file, memory): it has no clock
+    of its own and nothing in it is written by others."""
+
+    def now(self) -> str | None:
+        return None
+
+    def written_since(
+        self,
+        namespace: str,
+        since: str,
+        transaction_ids: Sequence[str],
+        foreign: Sequence[str] = (),
+    ) -> Touched:
+        return Touched(0)
+
+
 class Target(Protocol):
     name: str
 

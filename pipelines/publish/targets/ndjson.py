@@ -22,7 +22,13 @@ import orjson
 
 from pipelines.publish.confinement import is_ours
 from pipelines.publish.plan import TargetDocument, TargetState
-from pipelines.publish.targets.base import Committed, Touched, Transaction, target_document
+from pipelines.publish.targets.base import (
+    Committed,
+    NoOtherWriters,
+    Touched,
+    Transaction,
+    target_document,
+)
 from pipelines.publish.versions import group_versions, release_from, version_from
 from warehouse.canonical import canonical_json
 from warehouse.errors import RevisionConflict, TargetError
@@ -30,7 +36,7 @@ from warehouse.errors import RevisionConflict, TargetError
 _SIMPLE_PATH = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 
-class NdjsonTarget:
+class NdjsonTarget(NoOtherWriters):
     def __init__(self, path: Path) -> None:
         self.path = path
         self.name = f"ndjson:{path}"
@@ -102,18 +108,6 @@ class NdjsonTarget:
             if not is_ours(i, namespace, foreign) and d.get("_rev") in wanted
         )
         return Touched(len(ids), ids)
-
-    def now(self) -> str | None:
-        return None  # a file has no other writer during a push
-
-    def written_since(
-        self,
-        namespace: str,
-        since: str,
-        transaction_ids: Sequence[str],
-        foreign: Sequence[str] = (),
-    ) -> Touched:
-        return Touched(0)
 
     # -- writing ---------------------------------------------------------------------------
     def commit(self, transaction: Transaction) -> Committed:
