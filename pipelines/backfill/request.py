@@ -19,7 +19,8 @@ SOURCE = "nhtsa"
 # 128MB here kept the peak RSS at 540-550 MB; 160MB and 192MB ran within the noise of it
 # (67-74 s against 69-78 s) with peaks of 572-606 MB. On DuckDB 1.5.5 (the engine since
 # 0.2.0) the identical re-run of two million rows runs out of memory under 128MB; under 192MB
-# it completes in 23 s with a peak RSS of 837 MB (bench/data, FLAT_CMPL-2000000.zip). While
+# it completed in 23 s with a peak RSS of 837 MB once, and ran out of memory once (make
+# bench, on a loaded machine); 256MB completed at 1.04 GB peak RSS. Not understood yet. While
 # the backfill plans, before the build database opens, the warehouse may use that
 # database's allowance too (plan_memory_limit).
 BACKFILL_WAREHOUSE_MEMORY_LIMIT = "192MB"
