@@ -155,7 +155,8 @@ def bundle(entries: Sequence[bytes]) -> bytes:
 
 def unbundle(data: bytes) -> list[bytes]:
     """The entries of a bundle."""
-    entries, at = [], 0
+    entries: list[bytes] = []
+    at = 0
     while at < len(data):
         if at + 2 > len(data):
             raise TileError(f"entry bundle truncated at byte {at}")
