@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -98,7 +99,10 @@ def verify_claims(
         claims = read_claims_file(claims_file)
     with Warehouse.open(warehouse, read_only=ledger.cannot_write(warehouse)) as wh:
         result = check_claims(wh, claims, corpus=corpus, record=True if record else None)
-        observe_run(from_claims(result, corpus, started_at(), finished_at()), loaded, wh)
+        # observers hear of a change once, from the check that recorded it: a check shown
+        # again (found the same, not recorded) tells them of none
+        heard = replace(result, changed=[]) if result.not_recorded == "unchanged" else result
+        observe_run(from_claims(heard, corpus, started_at(), finished_at()), loaded, wh)
     click.echo(render(result, fmt), nl=False)
     _say_unrecorded(result)
     if claims.bad or (record and not result.recorded and result.verdicts):

@@ -19,6 +19,7 @@ import pytest
 
 from tests import corpus_fixture as fixture
 from tests.conftest import cli
+from tests.observe.receivers import receiver
 
 STALLED_DOC = "nhtsa/complaint/11561421"
 CLAIMS = [
@@ -79,6 +80,20 @@ def test_a_check_that_finds_something_else_is_recorded(tmp_path: Path, warehouse
     )["recorded"]
     assert check_ids(warehouse, "a") == [1, 2, 3]
     assert check_ids(warehouse, "b") == [1, 2]
+
+
+def test_a_check_shown_again_notifies_nobody_again(tmp_path: Path, warehouse: str) -> None:
+    path = write_claims(tmp_path / "c.ndjson", CLAIMS[:1])
+    with receiver() as hook:
+        args = ("--notify", hook.url("json"), "--notify-on", "claims")
+        verify = ("verify-claims", "--file", path, "--warehouse", warehouse, *args)
+        assert cli(*verify).exit_code == 0  # a holds
+        write_claims(path, [{**CLAIMS[0], "quote": "on the highway"}])  # a: now stale
+        for fmt in ("text", "md", "html"):
+            result = cli(*verify, "--format", fmt)
+            assert result.exit_code == 0, result.output
+    [post] = hook.bodies  # told once, not once per rendering
+    assert "a (nhtsa/complaint/11561421): holds -> stale" in post["message"]
 
 
 def test_record_records_a_check_that_found_the_same(tmp_path: Path, warehouse: str) -> None:
