@@ -73,15 +73,23 @@ def test_the_largest_revision_a_warehouse_holds_is_checked(tmp_path: Path, wareh
     assert report["claims"][0]["status"] == "unknown"  # no such revision, said as such
 
 
-def test_a_revision_in_other_digits_is_a_bad_row(tmp_path: Path, warehouse: str) -> None:
-    path = tmp_path / "c.csv"
-    path.write_text(
-        f"claim_id,doc_id,quote,revision\narabic,{STALLED_DOC},the vehicle stalled,١\n"
-        f"ok,{STALLED_DOC},the vehicle stalled,0001\n",
-        encoding="utf-8",
-    )
+def verify_csv(directory: Path, warehouse: str, *rows: str) -> dict[str, Any]:
+    """Check a CSV claims file of these rows (after the header); one of them is bad."""
+    path = directory / "c.csv"
+    header = "claim_id,doc_id,quote,revision\n"
+    path.write_text(header + "".join(row + "\n" for row in rows), encoding="utf-8")
     code, report = verify(path, warehouse)
-    assert code == 1
+    assert code == 1, report
+    return report
+
+
+def test_a_revision_in_other_digits_is_a_bad_row(tmp_path: Path, warehouse: str) -> None:
+    report = verify_csv(
+        tmp_path,
+        warehouse,
+        f"arabic,{STALLED_DOC},the vehicle stalled,١",
+        f"ok,{STALLED_DOC},the vehicle stalled,0001",
+    )
     assert [b["claim_id"] for b in report["bad_rows"]] == ["arabic"]
     assert [(c["claim_id"], c["cited_revision"]) for c in report["claims"]] == [("ok", 1)]
 
@@ -101,15 +109,12 @@ def test_a_byte_order_mark_keeps_the_first_claim(tmp_path: Path, warehouse: str,
 
 
 def test_a_csv_field_past_the_csv_limit_is_a_bad_row(tmp_path: Path, warehouse: str) -> None:
-    path = tmp_path / "c.csv"
-    path.write_text(
-        "claim_id,doc_id,quote,revision\n"
-        f'long,{STALLED_DOC},"{"word " * 40_000}",1\n'
-        f"after,{STALLED_DOC},the vehicle stalled,1\n",
-        encoding="utf-8",
+    report = verify_csv(
+        tmp_path,
+        warehouse,
+        f'long,{STALLED_DOC},"{"word " * 40_000}",1',
+        f"after,{STALLED_DOC},the vehicle stalled,1",
     )
-    code, report = verify(path, warehouse)
-    assert code == 1
     assert [b["origin"] for b in report["bad_rows"]] == ["line 2"]
     assert "field larger than field limit" in report["bad_rows"][0]["problem"]
     assert [(c["claim_id"], c["status"]) for c in report["claims"]] == [("after", "holds")]

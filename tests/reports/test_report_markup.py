@@ -21,8 +21,7 @@ from markdown_it import MarkdownIt
 
 from tests import corpus_fixture as fixture
 from tests.conftest import cli
-from warehouse.canonical import canonical_json
-from warehouse.records import Listing, Provenance, Record
+from warehouse.records import Listing, Record
 from warehouse.store import Warehouse
 
 # What a dev.to comment, a file, a JSON key and an id may hold; the calm text is the same
@@ -47,23 +46,8 @@ CALM_LINES = [_calm(line) for line in HOSTILE_LINES]
 MARKDOWN = MarkdownIt("commonmark", {"html": True}).enable("table")
 
 
-def _comment(id_code: str, body_html: str, extra: dict[str, str]) -> Record:
-    value = {
-        "type_of": "comment",
-        "id_code": id_code,
-        "created_at": "2026-10-30T10:00:00Z",
-        "body_html": body_html,
-        "user": {"name": "Eve", "username": "eve"},
-        **extra,
-    }
-    return Record(
-        doc_id=f"forem/comment/{id_code}",
-        kind="comment",
-        body=canonical_json(value),
-        provenance=Provenance(
-            url="https://dev.to/api/comments?a_id=1234", source_format="forem-comments-v1"
-        ),
-    )
+def _comment_of(id_code: str, body_html: str, extra: dict[str, str]) -> Record:
+    return fixture.comment(id_code, body_html, "eve", extra)
 
 
 def _build(path: Path, monkeypatch: pytest.MonkeyPatch, hostile: bool) -> str:
@@ -75,16 +59,19 @@ def _build(path: Path, monkeypatch: pytest.MonkeyPatch, hostile: bool) -> str:
     file_2 = "intro\n" + "\n".join(lines) + "\n" + text + "\n"
     # a thread whose listing is not provably complete: the comment it misses is unseen
     scope = f"forem:comments:a_id={id_code}"
-    missed, kept = _comment(f"m{id_code}", "<p>a</p>", {}), _comment(f"k{id_code}", "<p>b</p>", {})
+    missed, kept = (
+        _comment_of(f"m{id_code}", "<p>a</p>", {}),
+        _comment_of(f"k{id_code}", "<p>b</p>", {}),
+    )
     first = [
-        Listing(fixture.THREAD, [_comment(id_code, "<p>Looks fine</p>", {})], True),
+        Listing(fixture.THREAD, [_comment_of(id_code, "<p>Looks fine</p>", {})], True),
         Listing(fixture.HANDBOOK, [fixture.handbook_file("docs/notes.md", file_1, "1" * 40)]),
         Listing(scope, [missed, kept], False),
     ]
     second = [
         Listing(
             fixture.THREAD,
-            [_comment(id_code, f"<p>Looks {text} fine</p>", {key: text})],
+            [_comment_of(id_code, f"<p>Looks {text} fine</p>", {key: text})],
             True,
         ),
         Listing(fixture.HANDBOOK, [fixture.handbook_file("docs/notes.md", file_2, "2" * 40)]),
@@ -140,7 +127,7 @@ class _Elements(HTMLParser):
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.handle_starttag(tag, attrs)
 
-    def handle_comment(self, data: str) -> None:
+    def handle_comment_of(self, data: str) -> None:
         self.tags.append(("<!-- comment -->", ()))
 
     def handle_data(self, data: str) -> None:
