@@ -53,6 +53,12 @@ def source_of(row: DriftRow) -> RevisionRef | None:
     return live[-1] if live else None
 
 
+def linkable(url: str) -> bool:
+    """Whether a source URL is shown as a link: only an http(s) one (never ``javascript:``
+    or ``data:``)."""
+    return url.lower().startswith(("https://", "http://"))
+
+
 def endpoints(row: DriftRow) -> set[int]:
     """The revisions a drifted document is compared between."""
     return {row.new.revision} | ({row.old.revision} if row.old is not None else set())
@@ -72,6 +78,7 @@ ENVIRONMENT.globals.update(
     outcomes=OUTCOMES,
     line_class=diff_line_class,
     source_of=source_of,
+    linkable=linkable,
     endpoints=endpoints,
 )
 

@@ -12,6 +12,7 @@ and the hostile text must be there as text."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -19,8 +20,10 @@ from typing import Any
 import pytest
 from markdown_it import MarkdownIt
 
+from pipelines.reports.formats import render
 from tests import corpus_fixture as fixture
 from tests.conftest import cli
+from tests.reports.test_renderers import _report as _in_memory_report
 from warehouse.records import Listing, Record
 from warehouse.store import Warehouse
 
@@ -181,3 +184,14 @@ def test_json_keeps_upstream_text_as_it_is(
     assert HOSTILE_ID in flat
     if kind == "drift":
         assert HOSTILE_KEY.replace("`", "") in flat and "<marquee>m</marquee>" in flat
+
+
+@pytest.mark.parametrize("url", ["javascript:alert(1)", "data:text/html,<b>x</b>", "JAVASCRIPT:x"])
+def test_a_source_url_that_is_not_http_is_shown_not_linked(url: str) -> None:
+    report = _in_memory_report()
+    doc = report.documents[0]
+    new = replace(doc.row.new, source_url=url)
+    row = replace(doc.row, new=new, timeline=[doc.row.timeline[0], new])
+    page = render(replace(report, documents=[replace(doc, row=row)]), "html")
+    assert '<a class="source"' not in page
+    assert "source: <code>" in page
