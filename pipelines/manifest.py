@@ -24,6 +24,7 @@ from pydantic import BaseModel, Field, ValidationError, field_validator, model_v
 from pydantic_core import ErrorDetails
 
 from pipelines.observe.events import EVENTS
+from pipelines.visible import hidden_character, visible_cell
 from sources import registry
 from sources.base import StrictModel
 from warehouse.errors import ManifestError
@@ -190,11 +191,51 @@ class Manifest:
 
 def _entry_label(source: str, index: int, raw: dict[str, Any]) -> str:
     hint = next(
-        (str(raw[k]) for k in ("name", "repo", "url", "username", "make", "id") if k in raw),
+        (
+            visible_cell(str(raw[k]))
+            for k in ("name", "repo", "url", "username", "make", "id")
+            if k in raw
+        ),
         None,
     )
     text = f"[[{source}]] entry {index + 1}"
     return f"{text} ({hint})" if hint else text
+
+
+def _hidden_in(value: Any, loc: str = "") -> tuple[str, str] | None:
+    """(where, which) of the first invisible or direction character (zero-width space,
+    bidi override, ...) in a TOML value, keys included: ``where`` is the field's dotted path.
+    Control characters are left to the models (``sources.base.StrictModel``)."""
+    if isinstance(value, str):
+        found = hidden_character(value, controls=False)
+        return None if found is None else (loc or "(entry)", found)
+    items: list[tuple[str, Any]] = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            inner = f"{loc}.{key}" if loc else str(key)
+            key_found = _hidden_in(str(key), visible_cell(inner))
+            if key_found is not None:
+                return key_found
+            items.append((inner, item))
+    elif isinstance(value, list):
+        items = [(f"{loc}.{i}" if loc else str(i), item) for i, item in enumerate(value)]
+    for inner, item in items:
+        found_in = _hidden_in(item, inner)
+        if found_in is not None:
+            return found_in
+    return None
+
+
+def _refuse_hidden(path: Path | str, label: str, raw: Any) -> None:
+    """A manifest value holding a character that changes how text reads without showing
+    (a right-to-left override in a make, a zero-width space in a licence) is refused."""
+    found = _hidden_in(raw)
+    if found is not None:
+        where, which = found
+        raise ManifestError(
+            f"{path}: {label}, field '{visible_cell(where)}': contains the invisible or "
+            f"direction character {which}; type the value without it"
+        )
 
 
 def _field_names(model: type[BaseModel]) -> list[str]:
@@ -265,6 +306,12 @@ def parse_manifest(text: str, path: Path) -> Manifest:
             raise ManifestError(f"{path}: [[{key}]] must be an array of tables")
     if not isinstance(data.get("corpus"), dict):
         raise ManifestError(f"{path}: missing [corpus] table with 'name' and 'namespace'")
+    for key, value in data.items():
+        if key in sources:
+            for index, raw in enumerate(value):
+                _refuse_hidden(path, _entry_label(key, index, raw), raw)
+        else:
+            _refuse_hidden(path, f"[{key}]", value)
 
     try:
         corpus = Corpus.model_validate(data["corpus"])

@@ -125,13 +125,16 @@ def handbook_file(path: str, text: str, commit: str) -> Record:
     )
 
 
-def comment(id_code: str, body_html: str, username: str) -> Record:
+def comment(
+    id_code: str, body_html: str, username: str, extra: dict[str, str] | None = None
+) -> Record:
     value = {
         "type_of": "comment",
         "id_code": id_code,
         "created_at": "2026-10-30T10:00:00Z",
         "body_html": body_html,
         "user": {"name": username.title(), "username": username},
+        **(extra or {}),
     }
     return Record(
         doc_id=f"forem/comment/{id_code}",

@@ -6,6 +6,7 @@ check (:mod:`warehouse.claim_check`) reads them."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import NamedTuple
 
 import pyarrow as pa
@@ -170,3 +171,52 @@ def store_reader_texts(warehouse: Warehouse, rules: str, rows: Sequence[ReaderTe
             )
     finally:
         con.unregister("_reader_texts")
+
+
+# -- a read-only warehouse -----------------------------------------------------------------
+def is_read_only(warehouse: Warehouse) -> bool:
+    """Whether the warehouse's connection is read-only (nothing can be stored)."""
+    return bool(
+        warehouse._scalar(
+            "SELECT readonly FROM duckdb_databases() WHERE database_name = current_database()"
+        )
+    )
+
+
+_SCRATCH_NEEDLES = """
+CREATE TEMP TABLE quote_needles AS
+SELECT n.* FROM {stored}.quote_needles n
+WHERE n.rules = $rules AND n.quote_hash IN (SELECT quote_hash FROM _scratch_quotes)
+"""
+_SCRATCH_TEXTS = """
+CREATE TEMP TABLE reader_texts AS
+SELECT t.* FROM {stored}.reader_texts t
+WHERE t.rules = $rules AND t.content_hash IN (
+    SELECT r.content_hash FROM {stored}.revisions r
+    WHERE r.doc_id IN (SELECT doc_id FROM _scratch_docs)
+)
+"""
+
+
+@contextmanager
+def scratch_texts(
+    warehouse: Warehouse, rules: str, quote_hashes: Sequence[str], doc_ids: Sequence[str]
+) -> Iterator[None]:
+    """On a read-only warehouse: ``quote_needles`` and ``reader_texts`` as temporary tables
+    of this connection (which DuckDB reads before the stored ones of the same name), holding
+    the stored rows of these quotes and documents under ``rules``; what a check stores in
+    them is gone when it ends."""
+    con = warehouse._con
+    catalog = str(warehouse._scalar("SELECT current_database()")).replace('"', '""')
+    stored = f'"{catalog}".main'
+    con.register("_scratch_quotes", pa.table({"quote_hash": pa.array(quote_hashes, pa.string())}))
+    con.register("_scratch_docs", pa.table({"doc_id": pa.array(doc_ids, pa.string())}))
+    try:
+        con.execute(_SCRATCH_NEEDLES.format(stored=stored), {"rules": rules})
+        con.execute(_SCRATCH_TEXTS.format(stored=stored), {"rules": rules})
+        yield
+    finally:
+        con.unregister("_scratch_quotes")
+        con.unregister("_scratch_docs")
+        con.execute("DROP TABLE IF EXISTS temp.quote_needles")
+        con.execute("DROP TABLE IF EXISTS temp.reader_texts")

@@ -9,6 +9,7 @@ in bulk, :mod:`warehouse.claim_check`'s. Their names are importable from here to
 
 from __future__ import annotations
 
+import os
 from collections.abc import Collection
 from datetime import datetime
 from typing import NamedTuple
@@ -20,13 +21,15 @@ from warehouse.claim_check import claim_verdicts as claim_verdicts
 from warehouse.claim_texts import QuoteNeedles as QuoteNeedles
 from warehouse.claim_texts import ReaderTextRow as ReaderTextRow
 from warehouse.claim_texts import UnreadSnapshot as UnreadSnapshot
+from warehouse.claim_texts import is_read_only as is_read_only
 from warehouse.claim_texts import quotes_without_needles as quotes_without_needles
+from warehouse.claim_texts import scratch_texts as scratch_texts
 from warehouse.claim_texts import store_needles as store_needles
 from warehouse.claim_texts import store_reader_texts as store_reader_texts
 from warehouse.claim_texts import stored_needles as stored_needles
 from warehouse.claim_texts import unread_snapshots as unread_snapshots
 from warehouse.clock import now
-from warehouse.store import Warehouse
+from warehouse.store import Warehouse, _local_path, resolve_location
 
 
 class ClaimHistoryRow(NamedTuple):
@@ -45,31 +48,41 @@ class ClaimHistoryRow(NamedTuple):
 
 
 def latest_statuses(
-    warehouse: Warehouse, claim_set: str, claim_ids: Collection[str] | None = None
+    warehouse: Warehouse,
+    claim_set: str,
+    claim_ids: Collection[str] | None = None,
+    *,
+    before: int | None = None,
 ) -> dict[str, str]:
-    """The status of every claim of ``claim_set`` at its latest check; with ``claim_ids``,
-    at least of those claims. A check records every claim of its set, so the set's latest
-    check alone usually has them all: the ledger's history is read only for those it lacks."""
+    """The status of every claim of ``claim_set`` at its latest check (``before``: the
+    latest before that check); with ``claim_ids``, at least of those claims. A check records
+    every claim of its set, so the set's latest check alone usually has them all: the
+    ledger's history is read only for those it lacks."""
     if claim_ids is not None:
-        last = _statuses(warehouse, _LAST_CHECK, claim_set)
+        last = _statuses(warehouse, _LAST_CHECK, claim_set, before)
         if all(claim_id in last for claim_id in claim_ids):
             return last
-    return _statuses(warehouse, _LATEST_STATUSES, claim_set)
+    return _statuses(warehouse, _LATEST_STATUSES, claim_set, before)
 
 
 _LATEST_STATUSES = """
 SELECT claim_id, arg_max(status, check_id) AS status FROM claim_checks
-WHERE claim_set = $s GROUP BY claim_id
+WHERE claim_set = $s AND ($before IS NULL OR check_id < $before) GROUP BY claim_id
 """
 _LAST_CHECK = """
 SELECT claim_id, status FROM claim_checks
 WHERE claim_set = $s
-  AND check_id = (SELECT max(check_id) FROM claim_checks WHERE claim_set = $s)
+  AND check_id = (
+      SELECT max(check_id) FROM claim_checks
+      WHERE claim_set = $s AND ($before IS NULL OR check_id < $before)
+  )
 """
 
 
-def _statuses(warehouse: Warehouse, query: str, claim_set: str) -> dict[str, str]:
-    table = warehouse._con.sql(query, params={"s": claim_set}).to_arrow_table()
+def _statuses(
+    warehouse: Warehouse, query: str, claim_set: str, before: int | None
+) -> dict[str, str]:
+    table = warehouse._con.sql(query, params={"s": claim_set, "before": before}).to_arrow_table()
     return dict(zip(table.column(0).to_pylist(), table.column(1).to_pylist(), strict=True))
 
 
@@ -96,6 +109,55 @@ def record_verdicts(
     finally:
         con.unregister("_checks")
     return check_id
+
+
+# What a check found, claim by claim: two checks with the same rows found the same.
+_FOUND = (
+    "claim_id, doc_id, quote_hash, cited_revision, cited_hash, status, checked_revision, "
+    "at_revision, found_in"
+)
+_SAME_AS_LATEST = f"""
+WITH latest AS (
+    SELECT {_FOUND} FROM claim_checks
+    WHERE claim_set = $set
+      AND check_id = (SELECT max(check_id) FROM claim_checks WHERE claim_set = $set)
+)
+SELECT
+    (SELECT count(*) FROM latest) = (SELECT count(*) FROM _checks)
+    AND NOT EXISTS (SELECT {_FOUND} FROM _checks EXCEPT ALL SELECT * FROM latest)
+"""
+
+
+def same_as_latest_check(
+    warehouse: Warehouse, claim_set: str, verdicts: ClaimVerdicts
+) -> int | None:
+    """The id of ``claim_set``'s latest check when it found what ``verdicts`` say, claim
+    for claim (the same claims, quotes, citations, statuses and revisions); else None."""
+    if verdicts.rows is None:
+        raise ValueError("these verdicts are incomplete: some claimed revision was unread")
+    latest = warehouse._scalar(
+        "SELECT max(check_id) FROM claim_checks WHERE claim_set = $set", {"set": claim_set}
+    )
+    if latest is None:
+        return None
+    con = warehouse._con
+    con.register("_checks", verdicts.rows)
+    try:
+        same = con.execute(_SAME_AS_LATEST, {"set": claim_set}).fetchone()
+    finally:
+        con.unregister("_checks")
+    return int(latest) if same is not None and same[0] else None
+
+
+def cannot_write(location: str | None) -> bool:
+    """Whether the warehouse file at ``location`` (resolved as :meth:`Warehouse.open`
+    resolves it) exists but this process may not write it or its folder (where its lock
+    and write-ahead log go): a read-only file or mount. False for a lake (its catalog
+    decides) and for a file that is not there."""
+    path = _local_path(resolve_location(location))
+    if path is None or not path.exists():
+        return False
+    return not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK))
 
 
 class StatusChange(NamedTuple):

@@ -32,6 +32,7 @@ import json
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -330,6 +331,14 @@ class ClaimsCheck:
     changed: list[StatusChange]
     check_id: int | None = None
     run_id: int | None = None
+    # Why the check was not appended to the ledger (None: it was): ``unchanged`` (it found
+    # what check ``check_id`` found), ``read-only`` (the warehouse cannot be written),
+    # ``not asked`` or ``no claims``.
+    not_recorded: str | None = None
+
+    @property
+    def recorded(self) -> bool:
+        return self.not_recorded is None
 
     @property
     def counts(self) -> dict[str, int]:
@@ -350,6 +359,8 @@ class ClaimsCheck:
         return {
             "claim_set": self.claim_set,
             "check_id": self.check_id,
+            "recorded": self.recorded,
+            "not_recorded": self.not_recorded,
             "run_id": self.run_id,
             "counts": self.counts,
             "all_hold": self.all_hold,
@@ -409,9 +420,13 @@ def check_claims(
     *,
     corpus: str | None = None,
     run_id: int | None = None,
-    record: bool = True,
+    record: bool | None = None,
 ) -> ClaimsCheck:
-    """Classify every claim in bulk and (``record``) append the check to the ledger.
+    """Classify every claim in bulk and append the check to the ledger: with ``record``
+    True always, False never; by default when it follows a run (``run_id``) or when it
+    found something other than the set's latest check did (then ``check_id`` is that
+    check's). A read-only warehouse is checked all the same and records nothing (the reader
+    texts and search strings the check needs are kept for this connection only).
 
     ``corpus`` decides what "left the corpus" means (without it: every corpus the document
     was in); ``run_id`` is the refresh run the check follows.
@@ -426,15 +441,38 @@ def check_claims(
         [c.content_hash for c in items],
         hashes,
     )
-    found = ledger.claim_verdicts(warehouse, columns, rules, corpus)
-    if found.unread:  # new quotes, new revisions or new rules: strings and texts first
-        store_needles(warehouse, items, hashes, rules)
-        fill_reader_texts(warehouse, columns.doc_id, rules)
-        found = ledger.claim_verdicts(warehouse, columns, rules, corpus, unread_ok=True)
+    read_only = ledger.is_read_only(warehouse)
+    scratch = ledger.scratch_texts if read_only else _no_scratch
+    with scratch(warehouse, rules, hashes, columns.doc_id):
+        found = ledger.claim_verdicts(warehouse, columns, rules, corpus)
+        if found.unread:  # new quotes, new revisions or new rules: strings and texts first
+            store_needles(warehouse, items, hashes, rules)
+            fill_reader_texts(warehouse, columns.doc_id, rules)
+            found = ledger.claim_verdicts(warehouse, columns, rules, corpus, unread_ok=True)
     verdicts = _verdicts(items, found)
-    previous = ledger.latest_statuses(warehouse, claims.name, columns.claim_id)
+    same: int | None = None  # the latest check, when it found what this one did
+    if verdicts and record is not True and run_id is None:
+        same = ledger.same_as_latest_check(warehouse, claims.name, found)
+    not_recorded: str | None = None
+    if not verdicts:
+        not_recorded = "no claims"
+    elif same is not None:
+        not_recorded = "unchanged"
+    elif read_only:
+        not_recorded = "read-only"
+    elif record is False:
+        not_recorded = "not asked"
+    # A check not recorded because it found what the latest did is that check, shown
+    # again: its changes are those since the check before it.
+    before = same if not_recorded else None
+    previous = ledger.latest_statuses(warehouse, claims.name, columns.claim_id, before=before)
     result = ClaimsCheck(claims.name, verdicts, list(claims.bad), _changes(previous, verdicts))
-    result.run_id = run_id
-    if record and verdicts:
+    result.run_id, result.not_recorded, result.check_id = run_id, not_recorded, before
+    if not_recorded is None:
         result.check_id = ledger.record_verdicts(warehouse, claims.name, run_id, found)
     return result
+
+
+@contextmanager
+def _no_scratch(*_: object) -> Iterator[None]:
+    yield

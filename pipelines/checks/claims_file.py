@@ -26,6 +26,8 @@ DEFAULT_FIELDS = {
     "revision": "revision",
     "content_hash": "content_hash",
 }
+# The largest revision number a warehouse can hold (its revision columns are 32-bit).
+MAX_REVISION = 2**31 - 1
 
 
 # -- claims --------------------------------------------------------------------------------
@@ -78,8 +80,10 @@ class ClaimSet:
 def _text(value: Any) -> str | None:
     if isinstance(value, bool) or value is None:
         return None
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return str(int(value)) if float(value).is_integer() else None
+    if isinstance(value, int):  # bool is handled above
+        return str(value)
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() else None
     return value.strip() if isinstance(value, str) and value.strip() else None
 
 
@@ -103,8 +107,15 @@ def parse_claim(
     raw_revision = raw.get(names["revision"])
     if raw_revision not in (None, ""):
         text = _text(raw_revision)
-        if text is None or not text.isdigit() or int(text) < 1:
+        if text is None or not (text.isascii() and text.isdigit()) or not text.strip("0"):
             raise ValueError(f"{names['revision']!r} must be a revision number (1, 2, …)")
+        text = text.lstrip("0")
+        if len(text) > len(str(MAX_REVISION)) or int(text) > MAX_REVISION:
+            shown = text if len(text) <= 30 else f"{text[:12]}…({len(text)} digits)"
+            raise ValueError(
+                f"{names['revision']!r} {shown} is past any revision a warehouse holds "
+                f"(at most {MAX_REVISION:,})"
+            )
         revision = int(text)
     content_hash = _text(raw.get(names["content_hash"]))
     if content_hash is not None:
@@ -159,6 +170,9 @@ def _ndjson_rows(text: str) -> Iterator[tuple[str, Mapping[str, Any] | str]]:
         except ValueError as exc:
             yield f"line {number}", f"not JSON: {exc}"
             continue
+        except RecursionError:
+            yield f"line {number}", "not a claim: nested too deeply to read"
+            continue
         if not isinstance(value, dict):
             yield f"line {number}", "not a JSON object"
             continue
@@ -167,7 +181,15 @@ def _ndjson_rows(text: str) -> Iterator[tuple[str, Mapping[str, Any] | str]]:
 
 def _csv_rows(text: str) -> Iterator[tuple[str, Mapping[str, Any] | str]]:
     reader = csv.DictReader(io.StringIO(text))
-    for row in reader:
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:  # e.g. a field past the csv module's size limit
+            # the reader goes on at the next line
+            yield f"line {reader.line_num + 1}", f"not a CSV row: {exc}"
+            continue
         # line_num is the physical line the row ended on (a quoted field may span lines)
         yield f"line {reader.line_num}", {k: v for k, v in row.items() if k is not None}
 
@@ -176,9 +198,9 @@ def read_claims_file(
     path: Path, fields: Mapping[str, str] | None = None, name: str | None = None
 ) -> ClaimSet:
     """Claims from an NDJSON file (one object per line) or a CSV file with a header row
-    (by its ``.csv`` suffix)."""
+    (by its ``.csv`` suffix), in UTF-8 with or without a byte order mark."""
     try:
-        text = path.read_text("utf-8")
+        text = path.read_text("utf-8-sig")
     except FileNotFoundError:
         raise UsageError(f"{path}: no such claims file") from None
     except (OSError, UnicodeDecodeError) as exc:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import click
 
-from pipelines.checks.claims import STATUSES, check_claims
+from pipelines import logline
+from pipelines.checks.claims import STATUSES, ClaimsCheck, check_claims
 from pipelines.checks.claims_file import read_claims_file
 from pipelines.checks.claims_source import manifest_claims
 from pipelines.cli import exits
@@ -16,6 +18,7 @@ from pipelines.cli.observing import finished_at, observe_options, observe_run, s
 from pipelines.manifest import load_manifest
 from pipelines.observe.report import from_claims
 from pipelines.reports.formats import FORMATS, render
+from pipelines.visible import visible_cell
 from warehouse import claims as ledger
 from warehouse.errors import NotFound
 from warehouse.store import Warehouse
@@ -40,6 +43,11 @@ from warehouse.store import Warehouse
     help="Report format: text (default), json, md or html.",
 )
 @click.option("--fail-on-drift", is_flag=True, help="Exit 3 when any claim does not hold.")
+@click.option(
+    "--record",
+    is_flag=True,
+    help="Record the check in the claims ledger even when it found what the latest did.",
+)
 @observe_options
 @json_option
 @handle_errors
@@ -49,21 +57,33 @@ def verify_claims(
     warehouse: str,
     fmt: str | None,
     fail_on_drift: bool,
+    record: bool,
     as_json: bool,
 ) -> None:
     """Re-check every claim (a quote citing a revision of a document) against the warehouse,
-    with the text rules of verify-quote, and record the check in the claims ledger.
+    with the text rules of verify-quote, and record the check in the claims ledger when it
+    found something the latest check of the same claims did not (or with --record).
+    Printing a check again, in any format, records nothing new.
 
     Claims come from MANIFEST's [claims] table (a file, or a GROQ query on the Sanity
     dataset) or from --file (NDJSON, or CSV with a header row; fields claim_id, doc_id,
     quote, and revision or content_hash). Each claim holds, is stale, misattributed,
     missing, gone, unseen or unknown (see the README).
 
+    A warehouse this process may not write (a read-only file or mount) is checked all the
+    same; the check is not recorded, and stderr says so.
+
     Exit 0 (3 with --fail-on-drift when any claim does not hold); 1 when some claim rows
-    could not be read (the others are still checked and recorded); 2 for bad usage.
+    could not be read (the others are still checked and recorded), or --record could not
+    record; 2 for bad usage.
     """
-    if (manifest_file is None) == (claims_file is None):
-        raise click.UsageError("give a MANIFEST with a [claims] table, or --file, not both")
+    if manifest_file is None and claims_file is None:
+        raise click.UsageError(
+            "no claims to check: give a MANIFEST with a [claims] table, or --file "
+            "(an NDJSON or CSV file of claims)"
+        )
+    if manifest_file is not None and claims_file is not None:
+        raise click.UsageError("give a MANIFEST or --file, not both")
     if as_json and fmt not in (None, "json"):
         raise click.UsageError("--json is --format json; give one of them")
     fmt = "json" if as_json else (fmt or "text")
@@ -77,13 +97,33 @@ def verify_claims(
     else:
         assert claims_file is not None
         claims = read_claims_file(claims_file)
-    with Warehouse.open(warehouse) as wh:
-        result = check_claims(wh, claims, corpus=corpus)
-        observe_run(from_claims(result, corpus, started_at(), finished_at()), loaded, wh)
+    with Warehouse.open(warehouse, read_only=ledger.cannot_write(warehouse)) as wh:
+        result = check_claims(wh, claims, corpus=corpus, record=True if record else None)
+        # observers hear of a change once, from the check that recorded it: a check shown
+        # again (found the same, not recorded) tells them of none
+        heard = replace(result, changed=[]) if result.not_recorded == "unchanged" else result
+        observe_run(from_claims(heard, corpus, started_at(), finished_at()), loaded, wh)
     click.echo(render(result, fmt), nl=False)
-    if claims.bad:
+    _say_unrecorded(result)
+    if claims.bad or (record and not result.recorded and result.verdicts):
         sys.exit(exits.EXIT_FAILURE)
     sys.exit(exits.for_drift(result.drift_found, fail_on_drift))
+
+
+def _say_unrecorded(result: ClaimsCheck) -> None:
+    """One line on stderr when a check was not recorded, and why."""
+    if result.not_recorded == "unchanged":
+        logline.emit(
+            f"receipts: not recorded: the same findings as check {result.check_id} "
+            "(--record records it anyway)",
+            event="claims.unrecorded",
+        )
+    elif result.not_recorded == "read-only":
+        logline.emit(
+            "receipts: not recorded: the warehouse is read-only (checked, nothing written)",
+            event="claims.unrecorded",
+            level="warning",
+        )
 
 
 @click.group("claims")
@@ -127,7 +167,7 @@ def history(claim_id: str, warehouse: str, as_json: bool) -> None:
             }
         )
         return
-    click.echo(f"{claim_id} ({rows[-1].doc_id}): {len(rows)} checks")
+    click.echo(f"{visible_cell(claim_id)} ({visible_cell(rows[-1].doc_id)}): {len(rows)} checks")
     width = max(len(s) for s in STATUSES)
     previous = None
     for r in rows:
@@ -136,7 +176,8 @@ def history(claim_id: str, warehouse: str, as_json: bool) -> None:
         mark = "  ← changed" if previous is not None and previous != r.status else ""
         click.echo(
             f"  check {r.check_id:<4} {r.recorded_at.isoformat()}  {r.status:<{width}}  "
-            f"current revision {r.checked_revision}{at} ({after}, {r.claim_set}){mark}"
+            f"current revision {r.checked_revision}{at} ({after}, {visible_cell(r.claim_set)})"
+            f"{mark}"
         )
         previous = r.status
 

@@ -8,6 +8,7 @@ import click
 
 from pipelines.cli.common import emit_json, handle_errors, json_option
 from pipelines.manifest import load_manifest
+from pipelines.visible import visible_cell
 
 
 # -- manifest ------------------------------------------------------------------------------
@@ -38,6 +39,6 @@ def manifest_check(file: Path, as_json: bool) -> None:
         return
     listed = ", ".join(f"{n} {s}" for s, n in counts.items())
     click.echo(
-        f"{file}: ok — corpus {loaded.corpus.name!r}, namespace {loaded.corpus.namespace!r}, "
-        f"{listed}"
+        f"{visible_cell(str(file))}: ok — corpus {loaded.corpus.name!r}, "
+        f"namespace {loaded.corpus.namespace!r}, {listed}"
     )

@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 from pipelines.reports import wording as w
 from pipelines.reports.drift_model import DriftedDocument, DriftReport
+from pipelines.reports.markdown_text import md_code, md_text
 from warehouse.drift import OUTCOMES
-
-
-def md_code(text: str) -> str:
-    """``text`` as inline code that survives a table cell (pipes escaped, one line)."""
-    fence = "``" if "`" in text else "`"
-    pad = " " if fence == "``" else ""
-    body = text.replace("|", "\\|").replace("\n", " ")
-    return f"{fence}{pad}{body}{pad}{fence}"
 
 
 def _table(header: list[str], rows: list[list[str]], align: list[str]) -> list[str]:
@@ -23,7 +18,7 @@ def _table(header: list[str], rows: list[list[str]], align: list[str]) -> list[s
 
 def render_md(report: DriftReport) -> str:
     out = [
-        f"# {w.title(report)}",
+        f"# {md_text(w.title(report))}",
         "",
         f"From {w.since_phrase(report)} to {w.until_phrase(report)}. "
         f"Generated {w.to_second(report.generated_at)}.",
@@ -33,21 +28,21 @@ def render_md(report: DriftReport) -> str:
         f"**{w.verdict(report)}**",
         "",
     ]
-    rows = w.counts_rows(report)
+    rows = [[md_text(cell) for cell in row] for row in w.counts_rows(report)]
     rows[-1] = [f"**{cell}**" for cell in rows[-1]]
     out += _table(["source", *OUTCOMES], rows, ["---"] + ["---:"] * len(OUTCOMES))
     target = report.target_drift
     if target is not None:
-        out += ["", "## Target drift", "", w.target_heading(target)]
+        out += ["", "## Target drift", "", md_text(w.target_heading(target))]
         for label, ids in w.target_drift_groups(target):
             out.append(f"- {label}: " + ", ".join(md_code(i) for i in ids))
     if report.claims_changed is not None:
         out += ["", "## Claims", "", w.claims_heading(report.claims_changed)]
-        out += [f"- {w.change_phrase(c)}" for c in report.claims_changed]
+        out += [f"- {w.change_phrase(c, md_code)}" for c in report.claims_changed]
     if report.unseen:
         out += ["", f"## Unseen documents ({len(report.unseen)})", "", f"_{w.UNSEEN_NOTE}._", ""]
         out += [
-            f"- {md_code(u.row.doc_id)}{w.corpora_note(u)}: {w.unseen_phrase(u)}"
+            f"- {md_code(u.row.doc_id)}{md_text(w.corpora_note(u))}: {md_text(w.unseen_phrase(u))}"
             for u in report.unseen
         ]
     documents = report.documents
@@ -70,26 +65,28 @@ def render_md(report: DriftReport) -> str:
 
 def _document(doc: DriftedDocument, label: str | None = None) -> list[str]:
     row = doc.row
-    heading = f"### {label or row.outcome}: {md_code(row.doc_id)}{w.corpora_note(doc)}"
+    heading = f"### {label or row.outcome}: {md_code(row.doc_id)}{md_text(w.corpora_note(doc))}"
     out = ["", heading, ""]
     timeline = [
         [
             str(r.revision),
-            f"tombstone: {r.tombstone_reason}" if r.tombstone else md_code(w.short(r.content_hash)),
+            md_text(f"tombstone: {r.tombstone_reason}")
+            if r.tombstone
+            else md_code(w.short(r.content_hash), cell=True),
             w.when(r),
         ]
         for r in row.timeline
     ]
     out += _table(["revision", "content", "valid from"], timeline, ["---:", "---", "---"])
     if w.shows_note(doc):
-        out += ["", f"_{doc.note}_"]
+        out += ["", f"_{md_text(doc.note)}_"]
     diff = doc.diff
     if diff is not None:
         out.append("")
         if diff.kind == "json":
             out += [f"- {w.field_phrase(f, md_code)}" for f in diff.fields]
         elif diff.kind == "text":
-            fence = "````" if any("```" in line for line in diff.lines) else "```"
+            fence = code_fence(diff.lines)
             out += [f"{fence}diff", *diff.lines, fence]
         else:
             out.append(w.size_phrase(diff))
@@ -97,3 +94,10 @@ def _document(doc: DriftedDocument, label: str | None = None) -> list[str]:
         if more:
             out += ["", f"_{more}_"]
     return out
+
+
+def code_fence(lines: list[str]) -> str:
+    """A fence for a code block of ``lines`` that none of them can close: more backticks
+    than the longest run of them in any line (at least three)."""
+    longest = max((len(run) for line in lines for run in re.findall(r"`+", line)), default=0)
+    return "`" * max(3, longest + 1)

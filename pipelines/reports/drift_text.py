@@ -1,9 +1,12 @@
-"""The drift report as plain text: a terminal's report (``receipts drift``)."""
+"""The drift report as plain text: a terminal's report (``receipts drift``). Every value
+from outside (ids, changed values, diff lines) keeps to its line: control, invisible and
+direction characters, tabs and line feeds written out (:func:`~pipelines.visible.visible_cell`)."""
 
 from __future__ import annotations
 
 from pipelines.reports import wording as w
 from pipelines.reports.drift_model import DriftedDocument, DriftReport
+from pipelines.visible import visible_cell
 from warehouse.drift import OUTCOMES
 
 INDENT = " " * 10
@@ -31,19 +34,22 @@ def render_text(report: DriftReport) -> str:
     target = report.target_drift
     if target is not None:
         out += ["", w.target_heading(target)]
-        out += [f"  {label}: {', '.join(ids)}" for label, ids in w.target_drift_groups(target)]
+        out += [
+            f"  {label}: {', '.join(map(visible_cell, ids))}"
+            for label, ids in w.target_drift_groups(target)
+        ]
         if target.unrecorded:
-            ours = ", ".join(target.unrecorded)
+            ours = ", ".join(map(visible_cell, target.unrecorded))
             out.append(f"  unrecorded (ours; the next push records the transaction): {ours}")
     if report.claims_changed is not None:
         out += ["", w.claims_heading(report.claims_changed)]
-        out += [f"  {w.change_phrase(c)}" for c in report.claims_changed]
+        out += [f"  {w.change_phrase(c, visible_cell)}" for c in report.claims_changed]
     if report.unseen:
         out += ["", w.unseen_heading(report)]
         for unseen in report.unseen:
             out += [
-                f"{'UNSEEN':<9} {unseen.row.doc_id}{w.corpora_note(unseen)}",
-                f"{INDENT}{w.unseen_phrase(unseen)}",
+                f"{'UNSEEN':<9} {visible_cell(unseen.row.doc_id)}{w.corpora_note(unseen)}",
+                f"{INDENT}{visible_cell(w.unseen_phrase(unseen))}",
             ]
     documents = report.documents
     if documents:
@@ -65,7 +71,7 @@ def render_text(report: DriftReport) -> str:
 
 def _document(doc: DriftedDocument, label: str | None = None) -> list[str]:
     row = doc.row
-    out = [f"{label or row.outcome.upper():<9} {row.doc_id}{w.corpora_note(doc)}"]
+    out = [f"{label or row.outcome.upper():<9} {visible_cell(row.doc_id)}{w.corpora_note(doc)}"]
     if row.left_corpus:
         out.append(f"{INDENT}{w.revision_phrase(row.new)}")
     elif row.old is not None:
@@ -80,13 +86,13 @@ def _document(doc: DriftedDocument, label: str | None = None) -> list[str]:
         )
         out.append(f"{INDENT}timeline: {steps}")
     if w.shows_note(doc):
-        out.append(f"{INDENT}{doc.note}")
+        out.append(f"{INDENT}{visible_cell(doc.note)}")
     diff = doc.diff
     if diff is not None:
         if diff.kind == "json":
-            out += [f"{DIFF_INDENT}{w.field_phrase(f)}" for f in diff.fields]
+            out += [f"{DIFF_INDENT}{w.field_phrase(f, visible_cell)}" for f in diff.fields]
         elif diff.kind == "text":
-            out += [f"{DIFF_INDENT}{line}" for line in diff.lines]
+            out += [f"{DIFF_INDENT}{visible_cell(line)}" for line in diff.lines]
         else:
             out.append(f"{DIFF_INDENT}{w.size_phrase(diff)}")
         more = w.diff_omitted_phrase(diff)

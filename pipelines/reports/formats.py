@@ -39,12 +39,11 @@ _RENDERERS: dict[type, dict[str, Callable[[Any], str]]] = {
 
 
 def render(report: Report, fmt: str) -> str:
-    """``report`` in one of :data:`FORMATS`. In a drift report, control characters from
-    upstream text are written out visibly (:mod:`pipelines.visible`): ``\\xNN`` in
-    text, Markdown and HTML, JSON escapes in JSON."""
+    """``report`` in one of :data:`FORMATS`. Control, invisible and direction characters
+    from outside (upstream text, ids, claims) are written out visibly
+    (:mod:`pipelines.visible`): ``\\xNN`` or ``\\uNNNN`` in text, Markdown and HTML, JSON
+    escapes in JSON (the same JSON values)."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; valid: {', '.join(FORMATS)}")
     text = _RENDERERS[type(report)][fmt](report)
-    if not isinstance(report, DriftReport):
-        return text
     return json_visible(text) if fmt == "json" else visible(text)

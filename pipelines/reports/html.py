@@ -3,8 +3,9 @@
 stylesheet for both.
 
 Every value a template prints is escaped as :func:`html.escape` escapes it (quotes
-included, ``'`` as ``&#x27;``), so the pages are the bytes the hand-written renderer made;
-only the templates' own markup and the macros' output are left as they are.
+included, ``'`` as ``&#x27;``), on one line (a line feed in a value is written ``\\n``), so
+the pages are the bytes the hand-written renderer made; only the templates' own markup and
+the macros' output are left as they are.
 """
 
 from __future__ import annotations
@@ -19,15 +20,17 @@ from pipelines.checks.claims import ClaimsCheck
 from pipelines.reports import claims_text
 from pipelines.reports import wording as w
 from pipelines.reports.drift_model import DriftReport
+from pipelines.visible import visible_cell
 from warehouse.drift import OUTCOMES, DriftRow, RevisionRef
 
 
 def _escaped(value: Any) -> Any:
-    """Every printed value escaped by :func:`html.escape`; markup already built by a macro
-    (``__html__``) is left as it is."""
+    """Every printed value escaped by :func:`html.escape`, on one line with its control,
+    invisible and direction characters written out (:func:`pipelines.visible.visible_cell`);
+    markup already built by a macro (``__html__``) is left as it is."""
     if hasattr(value, "__html__"):
         return value
-    return Markup(html.escape(str(value), quote=True))
+    return Markup(html.escape(visible_cell(str(value)), quote=True))
 
 
 def diff_line_class(line: str) -> str:
@@ -50,6 +53,12 @@ def source_of(row: DriftRow) -> RevisionRef | None:
     return live[-1] if live else None
 
 
+def linkable(url: str) -> bool:
+    """Whether a source URL is shown as a link: only an http(s) one (never ``javascript:``
+    or ``data:``)."""
+    return url.lower().startswith(("https://", "http://"))
+
+
 def endpoints(row: DriftRow) -> set[int]:
     """The revisions a drifted document is compared between."""
     return {row.new.revision} | ({row.old.revision} if row.old is not None else set())
@@ -69,6 +78,7 @@ ENVIRONMENT.globals.update(
     outcomes=OUTCOMES,
     line_class=diff_line_class,
     source_of=source_of,
+    linkable=linkable,
     endpoints=endpoints,
 )
 

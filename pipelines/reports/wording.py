@@ -144,14 +144,17 @@ def metadata_omitted_phrase(report: DriftReport) -> str | None:
     return f"… and {omitted:,} more metadata-only changes (raise --limit)"
 
 
-def change_phrase(change: StatusChange | Mapping[str, Any]) -> str:
+def change_phrase(
+    change: StatusChange | Mapping[str, Any], code: Callable[[str], str] = str
+) -> str:
     """One claim whose status changed: ``id (doc): holds → stale (revision 3)``; ``change``
-    may also be its JSON (:func:`pipelines.checks.claims.change_json`)."""
+    may also be its JSON (:func:`pipelines.checks.claims.change_json`); ``code`` wraps the
+    claim's id and document (e.g. as Markdown code)."""
     if not isinstance(change, StatusChange):
         change = StatusChange(**change)
     before = change.before or "first check"
     at = f" (revision {change.at_revision})" if change.at_revision is not None else ""
-    return f"{change.claim_id} ({change.doc_id}): {before} → {change.after}{at}"
+    return f"{code(change.claim_id)} ({code(change.doc_id)}): {before} → {change.after}{at}"
 
 
 def claims_heading(changed: list[StatusChange]) -> str:

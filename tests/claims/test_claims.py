@@ -267,8 +267,8 @@ def test_the_ledger_shows_when_a_citation_stopped_holding(
             "checked_revision": 3,
         }
     ]
-    _, third = verify(path, warehouse)
-    assert third["changed"] == []
+    _, third = verify(path, warehouse, "--record")  # found the same: recorded when asked
+    assert third["changed"] == [] and third["recorded"]
 
     history = json.loads(cli("claims", "history", "q1", "--warehouse", warehouse, "--json").stdout)
     assert [(c["status"], c["checked_revision"]) for c in history["checks"]] == [
@@ -288,8 +288,8 @@ def test_checks_are_appended_never_rewritten(warehouse: str) -> None:
         claims = ClaimSet(
             "set", [Claim("a", STALLED_DOC, "the vehicle stalled", revision=1, origin="x")]
         )
-        first = check_claims(wh, claims)
-        second = check_claims(wh, claims)
+        first = check_claims(wh, claims, record=True)
+        second = check_claims(wh, claims, record=True)
         assert (first.check_id, second.check_id) == (1, 2)
         assert len(ledger.claim_history(wh, "a")) == 2
         assert ledger.latest_statuses(wh, "set") == {"a": "holds"}
