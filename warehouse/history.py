@@ -190,6 +190,11 @@ class Snapshot:
     body: bytes
 
 
+def missing_snapshot(doc_id: str, content_hash: str) -> NotFound:
+    """The error for a revision whose snapshot row is gone (``show``, ``diff``)."""
+    return NotFound(f"snapshot {content_hash} of {doc_id} is missing")
+
+
 def snapshot(
     warehouse: Warehouse,
     doc_id: str,
@@ -224,7 +229,7 @@ def snapshot(
         {"h": picked["content_hash"]},
     )
     if row is None:
-        raise NotFound(f"snapshot {picked['content_hash']} of {doc_id} is missing")
+        raise missing_snapshot(doc_id, picked["content_hash"])
     body = checked_body(
         warehouse,
         picked["content_hash"],
