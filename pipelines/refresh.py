@@ -156,11 +156,8 @@ def refresh_manifest(
         except KeyboardInterrupt as exc:  # after the ingest: its run stays as it finished
             stop = interruption(exc)
             assert stop is not None
-            stop.summary = (
-                f"run {ingested.run_id} finished {ingested.status} before it; the publish or "
-                "the checks after it were cut short (`receipts pushes` shows what a push "
-                "applied; the next publish sends the rest)"
-            )
+            after = stop.summary or "the publish or the checks after it were cut short"
+            stop.summary = f"run {ingested.run_id} finished {ingested.status} before it; {after}"
             raise stop from None
         return result
     finally:

@@ -251,3 +251,12 @@ def test_duckdb_stopping_a_statement_for_a_signal_is_the_interrupt() -> None:
     assert interruption(interrupted.value) is not None
     assert interruption(duckdb.IOException("disk full")) is None
     assert interruption(RuntimeError("Query failed")) is None
+
+
+def test_the_exit_codes_of_an_interrupt_are_in_the_help_and_the_docs() -> None:
+    text = cli("--help").stdout
+    assert "130  interrupted by Ctrl-C (SIGINT)" in text and "143  terminated by SIGTERM" in text
+    for page in ("README.md", "docs/operations.md"):
+        table = (REPO / page).read_text()
+        assert "| 130 | interrupted by Ctrl-C (SIGINT)" in table, page
+        assert "| 143 | terminated by SIGTERM" in table, page
