@@ -96,13 +96,18 @@ def held_ingest(tmp_path: Path) -> Iterator[tuple[Path, Path, Path]]:
     hold.unlink(missing_ok=True)
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
-def test_a_signalled_ingest_exits_with_its_code_and_is_recorded_interrupted_then_resumed(
-    held_ingest: tuple[Path, Path, Path], signum: signal.Signals
+@pytest.mark.parametrize(
+    ("command", "signum"),
+    [("ingest", signal.SIGINT), ("ingest", signal.SIGTERM), ("refresh", signal.SIGINT)],
+    ids=["ingest-SIGINT", "ingest-SIGTERM", "refresh-SIGINT"],
+)
+def test_a_signalled_run_exits_with_its_code_and_is_recorded_interrupted_then_resumed(
+    held_ingest: tuple[Path, Path, Path], command: str, signum: signal.Signals
 ) -> None:
     manifest, warehouse, hold = held_ingest
-    process = receipts("ingest", manifest, "--warehouse", warehouse, "--batch-size", BATCH,
-                       synthetic=True)  # fmt: skip
+    args = ["--out", warehouse.with_name("out.ndjson")] if command == "refresh" else []
+    process = receipts(command, manifest, "--warehouse", warehouse, "--batch-size", BATCH,
+                       *args, synthetic=True)  # fmt: skip
     try:
         wait_for(hold.with_name("hold.held"), process)  # three batches committed
         process.send_signal(signum)
@@ -124,7 +129,7 @@ def test_a_signalled_ingest_exits_with_its_code_and_is_recorded_interrupted_then
     assert "interrupted" in text and f"{HELD_AFTER:,}" in text
 
     hold.unlink()
-    resumed = cli("ingest", manifest, "--warehouse", warehouse, "--batch-size", BATCH)
+    resumed = cli(command, manifest, "--warehouse", warehouse, "--batch-size", BATCH, *args)
     assert resumed.exit_code == 0, resumed.output
     assert "completes interrupted run 1" in resumed.stdout
     runs = ledger(warehouse)
