@@ -162,6 +162,36 @@ def test_a_killed_run_shows_its_counts_so_far(held_ingest: tuple[Path, Path, Pat
     }
 
 
+def test_runs_shows_a_run_going_on_a_lake_with_its_counts_so_far(
+    held_ingest: tuple[Path, Path, Path],
+) -> None:
+    """On a DuckLake warehouse readers read while a run writes: ``runs`` shows the run
+    ``running`` with what its committed batches wrote so far."""
+    pytest.importorskip("duckdb_extension_ducklake", reason="needs receipts[lake]: make install")
+    manifest, warehouse, hold = held_ingest
+    lake = f"ducklake:sqlite:{warehouse.with_name('catalog.sqlite')}"
+    data = warehouse.with_name("data")
+    process = receipts("ingest", manifest, "--warehouse", lake, "--data-path", data,
+                       "--batch-size", BATCH, synthetic=True)  # fmt: skip
+    try:
+        wait_for(hold.with_name("hold.held"), process)
+        going = cli("runs", "--warehouse", lake, "--data-path", data, "--json")
+        assert going.exit_code == 0, going.output
+        (run,) = json.loads(going.stdout)
+        assert run["status"] == "running" and run["finished_at"] is None
+        assert run["counts"]["synthetic"]["new"] == HELD_AFTER
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130, stderr
+    done = cli("runs", "--warehouse", lake, "--data-path", data, "--json")
+    (run,) = json.loads(done.stdout)
+    assert run["status"] == "interrupted"
+    assert run["counts"]["synthetic"]["new"] == HELD_AFTER
+
+
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_a_signalled_backfill_is_interrupted_and_its_resume_completes_it(
     tmp_path: Path, signum: signal.Signals
