@@ -35,6 +35,7 @@ from sources.recording import RecordingTransport, ReplayTransport
 from warehouse import canonical
 from warehouse.errors import (
     BodyTooLarge,
+    CorruptBody,
     HostNotAllowed,
     HttpError,
     NotRecorded,
@@ -131,16 +132,6 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
 
 # A hook that may reclassify a response: return an exception to raise, or None to continue.
 Classifier = Callable[[httpx.Response], HttpError | None]
-
-
-class CorruptBody(TransientHttpError):
-    """A body that does not decode as its Content-Encoding says (gzip with bad bytes, say):
-    a proxy or a server mangled it on the way, worth another attempt."""
-
-    hint = (
-        "the upstream (or a proxy on the way) sent a compressed body that does not "
-        "decompress; try again later, or from another network"
-    )
 
 
 def corrupt_body(url: str, status: int, exc: httpx.DecodingError) -> CorruptBody:
