@@ -23,6 +23,7 @@ import duckdb
 import pytest
 
 from bench.nhtsa_backfill import generate
+from pipelines.publish.targets.ndjson import NdjsonTarget
 from tests.conftest import REPO, cli, write_manifest
 from warehouse.digests import row_counts
 from warehouse.interrupt import interruption
@@ -295,3 +296,39 @@ def test_the_exit_codes_of_an_interrupt_are_in_the_help_and_the_docs() -> None:
         table = (REPO / page).read_text()
         assert "| 130 | interrupted by Ctrl-C (SIGINT)" in table, page
         assert "| 143 | terminated by SIGTERM" in table, page
+
+
+def test_an_interrupted_push_says_how_many_mutations_it_applied(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A real SIGINT (sent by the process to itself once the NDJSON target has committed two
+    transactions) stops ``publish``: exit 130, one line with what the push applied, and the
+    push ledger shows it interrupted; the next publish sends the rest."""
+    manifest = write_manifest(tmp_path, MANIFEST.replace(f"pause_every = {HELD_AFTER}", ""))
+    warehouse, out = tmp_path / "w.duckdb", tmp_path / "out.ndjson"
+    assert cli("ingest", manifest, "--warehouse", warehouse).exit_code == 0
+    committed = []
+    commit = NdjsonTarget.commit
+
+    def commit_then_signal(target: NdjsonTarget, transaction: Any) -> Any:
+        done = commit(target, transaction)
+        committed.append(transaction)
+        if len(committed) == 2:
+            os.kill(os.getpid(), signal.SIGINT)
+        return done
+
+    monkeypatch.setattr(NdjsonTarget, "commit", commit_then_signal)
+    result = cli("publish", manifest, "--warehouse", warehouse, "--out", out)
+    assert result.exit_code == 130, result.output
+    line = result.stderr.splitlines()[-1]
+    assert line.startswith("receipts: interrupted by SIGINT: push 1 applied ")
+    assert line.endswith(
+        f" of {COUNT:,} mutations (`receipts pushes` shows it); the next publish sends the rest"
+    )
+    [push] = json.loads(cli("pushes", "--warehouse", warehouse, "--json").stdout)
+    assert push["status"] == "interrupted"
+
+    monkeypatch.setattr(NdjsonTarget, "commit", commit)
+    again = cli("publish", manifest, "--warehouse", warehouse, "--out", out, "--json")
+    assert again.exit_code == 0, again.output
+    assert len(out.read_text().splitlines()) == COUNT
