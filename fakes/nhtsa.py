@@ -294,6 +294,18 @@ def cr_v_catalog() -> dict[str, list[str]]:
 
 
 # -- the fake ------------------------------------------------------------------------------
+class SentBytes(httpx.SyncByteStream):
+    """A body as a server sends it: read (and decoded, by its ``Content-Encoding``) by the
+    client, as from a real server. respx reads (and decodes) an ``httpx.ByteStream`` body
+    before handing the response over, so a body that does not decode would fail in the fake."""
+
+    def __init__(self, body: bytes) -> None:
+        self.body = body
+
+    def __iter__(self) -> Iterator[bytes]:
+        yield self.body
+
+
 @dataclass
 class Fault:
     path: str
@@ -391,7 +403,7 @@ class FakeNhtsa:
                 fault.times -= 1
                 return httpx.Response(
                     fault.status,
-                    content=fault.body,
+                    stream=SentBytes(fault.body),
                     headers={"Content-Type": fault.content_type, **fault.headers},
                 )
         return None

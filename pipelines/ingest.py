@@ -1,7 +1,9 @@
 """An ingest run: every entry of a manifest, fetched and written into the warehouse.
 
 One failing entry does not stop the others: its failure is recorded with its reason, what
-it had already committed stays, and the run ends ``failed``.
+it had already committed stays, and the run ends ``failed``. A signal (Ctrl-C, SIGTERM)
+stops the run: it is recorded ``interrupted`` with what its committed batches wrote, and the
+next run of the manifest resumes it.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from sources.base import FetchContext
 from sources.http import HttpFactory
 from warehouse.errors import MassRetireRefused
 from warehouse.ingest import COUNT_KEYS, DEFAULT_BATCH_SIZE, Counts, Ingestor
-from warehouse.runs import finish_run, start_run
+from warehouse.interrupt import interruption
+from warehouse.runs import finish_run, interrupt_run, start_run
 from warehouse.scopes import live_in_scope
 from warehouse.sightings import body_seen_at
 from warehouse.store import Warehouse, known_error
@@ -45,6 +48,14 @@ class RunResult:
             "http_requests": self.http_requests,
             "left_corpus": self.left_corpus,
         }
+
+
+def interrupted_summary(run_id: int, committed: dict[str, dict[str, int]]) -> str:
+    """One line for a run a signal stopped: what its committed batches wrote, and that the
+    next run of the same manifest resumes it."""
+    totals = {key: sum(c.get(key, 0) for c in committed.values()) for key in COUNT_KEYS}
+    listed = ", ".join(f"{key} {value:,}" for key, value in totals.items() if value)
+    return f"run {run_id} committed {listed or 'nothing'}; the next run resumes it"
 
 
 def internal_error_reason(exc: BaseException) -> str:
@@ -135,6 +146,9 @@ def run_ingest(
                     for listing in source.fetch(entry, ctx):
                         ingestor.ingest(source_name, listing)
                 except Exception as exc:
+                    stop = interruption(exc)  # DuckDB stopped a statement for a signal
+                    if stop is not None:
+                        raise stop from exc
                     known = known_error(exc)
                     if known is not None:  # one entry's failure must not stop the others
                         error = str(known) or type(known).__name__
@@ -161,6 +175,12 @@ def run_ingest(
                 retired = ingestor.retire_departed()
             except MassRetireRefused as exc:
                 failures.append({"source": "corpus", "entry": manifest.name, "reason": str(exc)})
+    except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: record what committed, stop
+        stop = interruption(exc)
+        assert stop is not None
+        committed = interrupt_run(warehouse, info.run_id, failures, warnings)
+        stop.summary = interrupted_summary(info.run_id, committed)
+        raise stop from None
     finally:
         reporter.close()
     counts = {

@@ -2,7 +2,8 @@
 
 The target is read for target drift (Studio edits, deletions, open drafts) before the push,
 and only reported. Ingest and publish stay separate steps: a failed publish never loses the
-ingested data, and one failing entry does not stop the others.
+ingested data, and one failing entry does not stop the others. A signal during the ingest
+records its run ``interrupted``; after it, the run stays as it finished.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from sources.registry import SOURCES
 from warehouse.asof import Point
 from warehouse.drift import Drift, DriftRow, compare, default_points
 from warehouse.errors import HttpError, ReceiptsError
+from warehouse.interrupt import interruption
 from warehouse.store import Warehouse
 
 
@@ -134,22 +136,29 @@ def refresh_manifest(
         check_sanity_configuration()  # a half-configured Sanity fails before any ingest
     try:
         ingested = run_ingest(manifest, warehouse, http=http, options=options, reporter=reporter)
-        published = _publish(
-            manifest,
-            warehouse,
-            ingested.run_id,
-            http,
-            target,
-            out,
-            prune,
-            allow_mass_prune,
-            progress,
-            prune_versions,
-        )
-        result = RefreshResult(
-            ingested, _run_drift(warehouse, manifest, ingested, drift_limit), *published
-        )
-        result.claims, result.claims_error = _check_claims(manifest, warehouse, ingested, http)
+        try:
+            published = _publish(
+                manifest,
+                warehouse,
+                ingested.run_id,
+                http,
+                target,
+                out,
+                prune,
+                allow_mass_prune,
+                progress,
+                prune_versions,
+            )
+            result = RefreshResult(
+                ingested, _run_drift(warehouse, manifest, ingested, drift_limit), *published
+            )
+            result.claims, result.claims_error = _check_claims(manifest, warehouse, ingested, http)
+        except KeyboardInterrupt as exc:  # after the ingest: its run stays as it finished
+            stop = interruption(exc)
+            assert stop is not None
+            after = stop.summary or "the publish or the checks after it were cut short"
+            stop.summary = f"run {ingested.run_id} finished {ingested.status} before it; {after}"
+            raise stop from None
         return result
     finally:
         if own_http:

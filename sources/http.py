@@ -2,9 +2,10 @@
 
 One client factory gives each source: timeouts, the User-Agent its caller names, a body-size
 cap, a host allowlist (a redirect to another host is refused), polite pacing, retries only
-for transient failures (connect/read errors, 429, 502/503/504) honouring ``Retry-After``,
-and optional record/replay of every exchange. Each source declares its own endpoints
-(:class:`Endpoint`): a default base URL, overridable by environment and by manifest.
+for transient failures (connect/read errors, 429, 502/503/504, a compressed body that does
+not decompress) honouring ``Retry-After``, and optional record/replay of every exchange.
+Each source declares its own endpoints (:class:`Endpoint`): a default base URL, overridable
+by environment and by manifest.
 
 Errors are classified here, once: :class:`TransientHttpError` was retried until the budget
 ran out; :class:`TerminalHttpError` was reported at once (404, 401, 409, a bad content type,
@@ -34,6 +35,7 @@ from sources.recording import RecordingTransport, ReplayTransport
 from warehouse import canonical
 from warehouse.errors import (
     BodyTooLarge,
+    CorruptBody,
     HostNotAllowed,
     HttpError,
     NotRecorded,
@@ -130,6 +132,10 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
 
 # A hook that may reclassify a response: return an exception to raise, or None to continue.
 Classifier = Callable[[httpx.Response], HttpError | None]
+
+
+def corrupt_body(url: str, status: int, exc: httpx.DecodingError) -> CorruptBody:
+    return CorruptBody(f"corrupt compressed body from {url} (HTTP {status}: {exc})", url, status)
 
 
 @dataclass(frozen=True)
@@ -244,6 +250,8 @@ class HttpClient:
             if not isinstance(exc, TransientHttpError):
                 return
             what = f"HTTP {exc.status}" if exc.status else type(exc.__cause__ or exc).__name__
+            if isinstance(exc, CorruptBody):
+                what = "corrupt compressed body"
             seconds = state.next_action.sleep if state.next_action else 0.0
             with self._lock:
                 self.retries_made += 1
@@ -280,11 +288,13 @@ class HttpClient:
             try:
                 return retrying(fn, *args)
             except TransientHttpError as exc:
-                raise RetryBudgetExhausted(
+                exhausted = RetryBudgetExhausted(
                     f"{exc} (gave up after {state_attempts(retrying)} attempts)",
                     exc.url,
                     exc.status,
-                ) from exc
+                )
+                exhausted.hint = exc.hint
+                raise exhausted from exc
 
         return call
 
@@ -404,6 +414,9 @@ class HttpClient:
                 yield chunk
         except (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError) as exc:
             raise TransientHttpError(f"{type(exc).__name__} while reading {url}", url) from None
+        except httpx.DecodingError as exc:
+            # httpx's decoders raise DecodingError for zlib's, brotli's or zstd's error.
+            raise corrupt_body(str(response.request.url), response.status_code, exc) from None
 
     def download(self, url: str, destination: Path, *, max_bytes: int) -> int:
         """Stream a large body to ``destination`` (retrying transient failures); its size."""

@@ -13,6 +13,7 @@ shows the traceback only with ``--debug``, and the run ledger records it as such
     ├── UpstreamError                an upstream did not give what an entry needs
     │   ├── HttpError                an HTTP exchange gave no usable response
     │   │   ├── TransientHttpError   worth retrying: the network failed, or "slow down"
+    │   │   │   └── CorruptBody      a compressed body that does not decompress
     │   │   └── TerminalHttpError    not worth retrying: the server said no
     │   │       ├── BodyTooLarge
     │   │       ├── HostNotAllowed
@@ -106,6 +107,16 @@ class TransientHttpError(HttpError):
     ) -> None:
         super().__init__(message, url, status)
         self.retry_after = retry_after
+
+
+class CorruptBody(TransientHttpError):
+    """A body that does not decode as its Content-Encoding says (gzip with bad bytes, say):
+    a proxy or a server mangled it on the way, worth another attempt."""
+
+    hint = (
+        "the upstream (or a proxy on the way) sent a compressed body that does not "
+        "decompress; try again later, or from another network"
+    )
 
 
 class TerminalHttpError(HttpError):

@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 
 from warehouse.asof import utc_iso
 from warehouse.errors import NotFound
-from warehouse.runs import observed_warnings
+from warehouse.runs import committed_counts, interruptions, observed_warnings
 from warehouse.snapshots import checked_body
 from warehouse.store import Warehouse
 
@@ -31,7 +31,7 @@ def runs(
     A run with no 'finished' row is ``interrupted`` unless it is ``active_run`` (the run of
     this process): whoever opened a DuckDB file holds its only writer, so no other run can
     still be going. On a lake, the newest unfinished run of a corpus whose lock is held is
-    ``running``.
+    ``running``. The counts of an unfinished run are those of its committed batches.
     """
     sql = (
         "SELECT run_id, command, manifest_name, manifest_hash, status, started_at, finished_at, "
@@ -41,6 +41,7 @@ def runs(
         sql += f" LIMIT {int(limit)}"
     rows = warehouse._con.execute(sql).fetchall()
     observed = observed_warnings(warehouse)
+    stopped, so_far = interruptions(warehouse), committed_counts(warehouse)
     out = []
     considered: set[str] = set()
     for row in rows:
@@ -62,6 +63,13 @@ def runs(
                 "warnings": (json_or_none(row[12]) or []) + observed.get(int(run_id), []),
             }
         )
+        if status == "unfinished":  # what it committed so far; when a signal stopped it
+            out[-1]["counts"] = so_far.get(int(run_id), {})
+            if int(run_id) in stopped:
+                stop = stopped[int(run_id)]
+                out[-1].update(status="interrupted", finished_at=utc_iso(stop["recorded_at"]))
+                out[-1]["failures"] = stop["failures"]
+                out[-1]["warnings"] = stop["warnings"] + out[-1]["warnings"]
     return out
 
 
@@ -182,6 +190,11 @@ class Snapshot:
     body: bytes
 
 
+def missing_snapshot(doc_id: str, content_hash: str) -> NotFound:
+    """The error for a revision whose snapshot row is gone (``show``, ``diff``)."""
+    return NotFound(f"snapshot {content_hash} of {doc_id} is missing")
+
+
 def snapshot(
     warehouse: Warehouse,
     doc_id: str,
@@ -216,7 +229,7 @@ def snapshot(
         {"h": picked["content_hash"]},
     )
     if row is None:
-        raise NotFound(f"snapshot {picked['content_hash']} of {doc_id} is missing")
+        raise missing_snapshot(doc_id, picked["content_hash"])
     body = checked_body(
         warehouse,
         picked["content_hash"],

@@ -1,4 +1,5 @@
-"""The run ledger: a 'started' row, then a 'finished' row. Nothing is updated."""
+"""The run ledger: a 'started' row, then a 'finished' row; a run a signal stopped gets an
+'interrupted' row instead (it stays unfinished, to be resumed). Nothing is updated."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from warehouse.clock import now
+from warehouse.ingest import COUNT_KEYS
 from warehouse.store import Warehouse
 
 
@@ -90,6 +92,75 @@ def finish_run(
                 "warnings": json.dumps(warnings or [], sort_keys=True),
             },
         )
+
+
+def interrupt_run(
+    warehouse: Warehouse,
+    run_id: int,
+    failures: list[dict[str, Any]] | None = None,
+    warnings: list[dict[str, Any]] | None = None,
+) -> dict[str, dict[str, int]]:
+    """Append an 'interrupted' row to a run stopped by a signal, with the counts of what its
+    committed batches wrote (read from ``run_progress``, which commits with each batch: the
+    truth whatever the process was doing when the signal came), and return those counts.
+
+    The run stays unfinished in ``run_summary``: the next run of the same manifest resumes
+    it, and drift never compares against it, as for a run killed outright."""
+    counts = committed_counts(warehouse, run_id).get(run_id, {})
+    with warehouse._transaction() as con:
+        con.execute(
+            "INSERT INTO runs "
+            "(run_id, event, recorded_at, command, status, counts, failures, warnings) "
+            "SELECT run_id, 'interrupted', $at, command, 'interrupted', $counts, $failures, "
+            "$warnings FROM runs WHERE run_id = $run AND event = 'started' AND NOT EXISTS "
+            "(SELECT 1 FROM runs WHERE run_id = $run AND event IN ('finished', 'interrupted'))",
+            {
+                "run": run_id,
+                "at": now(),
+                "counts": json.dumps(counts, sort_keys=True),
+                "failures": json.dumps(failures or [], sort_keys=True),
+                "warnings": json.dumps(warnings or [], sort_keys=True),
+            },
+        )
+    return counts
+
+
+def committed_counts(
+    warehouse: Warehouse, run_id: int | None = None
+) -> dict[int, dict[str, dict[str, int]]]:
+    """What the committed batches of each unfinished run (or of ``run_id``, finished or
+    not) wrote, per source: ``{run_id: {source: {new, changed, ...}}}``. For a run still
+    going or interrupted, these are its counts so far."""
+    rows = warehouse._con.execute(
+        "SELECT p.run_id, p.source, sum(p.new), sum(p.changed), "
+        "sum(p.unchanged), sum(p.gone), sum(p.restored) FROM run_progress p "
+        "WHERE CASE WHEN $run IS NULL THEN p.run_id IN "
+        "(SELECT run_id FROM run_summary WHERE status = 'unfinished') ELSE p.run_id = $run END "
+        "GROUP BY p.run_id, p.source ORDER BY p.run_id, p.source",
+        {"run": run_id},
+    ).fetchall()
+    out: dict[int, dict[str, dict[str, int]]] = {}
+    for run, source, *sums in rows:
+        out.setdefault(int(run), {})[str(source)] = {
+            key: int(value or 0) for key, value in zip(COUNT_KEYS, sums, strict=True)
+        }
+    return out
+
+
+def interruptions(warehouse: Warehouse) -> dict[int, dict[str, Any]]:
+    """The 'interrupted' row of every run a signal stopped: ``{run_id: {recorded_at,
+    failures, warnings}}``."""
+    rows = warehouse._con.execute(
+        "SELECT run_id, recorded_at, failures, warnings FROM runs WHERE event = 'interrupted'"
+    ).fetchall()
+    return {
+        int(run_id): {
+            "recorded_at": recorded_at,
+            "failures": json.loads(failures or "[]"),
+            "warnings": json.loads(warnings or "[]"),
+        }
+        for run_id, recorded_at, failures, warnings in rows
+    }
 
 
 def latest_run(warehouse: Warehouse, manifest_name: str) -> int | None:

@@ -10,6 +10,7 @@ from pipelines.backfill.passes import build_and_commit, scan
 from pipelines.backfill.request import BackfillRequest, BackfillResult
 from pipelines.backfill.resume import resume_point, run_hash
 from pipelines.backfill.scratch import scratch_directory
+from pipelines.ingest import interrupted_summary
 from pipelines.progress import BackfillReporter
 from sources.nhtsa.flatfile.layouts import LAYOUTS
 from sources.nhtsa.flatfile.readable import FileShape, layouts_seen, refusal
@@ -19,7 +20,8 @@ from sources.nhtsa.flatfile.spec import flat_spec
 from warehouse.bulk.build_engine import BUILD_DATABASE_MEMORY_LIMIT
 from warehouse.bulk.engine import FlatBulk
 from warehouse.errors import BackfillError, FlatFileError, UsageError
-from warehouse.runs import finish_run, start_run
+from warehouse.interrupt import interruption
+from warehouse.runs import finish_run, interrupt_run, start_run
 from warehouse.store import Warehouse
 
 COMMAND = "backfill"
@@ -34,7 +36,9 @@ def run_backfill(
     """Backfill one flat file into the warehouse as one run; resume an interrupted one.
 
     A known error fails the run (recorded in the ledger) and is raised; an unexpected
-    exception is recorded as an internal error and raised as it is."""
+    exception is recorded as an internal error and raised as it is. A signal (Ctrl-C,
+    SIGTERM) records the run ``interrupted`` with what its committed batches wrote, and
+    raises :class:`~warehouse.interrupt.Interrupted` saying so."""
     reporter = reporter or BackfillReporter()
     if request.kind not in LAYOUTS:
         raise UsageError(f"unknown kind {request.kind!r}; valid: {', '.join(LAYOUTS)}")
@@ -61,7 +65,14 @@ def run_backfill(
     )
     try:
         _passes(warehouse, request, source, result, (build_limit, planning_limit), reporter)
-    except Exception as exc:
+    except BaseException as exc:
+        stop = interruption(exc)  # Ctrl-C or SIGTERM, or DuckDB's words for it
+        if stop is not None:
+            committed = interrupt_run(warehouse, info.run_id, [], ledger_warnings(label, result))
+            stop.summary = interrupted_summary(info.run_id, committed)
+            raise stop from None
+        if not isinstance(exc, Exception):
+            raise
         known = record_failure(warehouse, info.run_id, label, result, exc, request.path.name)
         if known is None or known is exc:  # a bug (an internal error), or a known error
             raise

@@ -78,6 +78,9 @@ def main(
       2  bad usage or an invalid manifest
       3  drift found (only with --fail-on-drift)
       4  the unrelated-document guard tripped during a push
+    130  interrupted by Ctrl-C (SIGINT): the run is recorded interrupted with what it
+         committed, and the next run resumes it
+    143  terminated by SIGTERM (the same)
 
     Retries, warnings and progress go to stderr (-q silences them, -v says more; with
     --log-format json each is one JSON object); results go to stdout, as text or, with

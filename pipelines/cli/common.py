@@ -17,7 +17,7 @@ import click
 from click.core import ParameterSource
 
 from pipelines import USER_AGENT, logline
-from pipelines.cli import exits
+from pipelines.cli import exits, interrupts
 from pipelines.ingest import IngestOptions, RunResult
 from pipelines.manifest import Manifest, load_manifest
 from pipelines.visible import visible
@@ -25,6 +25,7 @@ from sources.http import HttpFactory
 from warehouse.backends import ENV_DATA_PATH, WarehouseURL
 from warehouse.errors import ReceiptsError
 from warehouse.ingest import DEFAULT_BATCH_SIZE
+from warehouse.interrupt import Interrupted, interruption
 from warehouse.store import DEFAULT_WAREHOUSE, ENV_WAREHOUSE, known_error
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -119,7 +120,7 @@ def fail(kind: str, message: str, hint: str | None, code: int, as_json: bool) ->
         error = {"type": kind, "message": message, "hint": hint}
         click.echo(json.dumps({"error": error, "exit_code": code}, indent=2, sort_keys=True))
     line = visible(f"receipts: {message}")
-    event = "internal_error" if kind == "InternalError" else "error"
+    event = {"InternalError": "internal_error", "Interrupted": "interrupted"}.get(kind, "error")
     if logline.is_json():
         # One line, the hint and the exit code among its fields.
         hint = hint and visible(hint)
@@ -131,10 +132,18 @@ def fail(kind: str, message: str, hint: str | None, code: int, as_json: bool) ->
     sys.exit(code)
 
 
+def stopped(stop: Interrupted, as_json: bool) -> NoReturn:
+    """An interrupted command: one line (the signal, what was committed), exit 130 or 143."""
+    fail("Interrupted", interrupts.message(stop), None, exits.for_interrupt(stop), as_json)
+
+
 def handle_errors(func: F) -> F:
     """Known errors become one line on stderr (with the next step to try, when there is one)
     and their exit code, with no stack trace; under ``--json`` the error is also printed as
     ``{"error": {"type", "message", "hint"}, "exit_code": N}`` on stdout.
+
+    An interrupt (Ctrl-C, SIGTERM; DuckDB's error for a statement a signal stopped) is one
+    line saying what was committed, and exit 130 or 143.
 
     Anything else is a bug: a short "internal error" line and exit 1; ``--debug`` adds the
     traceback.
@@ -155,12 +164,19 @@ def handle_errors(func: F) -> F:
             fail(type(exc).__name__, exc.format_message(), None, exc.exit_code, as_json)
         except (click.exceptions.Exit, click.Abort):
             raise
+        except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: not a failure
+            stop = interruption(exc)
+            assert stop is not None
+            stopped(stop, as_json)
         except BrokenPipeError:
             # The reader went away (`receipts ls | head`): stop quietly, as a process killed
             # by SIGPIPE would (exit 141), without a second error when Python flushes stdout.
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             sys.exit(exits.EXIT_BROKEN_PIPE)
         except Exception as exc:
+            stop = interruption(exc)  # DuckDB's words for a signal that stopped a statement
+            if stop is not None:
+                stopped(stop, as_json)
             if debugging():
                 print_traceback()
             known = known_error(exc)

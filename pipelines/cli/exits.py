@@ -5,6 +5,8 @@
     2  bad usage or an invalid manifest
     3  drift found (only with --fail-on-drift)
     4  the unrelated-document guard tripped during a push
+  130  interrupted by Ctrl-C (SIGINT); what committed before it stays
+  143  terminated (SIGTERM); what committed before it stays
 
 Library objects carry outcomes (a push's status, a run's status); only the command line
 maps them to these numbers.
@@ -12,9 +14,12 @@ maps them to these numbers.
 
 from __future__ import annotations
 
+import signal
+
 from pipelines.publish.push import PushResult
 from pipelines.refresh import RefreshResult
 from warehouse.errors import ReceiptsError, UsageError
+from warehouse.interrupt import Interrupted
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -23,6 +28,14 @@ EXIT_DRIFT = 3
 EXIT_GUARD = 4
 # The reader of stdout went away (``receipts ls | head``): what a shell reports for SIGPIPE.
 EXIT_BROKEN_PIPE = 141
+# Interrupted: 128 + the signal, as a shell reports a process those signals killed.
+EXIT_INTERRUPTED = 130  # SIGINT (Ctrl-C)
+EXIT_TERMINATED = 143  # SIGTERM
+
+
+def for_interrupt(stop: Interrupted) -> int:
+    """130 for Ctrl-C (SIGINT), 143 for SIGTERM."""
+    return EXIT_TERMINATED if stop.signum == signal.SIGTERM else EXIT_INTERRUPTED
 
 
 def for_error(exc: ReceiptsError) -> int:

@@ -1,5 +1,6 @@
 """``--log-format`` and ``RECEIPTS_LOG_FORMAT``: the root group's option choosing how lines
-on stderr are written (:mod:`pipelines.logline`), and click's own errors written in it."""
+on stderr are written (:mod:`pipelines.logline`), and click's own errors written in it; the
+root group that runs a command with SIGINT and SIGTERM as interrupts."""
 
 from __future__ import annotations
 
@@ -12,6 +13,9 @@ import click
 from click.core import ParameterSource
 
 from pipelines import logline
+from pipelines.cli import exits, interrupts
+from pipelines.cli.interrupts import signals_interrupt
+from warehouse.interrupt import interruption
 
 
 @contextmanager
@@ -31,8 +35,17 @@ def _usage_errors_as_log_lines() -> Iterator[None]:
             exit_code=exc.exit_code,
         )
         raise click.exceptions.Exit(exc.exit_code) from None
-    except (click.Abort, KeyboardInterrupt, EOFError):
-        # Ctrl-C: click would write "Aborted!" and exit 1.
+    except KeyboardInterrupt as exc:
+        # Ctrl-C or SIGTERM outside a command's own handling (click would write "Aborted!"
+        # and exit 1): an interrupt, exit 130 or 143.
+        stop = interruption(exc)
+        assert stop is not None
+        code = exits.for_interrupt(stop)
+        line = f"receipts: {interrupts.message(stop)}"
+        logline.emit(line, event="interrupted", level="error", exit_code=code)
+        raise click.exceptions.Exit(code) from None
+    except (click.Abort, EOFError):
+        # A prompt abandoned: click would write "Aborted!" and exit 1.
         if not logline.is_json():
             raise
         logline.emit("Aborted!", event="aborted", level="error", exit_code=1)
@@ -56,7 +69,7 @@ class ReceiptsGroup(click.Group):
             return super().make_context(info_name, args, parent, **extra)
 
     def invoke(self, ctx: click.Context) -> Any:
-        with _usage_errors_as_log_lines():
+        with _usage_errors_as_log_lines(), signals_interrupt():
             return super().invoke(ctx)
 
 

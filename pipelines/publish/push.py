@@ -64,6 +64,7 @@ from warehouse.errors import (
     NamespaceViolation,
     TargetError,
 )
+from warehouse.interrupt import interruption
 from warehouse.runs import latest_run
 from warehouse.store import Warehouse
 
@@ -261,7 +262,16 @@ def push(
     _record_start(record, result, state, take_over)
     wanted = {d.id: d for d in documents}
     sender = Sender(target, namespace, settings or Publish(), wanted, record, progress)
-    _send_and_count(sender, result, target, foreign)
+    try:
+        _send_and_count(sender, result, target, foreign)
+    except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: the push stays unfinished
+        stop = interruption(exc)
+        assert stop is not None
+        stop.summary = (
+            f"push {result.push_id} applied {sender.applied:,} of {len(plan.actions):,} "
+            "mutations (`receipts pushes` shows it); the next publish sends the rest"
+        )
+        raise stop from None
     _conclude(result, sender)
     record.finish(result, [*plan.blocked, *result.conflicts])
     return result
