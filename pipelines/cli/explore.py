@@ -1,4 +1,4 @@
-"""Finding things: ``ls``, ``search``, ``export`` and ``schema``."""
+"""Finding things: ``ls``, ``search`` and ``export``."""
 
 from __future__ import annotations
 
@@ -182,32 +182,4 @@ def export(
         click.echo(f"{item.path}: {item.rows:,} {item.table}")
 
 
-# -- schema --------------------------------------------------------------------------------
-@click.command("schema")
-@warehouse_option
-@json_option
-@handle_errors
-def schema(warehouse: str, as_json: bool) -> None:
-    """The warehouse's tables and views, one line per column (name, type, nullable)."""
-    with Warehouse.open(warehouse, read_only=True) as wh:
-        tables = wh.tables()
-    if as_json:
-        emit_json(
-            [
-                {
-                    "name": t.name,
-                    "view": t.view,
-                    "columns": [c._asdict() for c in t.columns],
-                }
-                for t in tables
-            ]
-        )
-        return
-    for table in tables:
-        click.echo(f"{'view' if table.view else 'table'} {table.name}")
-        for column in table.columns:
-            null = "" if column.nullable else " NOT NULL"
-            click.echo(f"  {column.name} {column.data_type}{null}")
-
-
-COMMANDS = [ls, search, export, schema]
+COMMANDS = [ls, search, export]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
@@ -19,11 +20,16 @@ from typing import Any, TypeVar
 import click
 
 from pipelines.cli.text_table import TextTable
-from pipelines.visible import json_visible
+from pipelines.visible import json_visible, visible_cell
 
 F = TypeVar("F", bound=Callable[..., Any])
 FORMATS = ("table", "json", "nl", "csv")
+TABLE_FORMATS = ("tsv", "md")  # besides FORMATS, for ``receipts query``
 FLUSH_BYTES = 1 << 16  # CSV and text tables are written out in pieces of about this size
+# A text table is aligned a page at a time: its first page is printed once this many rows
+# are read (or the rows end), and every later page keeps the widths of the pages before it,
+# widening a column only where a longer value comes.
+PAGE_ROWS = 1_000
 
 
 def listing_options(func: F) -> F:
@@ -36,6 +42,43 @@ def listing_options(func: F) -> F:
     for option in options:
         func = option(func)
     return func
+
+
+def page_options(func: F) -> F:
+    """``--limit N`` and ``--offset N``: a page of a listing (sets ``limit`` and ``offset``)."""
+    func = click.option(
+        "--offset",
+        type=click.IntRange(0),
+        default=0,
+        show_default=True,
+        metavar="N",
+        help="Skip the first N rows (with --limit: a page of the listing).",
+    )(func)
+    return click.option(
+        "--limit",
+        type=click.IntRange(1),
+        default=None,
+        metavar="N",
+        help="Show at most N rows.",
+    )(func)
+
+
+def table_format_options(func: F) -> F:
+    """:func:`listing_options` plus ``--tsv`` and ``--markdown`` tables; sets ``fmt``."""
+    options = [
+        click.option("--markdown", "fmt", flag_value="md", help="Print a Markdown (GFM) table."),
+        click.option(
+            "--tsv", "fmt", flag_value="tsv", help="Print tab-separated values with a header."
+        ),
+    ]
+    for option in options:
+        func = option(func)
+    return listing_options(func)
+
+
+def page(rows: Iterable[Any], limit: int | None, offset: int) -> Iterator[Any]:
+    """Rows ``offset`` to ``offset + limit`` of ``rows``, read lazily."""
+    return itertools.islice(rows, offset, None if limit is None else offset + limit)
 
 
 def text_value(value: Any) -> str:
@@ -117,11 +160,66 @@ def emit(
                 buffer.truncate()
         click.echo(buffer.getvalue(), nl=False)
         return
-    table = text_table(rows, columns)
-    if not table.rows:
+    if fmt == "tsv":
+        click.echo("\t".join(tsv_cell(c) for c in columns))
+        for row in rows:
+            click.echo("\t".join(tsv_cell(text_value(row.get(c))) for c in columns))
+        return
+    if fmt == "md":
+        markdown_table(rows, columns)
+        return
+    if not echo_paged_table(rows, columns):
         click.echo(empty)
-    else:
-        echo_table(table)
+
+
+def tsv_cell(text: str) -> str:
+    """A TSV field: the text on one line, tab, line end and control characters written out
+    (``\\t``, ``\\n``, ``\\x1b``) as in a text table, so a value never splits a row."""
+    return visible_cell(text)
+
+
+def markdown_cell(text: str) -> str:
+    """A GFM table cell holding ``text`` as text: every ASCII punctuation character that
+    Markdown or HTML could read inline is backslash-escaped (CommonMark: any ASCII
+    punctuation may be), the pipe included, and control characters are shown visibly."""
+    out = "".join("\\" + ch if ch in _MARKDOWN_PUNCTUATION else ch for ch in text)
+    return visible_cell(out) or " "
+
+
+# A table cell is inline content (no block construct starts in one): these are the
+# characters an inline construct (code, emphasis, links, images, autolinks, raw HTML,
+# entities, strikethrough) or the cell's end can start with.
+_MARKDOWN_PUNCTUATION = frozenset("\\`*_[]<>|!&~")
+
+
+def markdown_table(rows: Iterable[dict[str, Any]], columns: Sequence[str]) -> None:
+    """A GitHub-flavoured Markdown table, written as the rows come."""
+    click.echo("| " + " | ".join(markdown_cell(c) for c in columns) + " |")
+    click.echo("|" + "|".join("---" for _ in columns) + "|")
+    for row in rows:
+        cells = [markdown_cell(text_value(row.get(c))) for c in columns]
+        click.echo("| " + " | ".join(cells) + " |")
+
+
+def echo_paged_table(rows: Iterable[dict[str, Any]], columns: Sequence[str]) -> int:
+    """``rows`` as an aligned text table printed a page (:data:`PAGE_ROWS`) at a time, the
+    first page as soon as it is read; later pages keep the columns at least as wide as
+    before. The number of rows printed."""
+    printed = 0
+    widths: list[int] | None = None
+    iterator = iter(rows)
+    while True:
+        batch = list(itertools.islice(iterator, PAGE_ROWS))
+        if not batch:
+            return printed
+        table = text_table(batch, columns)
+        table.at_least(widths)
+        lines = table.lines()
+        if widths is not None:
+            next(lines)  # the header is printed once
+        widths = table.widths
+        echo_lines(lines)
+        printed += len(batch)
 
 
 def text_table(rows: Iterable[dict[str, Any]], columns: Sequence[str]) -> TextTable:
@@ -134,9 +232,14 @@ def text_table(rows: Iterable[dict[str, Any]], columns: Sequence[str]) -> TextTa
 
 def echo_table(table: TextTable) -> None:
     """Print a text table, a piece of about :data:`FLUSH_BYTES` at a time."""
+    echo_lines(table.lines())
+
+
+def echo_lines(lines: Iterable[str]) -> None:
+    """Print lines, a piece of about :data:`FLUSH_BYTES` at a time."""
     piece: list[str] = []
     held = 0
-    for line in table.lines():
+    for line in lines:
         piece.append(line)
         held += len(line) + 1
         if held > FLUSH_BYTES:
