@@ -143,12 +143,18 @@ class CorpusRow(NamedTuple):
 
 
 def iter_as_of(
-    warehouse: Warehouse, point: Point, source: str | None = None, corpus: str | None = None
+    warehouse: Warehouse,
+    point: Point,
+    source: str | None = None,
+    corpus: str | None = None,
+    *,
+    limit: int | None = None,
+    offset: int = 0,
 ) -> Iterator[CorpusRow]:
     """Every document the warehouse held at ``point`` (of one source, of the members of
     one corpus), with the revision it had then and the run that wrote it, ordered by
-    doc_id, read as a stream (see :mod:`warehouse.staged`). Documents tombstoned at that
-    point are left out."""
+    doc_id, read as a stream (see :mod:`warehouse.staged`); ``limit`` and ``offset`` take a
+    page of them. Documents tombstoned at that point are left out."""
     condition, params = point.condition("r", "point")
     source_filter = ""
     filter_params: dict[str, Any] = {}
@@ -176,7 +182,7 @@ def iter_as_of(
             filter_params,
         ),
     ]
-    for row in staged_rows(warehouse, stages, "doc_id"):
+    for row in staged_rows(warehouse, stages, "doc_id", limit, offset):
         yield CorpusRow._make(row)
 
 

@@ -63,10 +63,12 @@ def iter_documents(
     kind: str | None = None,
     corpus: str | None = None,
     changed_since: Point | None = None,
+    limit: int | None = None,
+    offset: int = 0,
 ) -> Iterator[DocumentRow]:
     """Documents with their current revision, by doc_id, read as a stream (see
     :mod:`warehouse.staged`); ``changed_since`` keeps those whose current revision became
-    valid after that point."""
+    valid after that point; ``limit`` and ``offset`` take a page of them."""
     where, params = _filters(source, kind, corpus, changed_since)
     stages = [
         (
@@ -86,7 +88,7 @@ def iter_documents(
             {},
         ),
     ]
-    for row in staged_rows(warehouse, stages, "doc_id"):
+    for row in staged_rows(warehouse, stages, "doc_id", limit, offset):
         yield DocumentRow(*row)
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from pipelines.cli.common import emit_json, handle_errors, json_option, warehouse_option
-from pipelines.cli.listing import emit, listing_options
+from pipelines.cli.listing import emit, listing_options, page_options
 from pipelines.cli.revisions import POINT_HELP
 from pipelines.manifest import load_manifest
 from pipelines.visible import visible
@@ -54,6 +54,7 @@ SEARCH_ALL = ["doc_id", "revision", "content_hash", "snippet"]
     metavar="RUN|DATE",
     help=f"Only documents whose current revision is newer than this point: {POINT_HELP}.",
 )
+@page_options
 @listing_options
 @handle_errors
 def ls(
@@ -62,13 +63,30 @@ def ls(
     kind: str | None,
     corpus: str | None,
     changed_since: str | None,
+    limit: int | None,
+    offset: int,
     fmt: str | None,
 ) -> None:
     """List documents with their current revision, content hash, size and the run that
-    made it current (tombstoned documents say so)."""
+    made it current (tombstoned documents say so), by doc_id. Rows are printed as they are
+    read: a table a page at a time, so `receipts ls | head` answers at once.
+
+    \b
+    Examples:
+      receipts ls --source nhtsa --kind complaint --limit 20
+      receipts ls --corpus cr-v-aeb --changed-since "2 days ago" --csv > changed.csv
+    """
     with Warehouse.open(warehouse, read_only=True) as wh:
         since = _point(wh, changed_since, "--changed-since")
-        rows = iter_documents(wh, source=source, kind=kind, corpus=corpus, changed_since=since)
+        rows = iter_documents(
+            wh,
+            source=source,
+            kind=kind,
+            corpus=corpus,
+            changed_since=since,
+            limit=limit,
+            offset=offset,
+        )
         listed = (
             {
                 **row._asdict(),

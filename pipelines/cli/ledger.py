@@ -19,7 +19,7 @@ from pipelines.cli.common import (
     quiet,
     warehouse_option,
 )
-from pipelines.cli.listing import emit, listing_options
+from pipelines.cli.listing import emit, listing_options, page, page_options
 from pipelines.cli.pins import render_upstream, upstream_report
 from pipelines.progress import steps_for
 from pipelines.visible import visible
@@ -132,13 +132,15 @@ def _revision_row(doc_id: str, rev: dict[str, Any], fmt: str | None) -> dict[str
 @click.command()
 @click.argument("doc_id")
 @warehouse_option
+@page_options
 @listing_options
 @handle_errors
-def history(doc_id: str, warehouse: str, fmt: str | None) -> None:
+def history(doc_id: str, warehouse: str, limit: int | None, offset: int, fmt: str | None) -> None:
     """Every revision of DOC_ID: number, content hash, run and time it became valid, until
-    which run, provenance (URL, commit), tombstones, and where its bytes were seen."""
+    which run, provenance (URL, commit), tombstones, and where its bytes were seen.
+    --limit and --offset take a page of the revisions, oldest first."""
     with Warehouse.open(warehouse, read_only=True) as wh:
-        revisions = revision_history.history(wh, doc_id)
+        revisions = list(page(revision_history.history(wh, doc_id), limit, offset))
     if fmt == "json":
         emit_json({"doc_id": doc_id, "revisions": revisions})
         return

@@ -34,6 +34,7 @@ from pipelines.cli.listing import (
     emit,
     emit_json_listing,
     listing_options,
+    page_options,
     text_table,
 )
 from pipelines.cli.pins import report_pin_drift
@@ -379,10 +380,17 @@ AS_OF_ALL = ["doc_id", "source", "kind", "revision", "content_hash", "valid_from
     help="Only documents that were members of this corpus (a manifest's name) then.",
 )
 @warehouse_option
+@page_options
 @listing_options
 @handle_errors
 def as_of_command(
-    point_text: str, source: str | None, corpus: str | None, warehouse: str, fmt: str | None
+    point_text: str,
+    source: str | None,
+    corpus: str | None,
+    warehouse: str,
+    limit: int | None,
+    offset: int,
+    fmt: str | None,
 ) -> None:
     """The corpus as it stood at RUN (after that run), at DATE, or now: every document
     that had content then, with the revision and content hash it had.
@@ -403,16 +411,16 @@ def as_of_command(
                 f"no corpus {corpus!r} in the warehouse; known: {', '.join(corpora) or 'none'}",
                 param_hint="--corpus",
             )
+        listed = iter_as_of(wh, point, source, corpus, limit=limit, offset=offset)
         if fmt in ("json", "nl", "csv"):  # written as read: a corpus can be millions
-            documents = (row.as_json() for row in iter_as_of(wh, point, source, corpus))
+            documents = (row.as_json() for row in listed)
             if fmt == "json":
                 head = {"point": point.as_json(), "source": source, "corpus": corpus}
                 emit_json_listing(head, "documents", documents)
             else:
                 emit(documents, AS_OF_ALL, fmt)
             return
-        rows = (row.as_json() for row in iter_as_of(wh, point, source, corpus))
-        table = text_table(rows, AS_OF_TEXT)
+        table = text_table((row.as_json() for row in listed), AS_OF_TEXT)
     name = f"corpus {corpus}" if corpus else "corpus"
     of = f" ({source})" if source else ""
     noun = "document" if table.rows == 1 else "documents"
