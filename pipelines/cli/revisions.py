@@ -40,7 +40,8 @@ from pipelines.cli.listing import (
 from pipelines.cli.pins import report_pin_drift
 from pipelines.manifest import load_manifest
 from pipelines.refresh import metadata_fields
-from pipelines.reports.drift_model import build_report
+from pipelines.reports.corpora import render_corpora
+from pipelines.reports.drift_model import DriftReport, build_report
 from pipelines.reports.formats import FORMATS, render
 from pipelines.reports.wording import field_phrase, size_phrase, to_second
 from pipelines.reports.wording import short as short_hash
@@ -56,7 +57,7 @@ from warehouse.asof import (
     utc_iso,
 )
 from warehouse.clock import now
-from warehouse.drift import compare, default_points, snapshot_bodies
+from warehouse.drift import compare, default_points, refreshed_corpora, snapshot_bodies
 from warehouse.errors import NotFound, PointError, QuoteError
 from warehouse.store import Warehouse
 
@@ -161,14 +162,21 @@ def drift(
     and hash, its timeline of revisions, and what changed (the JSON fields of a record, a
     short unified diff of a text file).
 
-    By default it compares the last two finished runs of MANIFEST's corpus (of any corpus
-    without a MANIFEST); with a single run, everything is new. With a MANIFEST a document
+    By default it compares the last two finished runs of MANIFEST's corpus; without a
+    MANIFEST, each corpus's last two finished runs, one report per corpus (with --json:
+    {"corpora": [...]}); with a single run, everything is new. --since/--until without a
+    MANIFEST compare every document between those points. With a MANIFEST a document
     counts only while it is a member of that corpus, and leaving the corpus is "gone".
 
     With --pins MANIFEST [--ref REF] it reports pinned-file drift against GitHub instead:
     for every pinned file, changed, unchanged or deleted at the ref.
 
     Exit 0, or 3 with --fail-on-drift when something drifted; 2 for a bad argument.
+
+    \b
+    Examples:
+      receipts drift manifests/cr-v-aeb.toml --since "7 days ago" --format md --out drift.md
+      receipts drift --fail-on-drift      # every corpus's latest changes; exit 3 if any
     """
     if pins_manifest is not None:
         given = [
@@ -202,36 +210,53 @@ def drift(
     if not target and (record_dir or replay_dir):
         raise click.UsageError("--record and --replay go with --pins or --target")
     with Warehouse.open(warehouse, read_only=True) as wh:
-        start, end = default_points(
-            wh,
-            corpus,
-            _optional_point(wh, since, "--since"),
-            _optional_point(wh, until, "--until"),
-        )
-        try:
-            result = compare(wh, start, end, corpus=corpus, limit=limit, metadata=metadata_fields())
-        except PointError as exc:
-            raise click.BadParameter(str(exc), param_hint="--since/--until") from None
-        report = build_report(wh, result, now())
-        if loaded is not None and target:
-            http = http_factory(record_dir, replay_dir)
-            try:
-                target_report = read_target_drift(loaded, wh, http=http, out=target_out)
-            finally:
-                http.close()
-            report = replace(report, target_drift=target_report)
-    text = render(report, fmt)
+        every = corpus is None and since is None and until is None
+        corpora = refreshed_corpora(wh) if every else []
+        if len(corpora) > 1:  # every corpus's latest changes, each its own report
+            reports = [_drift_report(wh, name, None, None, limit) for name in corpora]
+            text = render_corpora(reports, fmt)
+        else:
+            report = _drift_report(
+                wh,
+                corpus,
+                _optional_point(wh, since, "--since"),
+                _optional_point(wh, until, "--until"),
+                limit,
+            )
+            if loaded is not None and target:
+                http = http_factory(record_dir, replay_dir)
+                try:
+                    target_report = read_target_drift(loaded, wh, http=http, out=target_out)
+                finally:
+                    http.close()
+                report = replace(report, target_drift=target_report)
+            reports = [report]
+            text = render(report, fmt)
     if out is None:
         click.echo(text, nl=False)
     else:
         out.write_text(text, encoding="utf-8")
-        totals = result.totals
+        totals = {k: sum(r.drift.totals[k] for r in reports) for k in reports[0].drift.totals}
         listed = ", ".join(f"{k} {v:,}" for k, v in totals.items())
-        if result.metadata_total:
-            listed += f"; metadata only {result.metadata_total:,}"
+        metadata_total = sum(r.drift.metadata_total for r in reports)
+        if metadata_total:
+            listed += f"; metadata only {metadata_total:,}"
         click.echo(f"{fmt} drift report written to {out}: {listed}")
-    found = report.found
+    found = any(r.found for r in reports)
     sys.exit(exits.for_drift(found, fail_on_drift))
+
+
+def _drift_report(
+    wh: Warehouse, corpus: str | None, since: Point | None, until: Point | None, limit: int
+) -> DriftReport:
+    """The drift report of ``corpus`` (every document if None) between two points, by
+    default its last two finished runs."""
+    start, end = default_points(wh, corpus, since, until)
+    try:
+        result = compare(wh, start, end, corpus=corpus, limit=limit, metadata=metadata_fields())
+    except PointError as exc:
+        raise click.BadParameter(str(exc), param_hint="--since/--until") from None
+    return build_report(wh, result, now())
 
 
 # -- diff ----------------------------------------------------------------------------------
