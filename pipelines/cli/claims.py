@@ -61,6 +61,11 @@ def verify_claims(
 
     Exit 0 (3 with --fail-on-drift when any claim does not hold); 1 when some claim rows
     could not be read (the others are still checked and recorded); 2 for bad usage.
+
+    \b
+    Examples:
+      receipts verify-claims --file demo/claims.ndjson
+      receipts verify-claims manifests/cr-v-aeb.toml --format md --fail-on-drift
     """
     if (manifest_file is None) == (claims_file is None):
         raise click.UsageError("give a MANIFEST with a [claims] table, or --file, not both")
@@ -88,7 +93,12 @@ def verify_claims(
 
 @click.group("claims")
 def claims_group() -> None:
-    """The claims ledger: every check of every claim."""
+    """The claims ledger: every check of every claim.
+
+    \b
+    Example:
+      receipts claims history claim-7
+    """
 
 
 @claims_group.command("history")
@@ -98,7 +108,12 @@ def claims_group() -> None:
 @handle_errors
 def history(claim_id: str, warehouse: str, as_json: bool) -> None:
     """Every check of CLAIM_ID, oldest first: its status, the revision checked, and the run
-    the check followed, so you can see when a citation stopped holding."""
+    the check followed, so you can see when a citation stopped holding.
+
+    \b
+    Example:
+      receipts claims history claim-7 --json
+    """
     with Warehouse.open(warehouse, read_only=True) as wh:
         rows = ledger.claim_history(wh, claim_id)
     if not rows:

@@ -194,7 +194,13 @@ def export(
     --out: all of the warehouse, or MANIFEST's corpus; --as-of keeps the revisions written
     by that point (validity as it stood then). Snapshots (in the order they were stored)
     and NDJSON files are written as streams, in bounded memory. Refuses, writing nothing,
-    if a snapshot's bytes no longer hash to their address."""
+    if a snapshot's bytes no longer hash to their address.
+
+    \b
+    Examples:
+      receipts export manifests/cr-v-aeb.toml --format parquet --out out/export
+      receipts export --format csv --out out/then --as-of 2026-11-01
+    """
     corpus = _corpus(manifest_file, None)
     with Warehouse.open(warehouse, read_only=True) as wh:
         point = _point(wh, as_of, "--as-of")

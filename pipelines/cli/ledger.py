@@ -92,7 +92,13 @@ def _run_row(run: dict[str, Any], fmt: str | None) -> dict[str, Any]:
 @handle_errors
 def runs(warehouse: str, limit: int | None, fmt: str | None) -> None:
     """The run ledger, newest first: when each run started and how long it took, its
-    status (ok, failed, interrupted) and counts."""
+    status (ok, failed, interrupted) and counts.
+
+    \b
+    Examples:
+      receipts runs --limit 10
+      receipts runs --csv > runs.csv
+    """
     with Warehouse.open(warehouse, read_only=True) as wh:
         ledger = revision_history.runs(wh, limit)
     for run in ledger:
@@ -138,7 +144,13 @@ def _revision_row(doc_id: str, rev: dict[str, Any], fmt: str | None) -> dict[str
 def history(doc_id: str, warehouse: str, limit: int | None, offset: int, fmt: str | None) -> None:
     """Every revision of DOC_ID: number, content hash, run and time it became valid, until
     which run, provenance (URL, commit), tombstones, and where its bytes were seen.
-    --limit and --offset take a page of the revisions, oldest first."""
+    --limit and --offset take a page of the revisions, oldest first.
+
+    \b
+    Examples:
+      receipts history nhtsa/recall/22V999101
+      receipts history nhtsa/recall/22V999101 --limit 5 --nl | jq .content_hash
+    """
     with Warehouse.open(warehouse, read_only=True) as wh:
         revisions = list(page(revision_history.history(wh, doc_id), limit, offset))
     if fmt == "json":
@@ -170,7 +182,13 @@ def history(doc_id: str, warehouse: str, limit: int | None, offset: int, fmt: st
 @click.option("--hash", "content_hash", help="Show the revision with this content hash (prefix).")
 @handle_errors
 def show(doc_id: str, warehouse: str, revision: int | None, content_hash: str | None) -> None:
-    """Write the verbatim stored bytes of DOC_ID (current revision by default) to stdout."""
+    """Write the verbatim stored bytes of DOC_ID (current revision by default) to stdout.
+
+    \b
+    Examples:
+      receipts show nhtsa/recall/22V999101
+      receipts show nhtsa/recall/22V999101 --revision 1 > day-1.json
+    """
     if revision is not None and content_hash is not None:
         raise click.UsageError("give --revision or --hash, not both")
     with Warehouse.open(warehouse, read_only=True) as wh:
@@ -204,7 +222,13 @@ def verify(
     """Recompute every stored snapshot's SHA-256 from its bytes, check each revision's
     snapshot, size and document against its provenance and that no revision is recorded
     twice (and, with --upstream, re-download pinned GitHub files); exit 1 naming each
-    problem."""
+    problem.
+
+    \b
+    Examples:
+      receipts verify
+      receipts verify --upstream manifests/hyphae-atlas.toml
+    """
 
     if upstream is None and (record_dir or replay_dir):
         raise click.UsageError("--record and --replay go with --upstream")

@@ -347,6 +347,11 @@ def diff(doc_id: str, a: str | None, b: str | None, warehouse: str, as_json: boo
     A and B are revision numbers or content-hash prefixes (7 or more hex characters).
     Without them: the last two revisions with content; with only A: A against the newest
     revision with content.
+
+    \b
+    Examples:
+      receipts diff nhtsa/recall/22V999101
+      receipts diff nhtsa/recall/22V999101 1 2 --json
     """
     with Warehouse.open(warehouse, read_only=True) as wh:
         revisions = history.history(wh, doc_id)
@@ -422,6 +427,11 @@ def as_of_command(
 
     DATE is ISO-8601: 2026-11-01 means 00:00 UTC that day; a date-time without an offset
     is UTC. Documents that were tombstoned at that point are left out.
+
+    \b
+    Examples:
+      receipts as-of 3 --corpus cr-v-aeb
+      receipts as-of 2026-11-01 --source nhtsa --csv > corpus.csv
     """
     with Warehouse.open(warehouse, read_only=True) as wh:
         point = _point(wh, point_text, "RUN|DATE")
@@ -494,6 +504,10 @@ def verify_quote(
     Exit 0 only when the cited revision contains the quote. Otherwise exit 1 and say which
     revisions, if any, do contain it, e.g. "quote matches revision 1 (hash …), but the cited
     revision 2 does not contain it".
+
+    \b
+    Example:
+      receipts verify-quote nhtsa/recall/22V999101 "Remedy not yet available." --revision 1
     """
     if revision is not None and content_hash is not None:
         raise click.UsageError("give --hash or --revision, not both")
