@@ -9,7 +9,9 @@ shows the traceback only with ``--debug``, and the run ledger records it as such
     ReceiptsError
     ├── UsageError                   the command or the manifest asks for the impossible (2)
     │   ├── ManifestError            a manifest is missing, unreadable or invalid
-    │   └── NamespaceTaken           another corpus publishes the namespace to the target
+    │   ├── NamespaceTaken           another corpus publishes the namespace to the target
+    │   ├── QueryRefused             ``receipts query`` was given anything but one SELECT
+    │   └── QueryFailed              DuckDB refused an ad-hoc query (a typo, no such table)
     ├── UpstreamError                an upstream did not give what an entry needs
     │   ├── HttpError                an HTTP exchange gave no usable response
     │   │   ├── TransientHttpError   worth retrying: the network failed, or "slow down"
@@ -83,6 +85,21 @@ class NamespaceTaken(UsageError):
 
 
 # -- upstreams -----------------------------------------------------------------------------
+class QueryRefused(UsageError):
+    """The statement is not a single SELECT; nothing was run."""
+
+    hint = (
+        "receipts query answers questions and changes nothing: give one SELECT "
+        "(receipts schema lists the tables)"
+    )
+
+
+class QueryFailed(UsageError):
+    """DuckDB refused an ad-hoc query (a typo, an unknown table or column)."""
+
+    hint = "receipts schema lists every table and column"
+
+
 class UpstreamError(ReceiptsError):
     """An upstream did not give what an entry needs."""
 

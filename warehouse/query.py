@@ -24,24 +24,9 @@ from typing import Any
 
 import duckdb
 
-from warehouse.errors import UsageError
+from warehouse.errors import QueryFailed, QueryRefused, UsageError
 from warehouse.staged import fetched
 from warehouse.store import Warehouse
-
-
-class QueryRefused(UsageError):
-    """The statement is not a single SELECT; nothing was run."""
-
-    hint = (
-        "receipts query answers questions and changes nothing: give one SELECT "
-        "(receipts schema lists the tables)"
-    )
-
-
-class QueryFailed(UsageError):
-    """DuckDB refused the statement (a typo, an unknown table or column)."""
-
-    hint = "receipts schema lists every table and column"
 
 
 @dataclass

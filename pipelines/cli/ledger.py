@@ -19,7 +19,7 @@ from pipelines.cli.common import (
     quiet,
     warehouse_option,
 )
-from pipelines.cli.listing import emit, listing_options, page, page_options
+from pipelines.cli.listing import emit, listing_options, on_terminal, page, page_options
 from pipelines.cli.pins import render_upstream, upstream_report
 from pipelines.progress import steps_for
 from pipelines.visible import visible
@@ -183,6 +183,9 @@ def history(doc_id: str, warehouse: str, limit: int | None, offset: int, fmt: st
 @handle_errors
 def show(doc_id: str, warehouse: str, revision: int | None, content_hash: str | None) -> None:
     """Write the verbatim stored bytes of DOC_ID (current revision by default) to stdout.
+    On a terminal a line end follows bytes that do not end with one (so the prompt starts on
+    its own line); piped or redirected, the bytes are exactly those stored (their SHA-256 is
+    the content hash).
 
     \b
     Examples:
@@ -195,6 +198,8 @@ def show(doc_id: str, warehouse: str, revision: int | None, content_hash: str | 
         snap = revision_history.snapshot(wh, doc_id, revision=revision, content_hash=content_hash)
     out = sys.stdout.buffer
     out.write(snap.body)
+    if on_terminal() and not snap.body.endswith(b"\n"):
+        out.write(b"\n")
     out.flush()
 
 

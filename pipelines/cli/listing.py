@@ -13,6 +13,8 @@ import csv
 import io
 import itertools
 import json
+import os
+import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any, TypeVar
@@ -204,22 +206,30 @@ def markdown_table(rows: Iterable[dict[str, Any]], columns: Sequence[str]) -> No
 def echo_paged_table(rows: Iterable[dict[str, Any]], columns: Sequence[str]) -> int:
     """``rows`` as an aligned text table printed a page (:data:`PAGE_ROWS`) at a time, the
     first page as soon as it is read; later pages keep the columns at least as wide as
-    before. The number of rows printed."""
-    printed = 0
-    widths: list[int] | None = None
+    before. On a terminal it goes through the pager (:func:`echo_lines`). The number of rows
+    printed (nothing is printed for none)."""
     iterator = iter(rows)
-    while True:
-        batch = list(itertools.islice(iterator, PAGE_ROWS))
-        if not batch:
-            return printed
-        table = text_table(batch, columns)
-        table.at_least(widths)
-        lines = table.lines()
-        if widths is not None:
-            next(lines)  # the header is printed once
-        widths = table.widths
-        echo_lines(lines)
-        printed += len(batch)
+    first = list(itertools.islice(iterator, PAGE_ROWS))
+    if not first:
+        return 0
+    printed = len(first)
+
+    def lines() -> Iterator[str]:
+        nonlocal printed
+        batch, widths = first, None
+        while batch:
+            table = text_table(batch, columns)
+            table.at_least(widths)
+            page_lines = table.lines()
+            if widths is not None:
+                next(page_lines)  # the header is printed once
+            widths = table.widths
+            yield from page_lines
+            batch = list(itertools.islice(iterator, PAGE_ROWS))
+            printed += len(batch)
+
+    echo_lines(lines(), header=True)
+    return printed
 
 
 def text_table(rows: Iterable[dict[str, Any]], columns: Sequence[str]) -> TextTable:
@@ -231,12 +241,31 @@ def text_table(rows: Iterable[dict[str, Any]], columns: Sequence[str]) -> TextTa
 
 
 def echo_table(table: TextTable) -> None:
-    """Print a text table, a piece of about :data:`FLUSH_BYTES` at a time."""
-    echo_lines(table.lines())
+    """Print a text table (through the pager on a terminal: :func:`echo_lines`)."""
+    echo_lines(table.lines(), header=True)
 
 
-def echo_lines(lines: Iterable[str]) -> None:
-    """Print lines, a piece of about :data:`FLUSH_BYTES` at a time."""
+def on_terminal() -> bool:
+    """Whether a person reads stdout: stdin and stdout are terminals (never when piped)."""
+    return sys.stdin.isatty() and sys.stdout.isatty()
+
+
+# The pager's options when LESS is not set: quit at once if the text fits on one screen
+# (F), pass colours through (R), and leave the text on the screen when it quits (X).
+LESS_DEFAULT = "FRX"
+
+
+def echo_lines(
+    lines: Iterable[str], *, header: bool = False, style: Callable[[str], str] | None = None
+) -> None:
+    """Print lines as they come, a piece of about :data:`FLUSH_BYTES` at a time. On a
+    terminal they go through the pager ($PAGER, else ``less -FRX``), a table's header in
+    bold and each line styled by ``style``; piped, they are written plain, never paged."""
+    if on_terminal():
+        os.environ.setdefault("LESS", LESS_DEFAULT)
+        # Colour whatever the pager (as git does): LESS's R lets less show it.
+        click.echo_via_pager(_styled(lines, header, style), color=True)
+        return
     piece: list[str] = []
     held = 0
     for line in lines:
@@ -247,3 +276,36 @@ def echo_lines(lines: Iterable[str]) -> None:
             piece, held = [], 0
     if piece:
         click.echo("\n".join(piece))
+
+
+def diff_style(line: str) -> str:
+    """A line of a diff in colour: added green, removed red, a hunk header cyan."""
+    text = line.lstrip()
+    if text.startswith("@@"):
+        return click.style(line, fg="cyan")
+    if text.startswith("+"):
+        return click.style(line, fg="green")
+    if text.startswith("-"):
+        return click.style(line, fg="red")
+    return line
+
+
+def _styled(
+    lines: Iterable[str], header: bool, style: Callable[[str], str] | None
+) -> Iterator[str]:
+    """The lines styled, in pieces of about :data:`FLUSH_BYTES` (the pager adds the last
+    line's end)."""
+    piece: list[str] = []
+    held = 0
+    for number, line in enumerate(lines):
+        if header and number == 0:
+            line = click.style(line, bold=True)
+        elif style is not None:
+            line = style(line)
+        piece.append(("\n" if number else "") + line)
+        held += len(line) + 1
+        if held > FLUSH_BYTES:
+            yield "".join(piece)
+            piece, held = [], 0
+    if piece:
+        yield "".join(piece)

@@ -30,6 +30,8 @@ from pipelines.cli.common import (
     warehouse_option,
 )
 from pipelines.cli.listing import (
+    diff_style,
+    echo_lines,
     echo_table,
     emit,
     emit_json_listing,
@@ -63,7 +65,7 @@ from warehouse.store import Warehouse
 
 POINT_HELP = (
     "a run id (e.g. 3), an ISO-8601 date or date-time (2026-11-01 means 00:00 UTC; "
-    "no offset means UTC), or now"
+    "no offset means UTC), a time ago ('2 days ago', '6 hours ago', yesterday), or now"
 )
 
 
@@ -392,8 +394,8 @@ def diff(doc_id: str, a: str | None, b: str | None, warehouse: str, as_json: boo
         lines.extend(f"  {line}" for line in result.lines)
     else:
         lines.append(f"  {size_phrase(result)}")
-    for line in lines:  # upstream text: its control characters are shown, not obeyed
-        click.echo(visible(line))
+    # upstream text: its control characters are shown, not obeyed; paged on a terminal
+    echo_lines((visible(line) for line in lines), style=diff_style)
 
 
 # -- as-of ---------------------------------------------------------------------------------
