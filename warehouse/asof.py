@@ -23,19 +23,11 @@ from warehouse.clock import now
 from warehouse.errors import PointError
 from warehouse.staged import PREVIOUS, staged_rows
 from warehouse.store import Warehouse
+from warehouse.timestamps import utc_iso as utc_iso  # re-exported: its readers import it here
 
 _RUN = re.compile(r"\d+", re.ASCII)
 _AGO = re.compile(r"(\d+)\s*(second|minute|hour|day|week)s?\s+ago", re.ASCII | re.IGNORECASE)
 _UNITS = {"second": 1, "minute": 60, "hour": 3600, "day": 86_400, "week": 604_800}
-
-
-def utc_iso(value: datetime | None) -> str | None:
-    """``2026-11-01T06:00:00Z``: every timestamp a report shows, in UTC."""
-    if value is None:
-        return None
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
-    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 def parse_instant(text: str) -> datetime:

@@ -24,6 +24,7 @@ from warehouse.snapshots import checked_body
 from warehouse.staged import PREVIOUS, build_in_stages, fetched, staged_rows
 from warehouse.store import Warehouse
 from warehouse.streamed_export import write_ndjson, write_snapshots
+from warehouse.timestamps import DUCKDB_TIMESTAMP_FORMAT
 
 
 class DocumentRow(NamedTuple):
@@ -212,7 +213,10 @@ def export_tables(
             "(SELECT doc_id FROM export_revisions) ORDER BY d.doc_id",
             "revisions": "SELECT * FROM export_revisions ORDER BY doc_id, revision",
         }
-        options = {"parquet": "FORMAT parquet", "csv": "FORMAT csv, HEADER"}.get(fmt)
+        # CSV writes each moment as every listing does: ISO-8601 in UTC with Z.
+        con.execute("SET TimeZone = 'UTC'")
+        csv_options = f"FORMAT csv, HEADER, TIMESTAMPFORMAT '{DUCKDB_TIMESTAMP_FORMAT}'"
+        options = {"parquet": "FORMAT parquet", "csv": csv_options}.get(fmt)
         out.mkdir(parents=True, exist_ok=True)
         written = []
         for table, query in queries.items():

@@ -19,6 +19,7 @@ from pipelines.reports.formats import FORMATS, render
 from warehouse import claims as ledger
 from warehouse.errors import NotFound
 from warehouse.store import Warehouse
+from warehouse.timestamps import to_second, utc_iso
 
 
 @click.command("verify-claims")
@@ -127,7 +128,7 @@ def history(claim_id: str, warehouse: str, as_json: bool) -> None:
                         "check_id": r.check_id,
                         "claim_set": r.claim_set,
                         "run_id": r.run_id,
-                        "recorded_at": r.recorded_at.isoformat(),
+                        "recorded_at": utc_iso(r.recorded_at),
                         "doc_id": r.doc_id,
                         "quote_hash": r.quote_hash,
                         "cited_revision": r.cited_revision,
@@ -150,7 +151,7 @@ def history(claim_id: str, warehouse: str, as_json: bool) -> None:
         at = f", at revision {r.at_revision}" if r.at_revision is not None else ""
         mark = "  ← changed" if previous is not None and previous != r.status else ""
         click.echo(
-            f"  check {r.check_id:<4} {r.recorded_at.isoformat()}  {r.status:<{width}}  "
+            f"  check {r.check_id:<4} {to_second(r.recorded_at)}  {r.status:<{width}}  "
             f"current revision {r.checked_revision}{at} ({after}, {r.claim_set}){mark}"
         )
         previous = r.status

@@ -24,7 +24,7 @@ from pipelines.cli.pins import render_upstream, upstream_report
 from pipelines.progress import steps_for
 from pipelines.visible import visible
 from warehouse import history as revision_history
-from warehouse import integrity
+from warehouse import integrity, timestamps
 from warehouse.store import Warehouse
 
 OUTCOMES = ("new", "changed", "unchanged", "gone", "restored", "failed")
@@ -43,16 +43,7 @@ def seconds_between(start: str | None, end: str | None) -> float | None:
 
 def duration(seconds: float | None) -> str | None:
     """``42s``, ``1m05s``, ``2h03m``: how long something took, to the second."""
-    if seconds is None:
-        return None
-    whole = max(round(seconds), 0)
-    hours, rest = divmod(whole, 3600)
-    minutes, secs = divmod(rest, 60)
-    if hours:
-        return f"{hours}h{minutes:02d}m"
-    if minutes:
-        return f"{minutes}m{secs:02d}s"
-    return f"{secs}s"
+    return timestamps.duration(seconds)
 
 
 def json_lines(objects: list[dict[str, Any]]) -> None:

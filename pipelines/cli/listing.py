@@ -16,13 +16,14 @@ import json
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, TypeVar
 
 import click
 
 from pipelines.cli.text_table import TextTable
 from pipelines.visible import json_visible, visible_cell
+from warehouse.timestamps import to_second, utc_iso
 
 F = TypeVar("F", bound=Callable[..., Any])
 FORMATS = ("table", "json", "nl", "csv")
@@ -90,8 +91,7 @@ def text_value(value: Any) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, datetime):
-        moment = value if value.tzinfo else value.replace(tzinfo=UTC)
-        return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return to_second(value)
     if isinstance(value, int):
         return f"{value:,}"
     if isinstance(value, float):
@@ -101,8 +101,7 @@ def text_value(value: Any) -> str:
 
 def json_value(value: Any) -> Any:
     if isinstance(value, datetime):
-        moment = value if value.tzinfo else value.replace(tzinfo=UTC)
-        return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+        return utc_iso(value)
     return value
 
 
