@@ -62,6 +62,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from warehouse.timestamps import duration
+
 
 class ReceiptsError(Exception):
     """A known failure with a message for the user, and a ``hint``: the next step to try,
@@ -295,15 +297,9 @@ class WarehouseBusy(WarehouseError):
 
 
 def human_duration(value: float) -> str:
-    """`1h02m`, `3m05s`, `12s`: how long, for a person."""
-    whole = max(0, int(value))
-    hours, rest = divmod(whole, 3600)
-    minutes, secs = divmod(rest, 60)
-    if hours:
-        return f"{hours}h{minutes:02d}m"
-    if minutes:
-        return f"{minutes}m{secs:02d}s"
-    return f"{secs}s"
+    """`1h02m`, `3m05s`, `12s`: how long, for a person (whole seconds elapsed), written as
+    every span is (:func:`warehouse.timestamps.duration`)."""
+    return duration(max(0, int(value))) or "0s"
 
 
 class WarehouseDamaged(WarehouseError):
