@@ -164,9 +164,10 @@ def drift(
     and hash, its timeline of revisions, and what changed (the JSON fields of a record, a
     short unified diff of a text file).
 
-    By default it compares the last two finished runs of MANIFEST's corpus; without a
-    MANIFEST, each corpus's last two finished runs, one report per corpus (with --json:
-    {"corpora": [...]}); with a single run, everything is new. --since/--until without a
+    By default it compares the last two finished runs of MANIFEST's corpus. Without a
+    MANIFEST, in a warehouse of several corpora, each corpus's last two finished runs, one
+    report per corpus (with --json: {"corpora": [...]}); of one corpus, its last two runs;
+    with a single run, everything is new. --since/--until without a
     MANIFEST compare every document between those points. With a MANIFEST a document
     counts only while it is a member of that corpus, and leaving the corpus is "gone".
 
