@@ -71,7 +71,7 @@ def table_format_options(func: F) -> F:
     options = [
         click.option("--markdown", "fmt", flag_value="md", help="Print a Markdown (GFM) table."),
         click.option(
-            "--tsv", "fmt", flag_value="tsv", help="Print tab-separated values with a header."
+            "--tsv", "fmt", flag_value="tsv", help="Print tab-separated values with a header (values as in --csv)."
         ),
     ]
     for option in options:
@@ -163,8 +163,9 @@ def emit(
         return
     if fmt == "tsv":
         click.echo("\t".join(tsv_cell(c) for c in columns))
-        for row in rows:
-            click.echo("\t".join(tsv_cell(text_value(row.get(c))) for c in columns))
+        for row in rows:  # values as in CSV: plain numbers, moments at full precision
+            values = ("" if row.get(c) is None else str(json_value(row.get(c))) for c in columns)
+            click.echo("\t".join(tsv_cell(value) for value in values))
         return
     if fmt == "md":
         markdown_table(rows, columns)
