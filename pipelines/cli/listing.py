@@ -71,7 +71,10 @@ def table_format_options(func: F) -> F:
     options = [
         click.option("--markdown", "fmt", flag_value="md", help="Print a Markdown (GFM) table."),
         click.option(
-            "--tsv", "fmt", flag_value="tsv", help="Print tab-separated values with a header (values as in --csv)."
+            "--tsv",
+            "fmt",
+            flag_value="tsv",
+            help="Print tab-separated values with a header (values as in --csv).",
         ),
     ]
     for option in options:
