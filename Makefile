@@ -97,8 +97,8 @@ $(DLT_VENV)/bin/python:
 	$(PY) -m venv $(DLT_VENV)
 	$(DLT_VENV)/bin/pip install --quiet 'dlt[duckdb]==1.31.0' 'pyarrow>=16'
 
-bench: install $(DLT_VENV)/bin/python ## Run the benchmarks (dlt beside the backfill); writes bench/results.json.
-	$(BIN)/python -m bench.run --out bench/results.json
+bench: install $(DLT_VENV)/bin/python ## Run the benchmarks (dlt beside the backfill); writes out/bench/results.json.
+	$(BIN)/python -m bench.run --out out/bench/results.json
 
 clean: ## Remove the venv, caches and demo outputs.
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache $(WAREHOUSE) $(WAREHOUSE).wal out site

@@ -271,7 +271,11 @@ def markdown(results: dict[str, Any]) -> str:
 
 @click.command()
 @click.option(
-    "--out", type=click.Path(path_type=Path), default=Path("bench/results.json"), show_default=True
+    "--out",
+    type=click.Path(path_type=Path),
+    default=Path("out/bench/results.json"),
+    show_default=True,
+    help="Where the results go (the committed bench/results.json only when named).",
 )
 @click.option(
     "--markdown-from",

@@ -28,6 +28,7 @@ from rich.progress import (
 )
 
 from pipelines import logline
+from warehouse import timestamps
 from warehouse.ingest import Counts
 
 Fields = Mapping[str, Any] | None
@@ -56,8 +57,7 @@ class Display:
 def eta(done: float, total: float | None, elapsed: float) -> str:
     if not total or done <= 0 or done >= total:
         return "-"
-    seconds = int(elapsed * (total - done) / done)
-    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+    return timestamps.duration(elapsed * (total - done) / done) or "-"
 
 
 class LineDisplay(Display):

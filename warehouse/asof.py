@@ -6,8 +6,9 @@ revision that became valid at or before ``T``. A document whose revision at the 
 tombstone was not part of the corpus then.
 
 Points are written ``RUN`` (a run id, e.g. ``3``), ``DATE`` (ISO-8601: ``2026-11-01``
-means 00:00 UTC that day; ``2026-11-01T06:00:00Z`` or with an offset; no offset means UTC)
-or ``now`` (the current state, at the warehouse clock's time).
+means 00:00 UTC that day; ``2026-11-01T06:00:00Z`` or with an offset; no offset means UTC),
+a time ago (``2 days ago``, ``90 minutes ago``, ``1 week ago``; ``yesterday`` and ``today``
+are 00:00 UTC that day) or ``now`` (the current state), each by the warehouse clock.
 """
 
 from __future__ import annotations
@@ -15,29 +16,30 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Any, NamedTuple
 
 from warehouse.clock import now
 from warehouse.errors import PointError
 from warehouse.staged import PREVIOUS, staged_rows
 from warehouse.store import Warehouse
+from warehouse.timestamps import utc_iso as utc_iso  # re-exported: its readers import it here
 
 _RUN = re.compile(r"\d+", re.ASCII)
-
-
-def utc_iso(value: datetime | None) -> str | None:
-    """``2026-11-01T06:00:00Z``: every timestamp a report shows, in UTC."""
-    if value is None:
-        return None
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
-    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+_AGO = re.compile(r"(\d+)\s*(second|minute|hour|day|week)s?\s+ago", re.ASCII | re.IGNORECASE)
+_UNITS = {"second": 1, "minute": 60, "hour": 3600, "day": 86_400, "week": 604_800}
 
 
 def parse_instant(text: str) -> datetime:
-    """An ISO-8601 date (00:00 UTC that day) or date-time (no offset means UTC)."""
+    """An ISO-8601 date (00:00 UTC that day) or date-time (no offset means UTC), a time ago
+    (``2 days ago``) or ``yesterday`` / ``today`` (00:00 UTC), by the warehouse clock."""
     value = text.strip()
+    ago = _AGO.fullmatch(value)
+    if ago is not None:
+        return now() - timedelta(seconds=int(ago.group(1)) * _UNITS[ago.group(2).lower()])
+    if value.lower() in ("today", "yesterday"):
+        day = now().astimezone(UTC).date() - timedelta(days=value.lower() == "yesterday")
+        return datetime(day.year, day.month, day.day, tzinfo=UTC)
     try:
         if len(value) == 10:
             day = date.fromisoformat(value)
@@ -46,7 +48,8 @@ def parse_instant(text: str) -> datetime:
     except ValueError:
         raise PointError(
             f"{text!r} is neither a run id (e.g. 3), an ISO-8601 date or date-time "
-            "(e.g. 2026-11-01 or 2026-11-01T06:00:00Z) nor now"
+            "(e.g. 2026-11-01 or 2026-11-01T06:00:00Z), a time ago (e.g. '2 days ago', "
+            "yesterday) nor now"
         ) from None
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
@@ -143,12 +146,18 @@ class CorpusRow(NamedTuple):
 
 
 def iter_as_of(
-    warehouse: Warehouse, point: Point, source: str | None = None, corpus: str | None = None
+    warehouse: Warehouse,
+    point: Point,
+    source: str | None = None,
+    corpus: str | None = None,
+    *,
+    limit: int | None = None,
+    offset: int = 0,
 ) -> Iterator[CorpusRow]:
     """Every document the warehouse held at ``point`` (of one source, of the members of
     one corpus), with the revision it had then and the run that wrote it, ordered by
-    doc_id, read as a stream (see :mod:`warehouse.staged`). Documents tombstoned at that
-    point are left out."""
+    doc_id, read as a stream (see :mod:`warehouse.staged`); ``limit`` and ``offset`` take a
+    page of them. Documents tombstoned at that point are left out."""
     condition, params = point.condition("r", "point")
     source_filter = ""
     filter_params: dict[str, Any] = {}
@@ -176,7 +185,7 @@ def iter_as_of(
             filter_params,
         ),
     ]
-    for row in staged_rows(warehouse, stages, "doc_id"):
+    for row in staged_rows(warehouse, stages, "doc_id", limit, offset):
         yield CorpusRow._make(row)
 
 

@@ -177,6 +177,15 @@ def finished_runs(
     return [int(r) for (r,) in rows]
 
 
+def refreshed_corpora(warehouse: Warehouse) -> list[str]:
+    """The corpora (manifest names) that have a finished run, by name."""
+    rows = warehouse._con.execute(
+        "SELECT DISTINCT manifest_name FROM run_summary WHERE status <> 'unfinished' "
+        "AND manifest_name IS NOT NULL ORDER BY 1"
+    ).fetchall()
+    return [str(name) for (name,) in rows]
+
+
 def default_points(
     warehouse: Warehouse,
     corpus: str | None = None,

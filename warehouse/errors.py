@@ -9,7 +9,9 @@ shows the traceback only with ``--debug``, and the run ledger records it as such
     ReceiptsError
     ├── UsageError                   the command or the manifest asks for the impossible (2)
     │   ├── ManifestError            a manifest is missing, unreadable or invalid
-    │   └── NamespaceTaken           another corpus publishes the namespace to the target
+    │   ├── NamespaceTaken           another corpus publishes the namespace to the target
+    │   ├── QueryRefused             ``receipts query`` was given anything but one SELECT
+    │   └── QueryFailed              DuckDB refused an ad-hoc query (a typo, no such table)
     ├── UpstreamError                an upstream did not give what an entry needs
     │   ├── HttpError                an HTTP exchange gave no usable response
     │   │   ├── TransientHttpError   worth retrying: the network failed, or "slow down"
@@ -61,6 +63,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from warehouse.timestamps import duration
+
 
 class ReceiptsError(Exception):
     """A known failure with a message for the user, and a ``hint``: the next step to try,
@@ -84,6 +88,21 @@ class NamespaceTaken(UsageError):
 
 
 # -- upstreams -----------------------------------------------------------------------------
+class QueryRefused(UsageError):
+    """The statement is not a single SELECT; nothing was run."""
+
+    hint = (
+        "receipts query answers questions and changes nothing: give one SELECT "
+        "(receipts schema lists the tables)"
+    )
+
+
+class QueryFailed(UsageError):
+    """DuckDB refused an ad-hoc query (a typo, an unknown table or column)."""
+
+    hint = "receipts schema lists every table and column"
+
+
 class UpstreamError(ReceiptsError):
     """An upstream did not give what an entry needs."""
 
@@ -289,15 +308,9 @@ class WarehouseBusy(WarehouseError):
 
 
 def human_duration(value: float) -> str:
-    """`1h02m`, `3m05s`, `12s`: how long, for a person."""
-    whole = max(0, int(value))
-    hours, rest = divmod(whole, 3600)
-    minutes, secs = divmod(rest, 60)
-    if hours:
-        return f"{hours}h{minutes:02d}m"
-    if minutes:
-        return f"{minutes}m{secs:02d}s"
-    return f"{secs}s"
+    """`1h02m`, `3m05s`, `12s`: how long, for a person (whole seconds elapsed), written as
+    every span is (:func:`warehouse.timestamps.duration`)."""
+    return duration(max(0, int(value))) or "0s"
 
 
 class WarehouseDamaged(WarehouseError):

@@ -1,25 +1,30 @@
-"""Finding things in the warehouse: documents with their current revision, a text search of
-current bytes, and an export of documents, revisions and snapshots through DuckDB's COPY.
+"""Finding things in the warehouse: documents with their current revision, the current
+bytes of every document (what a search reads), and an export of documents, revisions and
+snapshots through DuckDB's COPY.
 
 Every function here that reads snapshot bytes checks them against their hash first (a
-search verifies the bytes of every hit; an export refuses to write if any snapshot it would
+search verifies every body it reads; an export refuses to write if any snapshot it would
 write no longer hashes to its address).
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import duckdb
+
 from warehouse.asof import Point
 from warehouse.errors import SnapshotCorrupted, UsageError
-from warehouse.snapshots import checked_body, stored_bodies
-from warehouse.staged import PREVIOUS, staged_rows
+from warehouse.snapshots import checked_body
+from warehouse.staged import PREVIOUS, build_in_stages, fetched, staged_rows
 from warehouse.store import Warehouse
 from warehouse.streamed_export import write_ndjson, write_snapshots
+from warehouse.timestamps import DUCKDB_TIMESTAMP_FORMAT
 
 
 class DocumentRow(NamedTuple):
@@ -63,10 +68,12 @@ def iter_documents(
     kind: str | None = None,
     corpus: str | None = None,
     changed_since: Point | None = None,
+    limit: int | None = None,
+    offset: int = 0,
 ) -> Iterator[DocumentRow]:
     """Documents with their current revision, by doc_id, read as a stream (see
     :mod:`warehouse.staged`); ``changed_since`` keeps those whose current revision became
-    valid after that point."""
+    valid after that point; ``limit`` and ``offset`` take a page of them."""
     where, params = _filters(source, kind, corpus, changed_since)
     stages = [
         (
@@ -86,12 +93,12 @@ def iter_documents(
             {},
         ),
     ]
-    for row in staged_rows(warehouse, stages, "doc_id"):
+    for row in staged_rows(warehouse, stages, "doc_id", limit, offset):
         yield DocumentRow(*row)
 
 
-class SearchHit(NamedTuple):
-    """A document whose current bytes contain the text; ``body`` checked against its hash."""
+class CurrentBody(NamedTuple):
+    """A document's current revision with its bytes, checked against their hash."""
 
     doc_id: str
     revision: int
@@ -100,38 +107,51 @@ class SearchHit(NamedTuple):
     body: bytes
 
 
-def search_current(
-    warehouse: Warehouse, text: str, *, corpus: str | None = None, limit: int = 50
-) -> list[SearchHit]:
-    """Current (not tombstoned) revisions whose bytes, read as UTF-8, contain ``text``
-    (case-insensitive), by doc_id, at most ``limit``."""
-    if not text.strip():
-        raise UsageError("give some text to search for")
-    where, params = _filters(None, None, corpus, None)
-    stages = [
-        (
-            "SELECT doc_id, revision, content_hash FROM current_revisions WHERE NOT tombstone",
-            {},
-        ),
-        (
-            "SELECT c.doc_id, c.revision, c.content_hash "
-            f"FROM {PREVIOUS} c JOIN documents d USING (doc_id) WHERE {where}",
-            params,
-        ),
-        (
-            f"SELECT c.* FROM {PREVIOUS} c JOIN snapshots s ON s.content_hash = c.content_hash "
-            "WHERE contains(lower(decode(s.body)), $needle)",
-            {"needle": text.lower()},
-        ),
-    ]
-    hits = list(staged_rows(warehouse, stages, "doc_id", limit))
-    bodies = stored_bodies(warehouse, [h for _, _, h in hits])
-    found = []
-    for doc_id, revision, content_hash in hits:
-        media_type, body = bodies[content_hash]
-        checked = checked_body(warehouse, content_hash, body, doc_id=doc_id, revision=revision)
-        found.append(SearchHit(doc_id, int(revision), content_hash, media_type, checked))
-    return found
+def iter_current_bodies(
+    warehouse: Warehouse, *, source: str | None = None, corpus: str | None = None
+) -> Iterator[CurrentBody]:
+    """Every current (not tombstoned) revision, of one source or of the members of one
+    corpus if given, with its bytes, in no particular order, read as a stream: the
+    revisions are listed into a temporary table first (:mod:`warehouse.staged`), then
+    joined with the snapshots a few thousand rows at a time. Each body is checked against
+    its hash (:class:`SnapshotCorrupted` if it no longer matches)."""
+    where, params = _filters(source, None, corpus, None)
+    listed = f"_search_current_{id(warehouse)}"
+    build_in_stages(
+        warehouse,
+        [
+            (
+                f"{listed}_0",
+                "SELECT doc_id, revision, content_hash FROM current_revisions WHERE NOT tombstone",
+                {},
+            ),
+            (
+                listed,
+                "SELECT c.doc_id, c.revision, c.content_hash "
+                f"FROM {listed}_0 c JOIN documents d USING (doc_id) WHERE {where}",
+                params,
+            ),
+        ],
+    )
+    con = warehouse._con
+    try:
+        result = con.execute(
+            "SELECT c.doc_id, c.revision, c.content_hash, s.media_type, s.body "
+            f"FROM snapshots s JOIN {listed} c ON s.content_hash = c.content_hash"
+        )
+        seen: set[str] = set()  # a snapshot stored twice is read once
+        for rows in fetched(result):
+            for doc_id, revision, content_hash, media_type, body in rows:
+                if doc_id in seen:
+                    continue
+                seen.add(doc_id)
+                checked = checked_body(
+                    warehouse, content_hash, bytes(body), doc_id=doc_id, revision=revision
+                )
+                yield CurrentBody(doc_id, int(revision), content_hash, str(media_type), checked)
+    finally:
+        with contextlib.suppress(duckdb.ConnectionException):
+            con.execute(f"DROP TABLE IF EXISTS {listed}")
 
 
 EXPORT_FORMATS = ("parquet", "csv", "ndjson")
@@ -193,7 +213,10 @@ def export_tables(
             "(SELECT doc_id FROM export_revisions) ORDER BY d.doc_id",
             "revisions": "SELECT * FROM export_revisions ORDER BY doc_id, revision",
         }
-        options = {"parquet": "FORMAT parquet", "csv": "FORMAT csv, HEADER"}.get(fmt)
+        # CSV writes each moment as every listing does: ISO-8601 in UTC with Z.
+        con.execute("SET TimeZone = 'UTC'")
+        csv_options = f"FORMAT csv, HEADER, TIMESTAMPFORMAT '{DUCKDB_TIMESTAMP_FORMAT}'"
+        options = {"parquet": "FORMAT parquet", "csv": csv_options}.get(fmt)
         out.mkdir(parents=True, exist_ok=True)
         written = []
         for table, query in queries.items():

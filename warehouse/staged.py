@@ -31,6 +31,13 @@ _runs = itertools.count(1)
 Params = Mapping[str, Any]  # a statement's parameters
 
 
+def fetched(result: duckdb.DuckDBPyConnection) -> Iterator[list[tuple[Any, ...]]]:
+    """A statement's rows, :data:`STREAM_ROWS` at a time, each batch as DuckDB hands it
+    over (one ``fetchmany`` per batch)."""
+    while rows := result.fetchmany(STREAM_ROWS):
+        yield rows
+
+
 def build_in_stages(warehouse: Warehouse, stages: Sequence[tuple[str, str, Params]]) -> None:
     """Write each of ``stages`` (``(name, SELECT, parameters)``; a SELECT may read the
     tables of the stages before it by name) to a temporary table of that name, in turn.
@@ -57,12 +64,14 @@ def staged_rows(
     stages: Sequence[tuple[str, Params]],
     order_by: str,
     limit: int | None = None,
+    offset: int = 0,
 ) -> Iterator[tuple[Any, ...]]:
     """The rows of the last of ``stages`` (each a SELECT and its parameters; every one after
-    the first reads the one before as ``{previous}``) ordered by ``order_by`` (columns of
-    its result), the first ``limit`` of them if given, read a few thousand at a time. The
-    warehouse's connection runs nothing else until the rows are read or the iterator is
-    closed."""
+        the first reads the one before as ``{previous}``) ordered by ``order_by`` (columns of
+        its result), the first ``limit`` of them after ``offset`` if given, read a few thousand at
+    a time (:func:`fetched`), each batch handed on as it arrives. The
+        warehouse's connection runs nothing else until the rows are read or the iterator is
+        closed."""
     con = warehouse._con
     run = next(_runs)
     names = [f"_staged_{run}_{number}" for number in range(len(stages))]
@@ -73,8 +82,9 @@ def staged_rows(
     try:
         build_in_stages(warehouse, built)
         limited = "" if limit is None else f" LIMIT {int(limit)}"
+        limited += f" OFFSET {int(offset)}" if offset else ""
         result = con.execute(f"SELECT * FROM {names[-1]} ORDER BY {order_by}{limited}")
-        while rows := result.fetchmany(STREAM_ROWS):
+        for rows in fetched(result):
             yield from rows
     finally:
         # A listing left unread (its reader went away) may end after the warehouse closed:

@@ -192,11 +192,12 @@ def bounded(text: str) -> str:
     return "".join(out)
 
 
-def find_words(needle: str, haystack: str) -> int:
-    """Where ``needle`` first occurs in ``haystack`` on word boundaries, or -1."""
+def find_words(needle: str, haystack: str, start: int = 0) -> int:
+    """Where ``needle`` first occurs in ``haystack`` (from ``start``) on word boundaries,
+    or -1."""
     head = bool(needle) and is_word_char(needle[0])
     tail = bool(needle) and is_word_char(needle[-1])
-    at = haystack.find(needle)
+    at = haystack.find(needle, start)
     while at >= 0:
         end = at + len(needle)
         if not (head and at > 0 and is_word_char(haystack[at - 1])) and not (
@@ -255,13 +256,25 @@ def _needles(quote: str, *, markdown: bool) -> list[str]:
     return needles if literal == needles[0] else [*needles, literal]
 
 
-def _search(needles: list[str], text: str, *, markdown: bool) -> str | None:
+def _search(
+    needles: list[str], text: str, *, markdown: bool, ignore_case: bool = False
+) -> Iterator[str]:
+    """The excerpt around each whole-word occurrence of the first of ``needles`` that
+    occurs in ``text`` read as reader text. ``ignore_case``: letters compared in lower case
+    (where lowering keeps the text's length, so excerpts stay where the match is)."""
     haystack = reader_text(text, markdown=markdown)
+    fold = ignore_case and len(haystack.lower()) == len(haystack)
+    folded = haystack.lower() if fold else haystack
     for needle in needles:
-        at = find_words(needle, haystack)
-        if at >= 0:
-            return _excerpt(haystack, at, len(needle))
-    return None
+        if fold and len(needle.lower()) == len(needle):
+            needle = needle.lower()
+        at = find_words(needle, folded)
+        if at < 0:
+            continue
+        while at >= 0:
+            yield _excerpt(haystack, at, len(needle))
+            at = find_words(needle, folded, at + len(needle))
+        return
 
 
 def is_searchable(media_type: str) -> bool:
@@ -274,6 +287,15 @@ def find_quote(quote: str, body: bytes, media_type: str) -> QuoteMatch | None:
     Raises :class:`QuoteError` for a quote with no reader text, and for a body that is not
     text (a PDF, an image): its words cannot be read here.
     """
+    return next(quote_matches(quote, body, media_type), None)
+
+
+def quote_matches(
+    quote: str, body: bytes, media_type: str, *, ignore_case: bool = False
+) -> Iterator[QuoteMatch]:
+    """Every place ``quote`` occurs in ``body`` as reader text, in reading order (a JSON
+    record's string fields by path); ``ignore_case`` compares letters in lower case (what
+    ``receipts search`` does). Raises as :func:`find_quote` does."""
     markdown = is_markdown_media(media_type)
     needles = _needles(quote, markdown=markdown)
     if not is_searchable(media_type):
@@ -289,12 +311,11 @@ def find_quote(quote: str, body: bytes, media_type: str) -> QuoteMatch | None:
             value = None
         else:
             for path, string in _json_strings(value):
-                excerpt = _search(needles, string, markdown=False)
-                if excerpt is not None:
-                    return QuoteMatch(f"field {path}", excerpt)
-            return None
-    excerpt = _search(needles, text, markdown=markdown)
-    return None if excerpt is None else QuoteMatch("text", excerpt)
+                for excerpt in _search(needles, string, markdown=False, ignore_case=ignore_case):
+                    yield QuoteMatch(f"field {path}", excerpt)
+            return
+    for excerpt in _search(needles, text, markdown=markdown, ignore_case=ignore_case):
+        yield QuoteMatch("text", excerpt)
 
 
 # -- a quote against every revision of a document -------------------------------------------

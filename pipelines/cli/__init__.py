@@ -17,6 +17,7 @@ from pipelines.cli import ledger as cli_ledger
 from pipelines.cli import manifest as cli_manifest
 from pipelines.cli import pins as cli_pins
 from pipelines.cli import publish as cli_publish
+from pipelines.cli import query as cli_query
 from pipelines.cli import refresh as cli_refresh
 from pipelines.cli import revisions as cli_revisions
 from pipelines.cli import studio as cli_studio
@@ -103,6 +104,7 @@ for _command in (
     *cli_studio.COMMANDS,
     *cli_lake.COMMANDS,
     *cli_explore.COMMANDS,
+    *cli_query.COMMANDS,
 ):
     main.add_command(_command)
 

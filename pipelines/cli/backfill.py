@@ -91,7 +91,12 @@ def _print_result(result: BackfillResult) -> None:
 
 @click.group()
 def backfill() -> None:
-    """One-off bulk backfills from published files (resumable, one run each)."""
+    """One-off bulk backfills from published files (resumable, one run each).
+
+    \b
+    Example:
+      receipts backfill nhtsa --kind complaints --file FLAT_CMPL.zip --make HONDA
+    """
 
 
 @backfill.command("nhtsa")
@@ -201,6 +206,11 @@ def backfill_nhtsa(
     file with no readable row, or with more than half of its lines malformed, fails the run
     (exit 1) naming the field counts it saw and the layouts it was compared with. A killed
     backfill, re-run with the same arguments, resumes after its last committed batch.
+
+    \b
+    Examples:
+      receipts backfill nhtsa --kind complaints --file FLAT_CMPL.zip --make HONDA --years 2017-2020
+      receipts backfill nhtsa --kind recalls --file FLAT_RCL.zip --json
     """
     vehicle = VehicleFilter(make, model, parse_years(years))
     url: str | None = None

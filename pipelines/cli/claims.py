@@ -22,6 +22,7 @@ from pipelines.visible import visible_cell
 from warehouse import claims as ledger
 from warehouse.errors import NotFound
 from warehouse.store import Warehouse
+from warehouse.timestamps import to_second, utc_iso
 
 
 @click.command("verify-claims")
@@ -76,6 +77,11 @@ def verify_claims(
     Exit 0 (3 with --fail-on-drift when any claim does not hold); 1 when some claim rows
     could not be read (the others are still checked and recorded), or --record could not
     record; 2 for bad usage.
+
+    \b
+    Examples:
+      receipts verify-claims --file demo/claims.ndjson
+      receipts verify-claims manifests/cr-v-aeb.toml --format md --fail-on-drift
     """
     if manifest_file is None and claims_file is None:
         raise click.UsageError(
@@ -128,7 +134,12 @@ def _say_unrecorded(result: ClaimsCheck) -> None:
 
 @click.group("claims")
 def claims_group() -> None:
-    """The claims ledger: every check of every claim."""
+    """The claims ledger: every check of every claim.
+
+    \b
+    Example:
+      receipts claims history claim-7
+    """
 
 
 @claims_group.command("history")
@@ -138,7 +149,12 @@ def claims_group() -> None:
 @handle_errors
 def history(claim_id: str, warehouse: str, as_json: bool) -> None:
     """Every check of CLAIM_ID, oldest first: its status, the revision checked, and the run
-    the check followed, so you can see when a citation stopped holding."""
+    the check followed, so you can see when a citation stopped holding.
+
+    \b
+    Example:
+      receipts claims history claim-7 --json
+    """
     with Warehouse.open(warehouse, read_only=True) as wh:
         rows = ledger.claim_history(wh, claim_id)
     if not rows:
@@ -152,7 +168,7 @@ def history(claim_id: str, warehouse: str, as_json: bool) -> None:
                         "check_id": r.check_id,
                         "claim_set": r.claim_set,
                         "run_id": r.run_id,
-                        "recorded_at": r.recorded_at.isoformat(),
+                        "recorded_at": utc_iso(r.recorded_at),
                         "doc_id": r.doc_id,
                         "quote_hash": r.quote_hash,
                         "cited_revision": r.cited_revision,
@@ -175,7 +191,7 @@ def history(claim_id: str, warehouse: str, as_json: bool) -> None:
         at = f", at revision {r.at_revision}" if r.at_revision is not None else ""
         mark = "  ← changed" if previous is not None and previous != r.status else ""
         click.echo(
-            f"  check {r.check_id:<4} {r.recorded_at.isoformat()}  {r.status:<{width}}  "
+            f"  check {r.check_id:<4} {to_second(r.recorded_at)}  {r.status:<{width}}  "
             f"current revision {r.checked_revision}{at} ({after}, {visible_cell(r.claim_set)})"
             f"{mark}"
         )

@@ -1,24 +1,27 @@
-"""Finding things: ``ls``, ``search``, ``export`` and ``schema``."""
+"""Finding things: ``ls``, ``search`` and ``export``."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
 import click
 
+from pipelines.checks import text_search
 from pipelines.cli.common import emit_json, handle_errors, json_option, warehouse_option
-from pipelines.cli.listing import emit, listing_options
+from pipelines.cli.listing import emit, listing_options, page_options
 from pipelines.cli.revisions import POINT_HELP
 from pipelines.manifest import load_manifest
 from pipelines.visible import visible
 from warehouse.asof import Point, resolve_point
 from warehouse.errors import PointError
-from warehouse.explore import EXPORT_FORMATS, export_tables, iter_documents, search_current
+from warehouse.explore import (
+    EXPORT_FORMATS,
+    export_tables,
+    iter_current_bodies,
+    iter_documents,
+)
 from warehouse.store import Warehouse
-
-SNIPPET = 40
 
 
 def _point(wh: Warehouse, text: str | None, option: str) -> Point | None:
@@ -40,8 +43,8 @@ def _corpus(manifest_file: Path | None, corpus: str | None) -> str | None:
 LS_TEXT = ["doc_id", "revision", "content_hash", "size", "valid_from_run", "valid_from"]
 LS_ALL = ["doc_id", "source", "kind", "revision", "content_hash", "tombstone", "size"]
 LS_ALL += ["valid_from_run", "valid_from"]
-SEARCH_TEXT = ["doc_id", "revision", "snippet"]
-SEARCH_ALL = ["doc_id", "revision", "content_hash", "snippet"]
+SEARCH_TEXT = ["doc_id", "revision", "hits", "where", "snippet"]
+SEARCH_ALL = ["doc_id", "revision", "content_hash", "hits", "where", "snippet"]
 
 
 @click.command("ls")
@@ -54,6 +57,7 @@ SEARCH_ALL = ["doc_id", "revision", "content_hash", "snippet"]
     metavar="RUN|DATE",
     help=f"Only documents whose current revision is newer than this point: {POINT_HELP}.",
 )
+@page_options
 @listing_options
 @handle_errors
 def ls(
@@ -62,13 +66,30 @@ def ls(
     kind: str | None,
     corpus: str | None,
     changed_since: str | None,
+    limit: int | None,
+    offset: int,
     fmt: str | None,
 ) -> None:
     """List documents with their current revision, content hash, size and the run that
-    made it current (tombstoned documents say so)."""
+    made it current (tombstoned documents say so), by doc_id. Rows are printed as they are
+    read: a table a page at a time, so `receipts ls | head` answers at once.
+
+    \b
+    Examples:
+      receipts ls --source nhtsa --kind complaint --limit 20
+      receipts ls --corpus cr-v-aeb --changed-since "2 days ago" --csv > changed.csv
+    """
     with Warehouse.open(warehouse, read_only=True) as wh:
         since = _point(wh, changed_since, "--changed-since")
-        rows = iter_documents(wh, source=source, kind=kind, corpus=corpus, changed_since=since)
+        rows = iter_documents(
+            wh,
+            source=source,
+            kind=kind,
+            corpus=corpus,
+            changed_since=since,
+            limit=limit,
+            offset=offset,
+        )
         listed = (
             {
                 **row._asdict(),
@@ -82,51 +103,56 @@ def ls(
 
 
 # -- search --------------------------------------------------------------------------------
-def snippet(body: bytes, text: str, width: int = SNIPPET) -> str:
-    """The text around the first case-insensitive match, on one line, control characters
-    shown visibly."""
-    decoded = body.decode("utf-8", errors="replace")
-    at = decoded.lower().find(text.lower())
-    if at < 0:
-        return ""
-    start, end = max(0, at - width), min(len(decoded), at + len(text) + width)
-    piece = re.sub(r"\s+", " ", decoded[start:end])
-    return ("…" if start else "") + visible(piece) + ("…" if end < len(decoded) else "")
-
-
 @click.command("search")
 @click.argument("text")
 @warehouse_option
-@click.option("--corpus", help="Only members of this corpus.")
+@click.option("--source", help="Only documents of this source, e.g. forem.")
+@click.option("--corpus", help="Only members of this corpus (a manifest's [corpus] name).")
 @click.option(
     "--limit", type=click.IntRange(1), default=50, show_default=True, help="Show at most N hits."
 )
 @listing_options
 @handle_errors
-def search(warehouse: str, text: str, corpus: str | None, limit: int, fmt: str | None) -> None:
-    """Find documents whose current text contains TEXT (case-insensitive), with a snippet.
+def search(
+    warehouse: str,
+    text: str,
+    source: str | None,
+    corpus: str | None,
+    limit: int,
+    fmt: str | None,
+) -> None:
+    """Find documents whose current text, as a reader sees it, contains TEXT as whole
+    words (ignoring case), best first: ranked by how often it occurs, each hit shown in
+    context.
 
-    Searches the stored bytes of current revisions (each hit's bytes are checked against
-    their hash); tombstoned documents are left out.
+    A document is read as verify-quote reads it: HTML tags, Markdown syntax, entities and
+    JSON keys are not text (searching 'p>' finds no HTML paragraph); a JSON record's string
+    values are searched one at a time and a hit names its field. Tombstoned documents are
+    left out; every body read is checked against its hash.
+
+    \b
+    Examples:
+      receipts search "no defect found" --source nhtsa
+      receipts search "stalled" --corpus cr-v-aeb --limit 10 --json
     """
     with Warehouse.open(warehouse, read_only=True) as wh:
-        hits = search_current(wh, text, corpus=corpus, limit=limit)
+        hits = text_search.search(
+            text, iter_current_bodies(wh, source=source, corpus=corpus), limit
+        )
     rows: list[dict[str, Any]] = [
         {
             "doc_id": hit.doc_id,
             "revision": hit.revision,
             "content_hash": hit.content_hash,
-            "snippet": snippet(hit.body, text),
+            "hits": hit.hits,
+            "where": hit.where,
+            "snippet": visible(hit.excerpt),
         }
         for hit in hits
     ]
     emit(
         rows,
-        ["doc_id", "revision", "snippet"]
-        if fmt is None
-        else list(rows[0])
-        if rows
-        else ["doc_id", "revision", "content_hash", "snippet"],
+        SEARCH_TEXT if fmt is None else SEARCH_ALL,
         fmt,
         empty=f"no document contains {text!r}",
     )
@@ -168,7 +194,13 @@ def export(
     --out: all of the warehouse, or MANIFEST's corpus; --as-of keeps the revisions written
     by that point (validity as it stood then). Snapshots (in the order they were stored)
     and NDJSON files are written as streams, in bounded memory. Refuses, writing nothing,
-    if a snapshot's bytes no longer hash to their address."""
+    if a snapshot's bytes no longer hash to their address.
+
+    \b
+    Examples:
+      receipts export manifests/cr-v-aeb.toml --format parquet --out out/export
+      receipts export --format csv --out out/then --as-of 2026-11-01
+    """
     corpus = _corpus(manifest_file, None)
     with Warehouse.open(warehouse, read_only=True) as wh:
         point = _point(wh, as_of, "--as-of")
@@ -182,32 +214,4 @@ def export(
         click.echo(f"{item.path}: {item.rows:,} {item.table}")
 
 
-# -- schema --------------------------------------------------------------------------------
-@click.command("schema")
-@warehouse_option
-@json_option
-@handle_errors
-def schema(warehouse: str, as_json: bool) -> None:
-    """The warehouse's tables and views, one line per column (name, type, nullable)."""
-    with Warehouse.open(warehouse, read_only=True) as wh:
-        tables = wh.tables()
-    if as_json:
-        emit_json(
-            [
-                {
-                    "name": t.name,
-                    "view": t.view,
-                    "columns": [c._asdict() for c in t.columns],
-                }
-                for t in tables
-            ]
-        )
-        return
-    for table in tables:
-        click.echo(f"{'view' if table.view else 'table'} {table.name}")
-        for column in table.columns:
-            null = "" if column.nullable else " NOT NULL"
-            click.echo(f"  {column.name} {column.data_type}{null}")
-
-
-COMMANDS = [ls, search, export, schema]
+COMMANDS = [ls, search, export]

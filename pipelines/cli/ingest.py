@@ -53,6 +53,11 @@ def ingest(
 
     Exit 0 when every entry succeeded, 1 when any failed (the others still commit), 2 for a
     bad manifest or usage.
+
+    \b
+    Examples:
+      receipts ingest manifests/cr-v-aeb.toml
+      receipts ingest manifests/hyphae-atlas.toml --only github --record out/evidence
     """
     loaded, http, options = prepare_ingest(
         manifest_file, only, allow_mass_retire, record_dir, replay_dir, batch_size

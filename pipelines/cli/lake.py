@@ -35,7 +35,13 @@ def migrate(warehouse: str, check: bool, as_json: bool) -> None:
     receipts is refused, read or written: upgrade receipts.
 
     Exit codes: 0 up to date or migrated; 1 migrations pending (with --check), or a schema
-    this version cannot use."""
+    this version cannot use.
+
+    \b
+    Examples:
+      receipts migrate --check
+      receipts migrate --json
+    """
     with Warehouse.open(warehouse, read_only=check, migrate=not check) as wh:
         pending = wh.pending_migrations() if check else wh.migrated
         version = wh.schema_version()
@@ -69,7 +75,12 @@ def maintain(warehouse: str, keep_days: float, as_json: bool) -> None:
     and delete the files nothing uses any more. Every table's digest is checked before and
     after: no row, and no revision, changes (a table another writer of the lake committed
     to meanwhile is named, not compared). On a DuckDB file: a checkpoint, with the same
-    check. Digests read each table as a stream: memory stays bounded whatever its size."""
+    check. Digests read each table as a stream: memory stays bounded whatever its size.
+
+    \b
+    Example:
+      receipts --warehouse ducklake:sqlite:lake.sqlite maintain --keep-days 30
+    """
     progress = steps_for("maintain: ", quiet=as_json or quiet())
     try:
         with Warehouse.open(warehouse) as wh:
@@ -101,7 +112,12 @@ def maintain(warehouse: str, keep_days: float, as_json: bool) -> None:
 def copy(warehouse: str, to: str, to_data_path: str | None, as_json: bool) -> None:
     """Copy the warehouse into a new one (a DuckDB file into a DuckLake, or back) in one
     transaction, each table streamed in batches of at most 16 MB, then check that every
-    table of both has the same digest."""
+    table of both has the same digest.
+
+    \b
+    Example:
+      receipts copy --to ducklake:sqlite:lake.sqlite --to-data-path lake-data/
+    """
     progress = steps_for("copy: ", quiet=as_json or quiet())
     try:
         with (

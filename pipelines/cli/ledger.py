@@ -19,12 +19,12 @@ from pipelines.cli.common import (
     quiet,
     warehouse_option,
 )
-from pipelines.cli.listing import emit, listing_options
+from pipelines.cli.listing import emit, listing_options, on_terminal, page, page_options
 from pipelines.cli.pins import render_upstream, upstream_report
 from pipelines.progress import steps_for
 from pipelines.visible import visible
 from warehouse import history as revision_history
-from warehouse import integrity
+from warehouse import integrity, timestamps
 from warehouse.store import Warehouse
 
 OUTCOMES = ("new", "changed", "unchanged", "gone", "restored", "failed")
@@ -43,16 +43,7 @@ def seconds_between(start: str | None, end: str | None) -> float | None:
 
 def duration(seconds: float | None) -> str | None:
     """``42s``, ``1m05s``, ``2h03m``: how long something took, to the second."""
-    if seconds is None:
-        return None
-    whole = max(round(seconds), 0)
-    hours, rest = divmod(whole, 3600)
-    minutes, secs = divmod(rest, 60)
-    if hours:
-        return f"{hours}h{minutes:02d}m"
-    if minutes:
-        return f"{minutes}m{secs:02d}s"
-    return f"{secs}s"
+    return timestamps.duration(seconds)
 
 
 def json_lines(objects: list[dict[str, Any]]) -> None:
@@ -92,7 +83,13 @@ def _run_row(run: dict[str, Any], fmt: str | None) -> dict[str, Any]:
 @handle_errors
 def runs(warehouse: str, limit: int | None, fmt: str | None) -> None:
     """The run ledger, newest first: when each run started and how long it took, its
-    status (ok, failed, interrupted) and counts."""
+    status (ok, failed, interrupted) and counts.
+
+    \b
+    Examples:
+      receipts runs --limit 10
+      receipts runs --csv > runs.csv
+    """
     with Warehouse.open(warehouse, read_only=True) as wh:
         ledger = revision_history.runs(wh, limit)
     for run in ledger:
@@ -132,13 +129,21 @@ def _revision_row(doc_id: str, rev: dict[str, Any], fmt: str | None) -> dict[str
 @click.command()
 @click.argument("doc_id")
 @warehouse_option
+@page_options
 @listing_options
 @handle_errors
-def history(doc_id: str, warehouse: str, fmt: str | None) -> None:
+def history(doc_id: str, warehouse: str, limit: int | None, offset: int, fmt: str | None) -> None:
     """Every revision of DOC_ID: number, content hash, run and time it became valid, until
-    which run, provenance (URL, commit), tombstones, and where its bytes were seen."""
+    which run, provenance (URL, commit), tombstones, and where its bytes were seen.
+    --limit and --offset take a page of the revisions, oldest first.
+
+    \b
+    Examples:
+      receipts history nhtsa/recall/22V999101
+      receipts history nhtsa/recall/22V999101 --limit 5 --nl | jq .content_hash
+    """
     with Warehouse.open(warehouse, read_only=True) as wh:
-        revisions = revision_history.history(wh, doc_id)
+        revisions = list(page(revision_history.history(wh, doc_id), limit, offset))
     if fmt == "json":
         emit_json({"doc_id": doc_id, "revisions": revisions})
         return
@@ -168,13 +173,24 @@ def history(doc_id: str, warehouse: str, fmt: str | None) -> None:
 @click.option("--hash", "content_hash", help="Show the revision with this content hash (prefix).")
 @handle_errors
 def show(doc_id: str, warehouse: str, revision: int | None, content_hash: str | None) -> None:
-    """Write the verbatim stored bytes of DOC_ID (current revision by default) to stdout."""
+    """Write the verbatim stored bytes of DOC_ID (current revision by default) to stdout.
+    On a terminal a line end follows bytes that do not end with one (so the prompt starts on
+    its own line); piped or redirected, the bytes are exactly those stored (their SHA-256 is
+    the content hash).
+
+    \b
+    Examples:
+      receipts show nhtsa/recall/22V999101
+      receipts show nhtsa/recall/22V999101 --revision 1 > day-1.json
+    """
     if revision is not None and content_hash is not None:
         raise click.UsageError("give --revision or --hash, not both")
     with Warehouse.open(warehouse, read_only=True) as wh:
         snap = revision_history.snapshot(wh, doc_id, revision=revision, content_hash=content_hash)
     out = sys.stdout.buffer
     out.write(snap.body)
+    if on_terminal() and not snap.body.endswith(b"\n"):
+        out.write(b"\n")
     out.flush()
 
 
@@ -202,7 +218,13 @@ def verify(
     """Recompute every stored snapshot's SHA-256 from its bytes, check each revision's
     snapshot, size and document against its provenance and that no revision is recorded
     twice (and, with --upstream, re-download pinned GitHub files); exit 1 naming each
-    problem."""
+    problem.
+
+    \b
+    Examples:
+      receipts verify
+      receipts verify --upstream manifests/hyphae-atlas.toml
+    """
 
     if upstream is None and (record_dir or replay_dir):
         raise click.UsageError("--record and --replay go with --upstream")

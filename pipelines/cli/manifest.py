@@ -14,7 +14,12 @@ from pipelines.visible import visible_cell
 # -- manifest ------------------------------------------------------------------------------
 @click.group()
 def manifest() -> None:
-    """Work with manifests (closed-world corpus declarations)."""
+    """Work with manifests (closed-world corpus declarations).
+
+    \b
+    Example:
+      receipts manifest check manifests/cr-v-aeb.toml
+    """
 
 
 @manifest.command("check")
@@ -22,7 +27,12 @@ def manifest() -> None:
 @json_option
 @handle_errors
 def manifest_check(file: Path, as_json: bool) -> None:
-    """Validate FILE; on error print one message naming the entry and field (exit 2)."""
+    """Validate FILE; on error print one message naming the entry and field (exit 2).
+
+    \b
+    Example:
+      receipts manifest check manifests/cr-v-aeb.toml
+    """
     loaded = load_manifest(file)
     counts = {source: len(items) for source, items in loaded.entries.items() if items}
     if as_json:

@@ -102,7 +102,12 @@ def pin(
     MANIFEST, keeping comments and layout; print what changed.
 
     Exit 0 when done, 1 when a ref cannot be resolved, 2 when MANIFEST cannot be pinned
-    (nothing is written in either case)."""
+    (nothing is written in either case).
+
+    \b
+    Example:
+      receipts pin manifests/hyphae-atlas.toml --ref main --dry-run
+    """
     with github_http(record_dir, replay_dir) as http:
         changes = pin_manifest(
             manifest_file, ref, RefResolver(GithubClients(http)), repos=repos, dry_run=dry_run

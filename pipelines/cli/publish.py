@@ -176,6 +176,11 @@ def publish(
     writing only the fields the pipeline owns, and prints the receipt: unrelated documents
     before, after, and touched by this push. Exit 0 ok, 1 a failure or a conflict, 2 bad
     usage, 4 the unrelated-document guard tripped.
+
+    \b
+    Examples:
+      receipts publish manifests/cr-v-aeb.toml --dry-run
+      receipts publish manifests/cr-v-aeb.toml --out out/cr-v-aeb.ndjson
     """
     if prune_versions and not prune:
         raise click.UsageError("--prune-versions goes with --prune")
@@ -237,7 +242,13 @@ def _push_row(row: dict[str, Any]) -> dict[str, Any]:
 @handle_errors
 def pushes(warehouse: str, limit: int | None, fmt: str | None) -> None:
     """The push ledger, newest first: when, how long, target, plan, applied mutations,
-    transaction ids and the receipt (unrelated documents before, after, touched by us)."""
+    transaction ids and the receipt (unrelated documents before, after, touched by us).
+
+    \b
+    Examples:
+      receipts pushes --limit 5
+      receipts pushes --nl | jq .status
+    """
     with Warehouse.open(warehouse, read_only=True) as wh:
         rows = ledger.pushes(wh, limit)
         if fmt in ("json", "nl"):

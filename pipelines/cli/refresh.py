@@ -195,6 +195,11 @@ def refresh(
       2  bad usage or an invalid manifest
       3  drift found (only with --fail-on-drift)
       4  the unrelated-document guard tripped during the push
+
+    \b
+    Examples:
+      receipts refresh manifests/cr-v-aeb.toml --fail-on-drift
+      receipts refresh manifests/cr-v-aeb.toml --json > out/refresh.json
     """
     if prune_versions and not prune:
         raise click.UsageError("--prune-versions goes with --prune")

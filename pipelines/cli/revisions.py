@@ -30,16 +30,20 @@ from pipelines.cli.common import (
     warehouse_option,
 )
 from pipelines.cli.listing import (
+    diff_style,
+    echo_lines,
     echo_table,
     emit,
     emit_json_listing,
     listing_options,
+    page_options,
     text_table,
 )
 from pipelines.cli.pins import report_pin_drift
 from pipelines.manifest import load_manifest
 from pipelines.refresh import metadata_fields
-from pipelines.reports.drift_model import build_report
+from pipelines.reports.corpora import render_corpora
+from pipelines.reports.drift_model import DriftReport, build_report
 from pipelines.reports.formats import FORMATS, render
 from pipelines.reports.wording import field_phrase, size_phrase, to_second
 from pipelines.reports.wording import short as short_hash
@@ -55,13 +59,13 @@ from warehouse.asof import (
     utc_iso,
 )
 from warehouse.clock import now
-from warehouse.drift import compare, default_points, snapshot_bodies
+from warehouse.drift import compare, default_points, refreshed_corpora, snapshot_bodies
 from warehouse.errors import NotFound, PointError, QuoteError
 from warehouse.store import Warehouse
 
 POINT_HELP = (
     "a run id (e.g. 3), an ISO-8601 date or date-time (2026-11-01 means 00:00 UTC; "
-    "no offset means UTC), or now"
+    "no offset means UTC), a time ago ('2 days ago', '6 hours ago', yesterday), or now"
 )
 
 
@@ -160,14 +164,22 @@ def drift(
     and hash, its timeline of revisions, and what changed (the JSON fields of a record, a
     short unified diff of a text file).
 
-    By default it compares the last two finished runs of MANIFEST's corpus (of any corpus
-    without a MANIFEST); with a single run, everything is new. With a MANIFEST a document
+    By default it compares the last two finished runs of MANIFEST's corpus. Without a
+    MANIFEST, in a warehouse of several corpora, each corpus's last two finished runs, one
+    report per corpus (with --json: {"corpora": [...]}); of one corpus, its last two runs;
+    with a single run, everything is new. --since/--until without a
+    MANIFEST compare every document between those points. With a MANIFEST a document
     counts only while it is a member of that corpus, and leaving the corpus is "gone".
 
     With --pins MANIFEST [--ref REF] it reports pinned-file drift against GitHub instead:
     for every pinned file, changed, unchanged or deleted at the ref.
 
     Exit 0, or 3 with --fail-on-drift when something drifted; 2 for a bad argument.
+
+    \b
+    Examples:
+      receipts drift manifests/cr-v-aeb.toml --since "7 days ago" --format md --out drift.md
+      receipts drift --fail-on-drift      # every corpus's latest changes; exit 3 if any
     """
     if pins_manifest is not None:
         given = [
@@ -201,36 +213,53 @@ def drift(
     if not target and (record_dir or replay_dir):
         raise click.UsageError("--record and --replay go with --pins or --target")
     with Warehouse.open(warehouse, read_only=True) as wh:
-        start, end = default_points(
-            wh,
-            corpus,
-            _optional_point(wh, since, "--since"),
-            _optional_point(wh, until, "--until"),
-        )
-        try:
-            result = compare(wh, start, end, corpus=corpus, limit=limit, metadata=metadata_fields())
-        except PointError as exc:
-            raise click.BadParameter(str(exc), param_hint="--since/--until") from None
-        report = build_report(wh, result, now())
-        if loaded is not None and target:
-            http = http_factory(record_dir, replay_dir)
-            try:
-                target_report = read_target_drift(loaded, wh, http=http, out=target_out)
-            finally:
-                http.close()
-            report = replace(report, target_drift=target_report)
-    text = render(report, fmt)
+        every = corpus is None and since is None and until is None
+        corpora = refreshed_corpora(wh) if every else []
+        if len(corpora) > 1:  # every corpus's latest changes, each its own report
+            reports = [_drift_report(wh, name, None, None, limit) for name in corpora]
+            text = render_corpora(reports, fmt)
+        else:
+            report = _drift_report(
+                wh,
+                corpus,
+                _optional_point(wh, since, "--since"),
+                _optional_point(wh, until, "--until"),
+                limit,
+            )
+            if loaded is not None and target:
+                http = http_factory(record_dir, replay_dir)
+                try:
+                    target_report = read_target_drift(loaded, wh, http=http, out=target_out)
+                finally:
+                    http.close()
+                report = replace(report, target_drift=target_report)
+            reports = [report]
+            text = render(report, fmt)
     if out is None:
         click.echo(text, nl=False)
     else:
         out.write_text(text, encoding="utf-8")
-        totals = result.totals
+        totals = {k: sum(r.drift.totals[k] for r in reports) for k in reports[0].drift.totals}
         listed = ", ".join(f"{k} {v:,}" for k, v in totals.items())
-        if result.metadata_total:
-            listed += f"; metadata only {result.metadata_total:,}"
+        metadata_total = sum(r.drift.metadata_total for r in reports)
+        if metadata_total:
+            listed += f"; metadata only {metadata_total:,}"
         click.echo(f"{fmt} drift report written to {out}: {listed}")
-    found = report.found
+    found = any(r.found for r in reports)
     sys.exit(exits.for_drift(found, fail_on_drift))
+
+
+def _drift_report(
+    wh: Warehouse, corpus: str | None, since: Point | None, until: Point | None, limit: int
+) -> DriftReport:
+    """The drift report of ``corpus`` (every document if None) between two points, by
+    default its last two finished runs."""
+    start, end = default_points(wh, corpus, since, until)
+    try:
+        result = compare(wh, start, end, corpus=corpus, limit=limit, metadata=metadata_fields())
+    except PointError as exc:
+        raise click.BadParameter(str(exc), param_hint="--since/--until") from None
+    return build_report(wh, result, now())
 
 
 # -- diff ----------------------------------------------------------------------------------
@@ -321,6 +350,11 @@ def diff(doc_id: str, a: str | None, b: str | None, warehouse: str, as_json: boo
     A and B are revision numbers or content-hash prefixes (7 or more hex characters).
     Without them: the last two revisions with content; with only A: A against the newest
     revision with content.
+
+    \b
+    Examples:
+      receipts diff nhtsa/recall/22V999101
+      receipts diff nhtsa/recall/22V999101 1 2 --json
     """
     with Warehouse.open(warehouse, read_only=True) as wh:
         revisions = history.history(wh, doc_id)
@@ -364,8 +398,8 @@ def diff(doc_id: str, a: str | None, b: str | None, warehouse: str, as_json: boo
         lines.extend(f"  {line}" for line in result.lines)
     else:
         lines.append(f"  {size_phrase(result)}")
-    for line in lines:  # upstream text: its control characters are shown, not obeyed
-        click.echo(visible(line))
+    # upstream text: its control characters are shown, not obeyed; paged on a terminal
+    echo_lines((visible(line) for line in lines), style=diff_style)
 
 
 # -- as-of ---------------------------------------------------------------------------------
@@ -382,16 +416,28 @@ AS_OF_ALL = ["doc_id", "source", "kind", "revision", "content_hash", "valid_from
     help="Only documents that were members of this corpus (a manifest's name) then.",
 )
 @warehouse_option
+@page_options
 @listing_options
 @handle_errors
 def as_of_command(
-    point_text: str, source: str | None, corpus: str | None, warehouse: str, fmt: str | None
+    point_text: str,
+    source: str | None,
+    corpus: str | None,
+    warehouse: str,
+    limit: int | None,
+    offset: int,
+    fmt: str | None,
 ) -> None:
     """The corpus as it stood at RUN (after that run), at DATE, or now: every document
     that had content then, with the revision and content hash it had.
 
     DATE is ISO-8601: 2026-11-01 means 00:00 UTC that day; a date-time without an offset
     is UTC. Documents that were tombstoned at that point are left out.
+
+    \b
+    Examples:
+      receipts as-of 3 --corpus cr-v-aeb
+      receipts as-of 2026-11-01 --source nhtsa --csv > corpus.csv
     """
     with Warehouse.open(warehouse, read_only=True) as wh:
         point = _point(wh, point_text, "RUN|DATE")
@@ -406,16 +452,16 @@ def as_of_command(
                 f"no corpus {corpus!r} in the warehouse; known: {', '.join(corpora) or 'none'}",
                 param_hint="--corpus",
             )
+        listed = iter_as_of(wh, point, source, corpus, limit=limit, offset=offset)
         if fmt in ("json", "nl", "csv"):  # written as read: a corpus can be millions
-            documents = (row.as_json() for row in iter_as_of(wh, point, source, corpus))
+            documents = (row.as_json() for row in listed)
             if fmt == "json":
                 head = {"point": point.as_json(), "source": source, "corpus": corpus}
                 emit_json_listing(head, "documents", documents)
             else:
                 emit(documents, AS_OF_ALL, fmt)
             return
-        rows = (row.as_json() for row in iter_as_of(wh, point, source, corpus))
-        table = text_table(rows, AS_OF_TEXT)
+        table = text_table((row.as_json() for row in listed), AS_OF_TEXT)
     name = f"corpus {corpus}" if corpus else "corpus"
     of = f" ({source})" if source else ""
     noun = "document" if table.rows == 1 else "documents"
@@ -464,6 +510,10 @@ def verify_quote(
     Exit 0 only when the cited revision contains the quote. Otherwise exit 1 and say which
     revisions, if any, do contain it, e.g. "quote matches revision 1 (hash …), but the cited
     revision 2 does not contain it".
+
+    \b
+    Example:
+      receipts verify-quote nhtsa/recall/22V999101 "Remedy not yet available." --revision 1
     """
     if revision is not None and content_hash is not None:
         raise click.UsageError("give --hash or --revision, not both")

@@ -44,6 +44,10 @@ def studio_schema(
     Give every corpus one Studio shows (one dataset) in one call: corpora whose documents
     share a _type get one definition covering them all. Reads the warehouse only; sends
     nothing.
+
+    \b
+    Example:
+      receipts studio-schema manifests/cr-v-aeb.toml --out studio/schemas
     """
     loaded = [load_manifest(path) for path in manifest_files]
     documents: list[dict[str, Any]] = []

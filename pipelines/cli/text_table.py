@@ -60,6 +60,16 @@ class TextTable:
             self._spool.writelines("\t".join(row) + "\n" for row in self._held)
             self._held = []
 
+    @property
+    def widths(self) -> list[int]:
+        """Each column's width on screen so far."""
+        return list(self._widths)
+
+    def at_least(self, widths: Sequence[int] | None) -> None:
+        """Make each column at least as wide as ``widths`` (those of a page printed before)."""
+        if widths is not None:
+            self._widths = [max(a, b) for a, b in zip(self._widths, widths, strict=True)]
+
     def _cells(self) -> Iterator[list[str]]:
         yield self._header
         if self._spool is None:

@@ -4,12 +4,13 @@ report shows of the same typed values (:mod:`pipelines.reports.drift_model`)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from pipelines.checks.diffing import Diff, FieldChange, render_words
 from pipelines.checks.target_drift import TargetDrift
 from pipelines.reports.drift_model import DriftedDocument, DriftReport, UnseenDocument
+from warehouse import timestamps
 from warehouse.asof import Point
 from warehouse.claims import StatusChange
 from warehouse.drift import DRIFT_OUTCOMES, OUTCOMES, RevisionRef, RunRef
@@ -38,12 +39,7 @@ def short(content_hash: str | None) -> str:
 def to_second(moment: str | datetime | None) -> str:
     """A timestamp (ISO-8601 text or a datetime) as text shows every time: UTC to the
     second, ``Z`` (``2026-11-02T06:00:00Z``); reports as JSON keep full precision."""
-    if moment is None:
-        return "-"
-    if isinstance(moment, str):
-        moment = datetime.fromisoformat(moment)
-    moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return timestamps.to_second(moment)
 
 
 def point_phrase(point: Point, run: RunRef | None) -> str:

@@ -197,13 +197,15 @@ def test_drift_of_every_corpus_names_each_documents_corpus(fixture_warehouse: st
     assert "NEW       synthetic/record/other-1 (corpus other-corpus)" in text
     assert "CHANGED   nhtsa/complaint/11561421 (corpus fixture-corpus)" in text
     assert "UNSEEN    github/acme/handbook/docs/old-faq.md (corpus fixture-corpus)" in text
-    report = json.loads(cli("drift", "--warehouse", fixture_warehouse, "--json").stdout)
+    report = json.loads(
+        cli("drift", "--warehouse", fixture_warehouse, "--since", "1", "--json").stdout
+    )
     assert {d["doc_id"]: d["corpora"] for d in report["documents"]}["nhtsa/complaint/11561423"] == [
         "fixture-corpus"
     ]
-    md = cli("drift", "--warehouse", fixture_warehouse, "--format", "md").stdout
+    md = cli("drift", "--warehouse", fixture_warehouse, "--since", "1", "--format", "md").stdout
     assert "### new: `nhtsa/complaint/11561423` (corpus fixture-corpus)" in md
-    html = cli("drift", "--warehouse", fixture_warehouse, "--format", "html").stdout
+    html = cli("drift", "--warehouse", fixture_warehouse, "--since", "1", "--format", "html").stdout
     assert "<code>nhtsa/complaint/11561423</code> (corpus fixture-corpus)</h3>" in html
 
 

@@ -83,7 +83,7 @@ def test_identical_corpora_give_identical_files_in_the_default_place(
         monkeypatch.chdir(tmp_path / name)
         result = cli("publish", manifest, "--warehouse", warehouse)
         assert result.exit_code == 0
-        assert "ndjson:out/atlas.ndjson" in result.stdout
+        assert f"ndjson:{(tmp_path / name / 'out' / 'atlas.ndjson').resolve()}" in result.stdout
         outputs.append((tmp_path / name / "out" / "atlas.ndjson").read_bytes())
     assert outputs[0] == outputs[1]
 

@@ -37,9 +37,14 @@ _SIMPLE_PATH = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01
 
 
 class NdjsonTarget(NoOtherWriters):
+    """The file at ``path``. Its name in the push ledger (``ndjson:/abs/path``) is the
+    resolved absolute path: ``./out/x.ndjson``, ``out/x.ndjson`` and ``/abs/out/x.ndjson``
+    are one target, so the pushes of each are the last pushes of the others (target drift
+    finds what was deleted from the file since)."""
+
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.name = f"ndjson:{path}"
+        self.name = f"ndjson:{path.resolve()}"
         self._documents: dict[str, dict[str, Any]] | None = None
         self._raw: dict[str, bytes] = {}
         self._dirty = False
