@@ -8,7 +8,6 @@ A warehouse is a DuckDB file or a DuckLake catalog (``warehouse/backends.py``); 
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 import time
 from collections.abc import Iterator
@@ -19,7 +18,7 @@ from typing import Any
 
 import duckdb
 
-from warehouse import backends, schema
+from warehouse import backends, schema, settings
 from warehouse.catalog_lock import CatalogLocks
 from warehouse.errors import (
     OutOfMemory,
@@ -53,13 +52,15 @@ CHECKPOINT_THRESHOLD = "64MB"
 
 def warehouse_memory_limit() -> str:
     """The memory limit of a warehouse's connection: ``$RECEIPTS_DUCKDB_MEMORY_LIMIT``, else
-    the default."""
-    return os.environ.get(ENV_WAREHOUSE_MEMORY_LIMIT) or DEFAULT_WAREHOUSE_MEMORY_LIMIT
+    the config file's ``duckdb_memory_limit``, else the default (checked by
+    :mod:`warehouse.settings`)."""
+    return settings.current().duckdb_memory_limit
 
 
 def resolve_location(location: str | None) -> str:
-    """The connection string: the argument, else ``$RECEIPTS_WAREHOUSE``, else the default."""
-    return location or os.environ.get(ENV_WAREHOUSE) or DEFAULT_WAREHOUSE
+    """The connection string: the argument, else ``$RECEIPTS_WAREHOUSE``, else the config
+    file's ``warehouse``, else the default."""
+    return location or settings.current().warehouse
 
 
 def _local_path(location: str) -> Path | None:

@@ -22,6 +22,7 @@ from pipelines.ingest import IngestOptions, RunResult
 from pipelines.manifest import Manifest, load_manifest
 from pipelines.visible import visible
 from sources.http import HttpFactory
+from warehouse import settings
 from warehouse.backends import ENV_DATA_PATH, WarehouseURL
 from warehouse.errors import ReceiptsError
 from warehouse.ingest import DEFAULT_BATCH_SIZE
@@ -189,7 +190,7 @@ def _warehouse_url(ctx: click.Context, param: click.Parameter, value: str) -> st
     """The ``--warehouse`` value (from the command, or given before it), carrying the
     ``--data-path`` given beside it."""
     value = _given_before_the_command(ctx, param, "warehouse") or value
-    return WarehouseURL(value, ctx.meta.get("receipts.data_path"))
+    return WarehouseURL(value or settings.current().warehouse, ctx.meta.get("receipts.data_path"))
 
 
 def warehouse_option(func: F) -> F:
@@ -208,8 +209,7 @@ def warehouse_option(func: F) -> F:
     return click.option(
         "--warehouse",
         envvar=ENV_WAREHOUSE,
-        default=DEFAULT_WAREHOUSE,
-        show_default=True,
+        show_default=f"{DEFAULT_WAREHOUSE}, or the config file's warehouse",
         callback=_warehouse_url,
         help="The warehouse: a DuckDB file, ducklake:sqlite:CATALOG.sqlite or "
         f"'ducklake:postgres:dbname=NAME host=HOST'. Env: {ENV_WAREHOUSE}.",
@@ -258,6 +258,7 @@ def ingest_options(func: F) -> F:
         http_options,
         click.option(
             "--batch-size",
+            type=click.IntRange(1, 1_000_000),
             default=DEFAULT_BATCH_SIZE,
             show_default=True,
             help="Records per transaction.",

@@ -87,7 +87,7 @@ def _run_row(run: dict[str, Any], fmt: str | None) -> dict[str, Any]:
 
 @click.command()
 @warehouse_option
-@click.option("--limit", type=int, default=None, help="Show only the newest N runs.")
+@click.option("--limit", type=click.IntRange(1), default=None, help="Show only the newest N runs.")
 @listing_options
 @handle_errors
 def runs(warehouse: str, limit: int | None, fmt: str | None) -> None:
@@ -164,7 +164,7 @@ def history(doc_id: str, warehouse: str, fmt: str | None) -> None:
 @click.command()
 @click.argument("doc_id")
 @warehouse_option
-@click.option("--revision", type=int, help="Show this revision number.")
+@click.option("--revision", type=click.IntRange(1), help="Show this revision number.")
 @click.option("--hash", "content_hash", help="Show the revision with this content hash (prefix).")
 @handle_errors
 def show(doc_id: str, warehouse: str, revision: int | None, content_hash: str | None) -> None:

@@ -78,7 +78,7 @@ def _asked_format(args: list[str]) -> str:
 def _log_format(ctx: click.Context, param: click.Parameter, value: str | None) -> str:
     """``text`` or ``json``; set at once (the option is eager), so that even a usage error
     in another option is written in the format asked for."""
-    chosen = (value or "text").strip().lower()
+    chosen = (value or _configured_format()).strip().lower()
     if chosen not in logline.FORMATS:
         accepted = " or ".join(repr(f) for f in logline.FORMATS)
         if ctx.get_parameter_source(param.name or "") == ParameterSource.ENVIRONMENT:
@@ -88,6 +88,19 @@ def _log_format(ctx: click.Context, param: click.Parameter, value: str | None) -
         raise click.BadParameter(f"must be {accepted}, not {value!r}", ctx, param)
     logline.configure(chosen)
     return chosen
+
+
+def _configured_format() -> str:
+    """The config file's ``log_format`` (a bad one is reported when the command starts)."""
+    from warehouse import settings
+    from warehouse.errors import SettingsError
+
+    if settings.config_path() is None:
+        return "text"
+    try:
+        return settings.current().log_format
+    except SettingsError:
+        return "text"
 
 
 log_format_option = click.option(

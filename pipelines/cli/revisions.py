@@ -440,7 +440,7 @@ def _revision_texts(
 @click.argument("doc_id")
 @click.argument("quote")
 @click.option("--hash", "content_hash", metavar="H", help="The cited content hash (a prefix).")
-@click.option("--revision", type=int, metavar="N", help="The cited revision number.")
+@click.option("--revision", type=click.IntRange(1), metavar="N", help="The cited revision number.")
 @warehouse_option
 @json_option
 @handle_errors
