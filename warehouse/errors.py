@@ -88,10 +88,10 @@ class NotAWarehouse(UsageError):
     """The file named as the warehouse exists but is not a DuckDB database (a README, a
     manifest): nothing is written beside it."""
 
-    def __init__(self, location: str) -> None:
+    def __init__(self, location: str, what: str = "not a DuckDB database file") -> None:
         super().__init__(
-            f"{location} is not a receipts warehouse (not a DuckDB database file); point "
-            "--warehouse at a warehouse, or at a path where none exists yet to create one"
+            f"{location} is not a receipts warehouse ({what}); point --warehouse at a "
+            "warehouse, or at a path where none exists yet to create one"
         )
 
 

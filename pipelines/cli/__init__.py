@@ -5,6 +5,7 @@ Exit codes are mapped in one place, ``pipelines/cli/exits.py``.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -16,7 +17,7 @@ from pipelines.cli.version import version_message
 
 def _use_config(ctx: click.Context, param: click.Parameter, value: Path | None) -> None:
     """``--config FILE``: the config file every setting is read from (before any is read)."""
-    if value is not None:
+    if value is not None or "warehouse.settings" in sys.modules:
         from warehouse import settings
 
         settings.use_config(value)

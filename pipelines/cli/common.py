@@ -17,7 +17,7 @@ import click
 from click.core import ParameterSource
 
 from pipelines import USER_AGENT, logline
-from pipelines.cli import exits
+from pipelines.cli import exits, hints
 from pipelines.ingest import IngestOptions, RunResult
 from pipelines.manifest import Manifest, load_manifest
 from pipelines.visible import visible
@@ -115,7 +115,8 @@ def _wants_json(kwargs: dict[str, Any]) -> bool:
 
 def fail(kind: str, message: str, hint: str | None, code: int, as_json: bool) -> NoReturn:
     """One line on stderr (and a hint line), or with ``--json`` the same as a JSON document
-    on stdout; then exit ``code``."""
+    on stdout; then exit ``code``. A hint naming a flag this command lacks is left out."""
+    hint = hints.applicable(hint)
     if as_json:
         error = {"type": kind, "message": message, "hint": hint}
         click.echo(json.dumps({"error": error, "exit_code": code}, indent=2, sort_keys=True))

@@ -19,6 +19,7 @@ from pipelines.cli.common import (
     quiet,
     warehouse_option,
 )
+from pipelines.cli.hash_option import hash_option
 from pipelines.cli.listing import emit, listing_options
 from pipelines.cli.pins import render_upstream, upstream_report
 from pipelines.progress import steps_for
@@ -165,7 +166,7 @@ def history(doc_id: str, warehouse: str, fmt: str | None) -> None:
 @click.argument("doc_id")
 @warehouse_option
 @click.option("--revision", type=click.IntRange(1), help="Show this revision number.")
-@click.option("--hash", "content_hash", help="Show the revision with this content hash (prefix).")
+@hash_option("Show the revision whose content hash starts with H")
 @handle_errors
 def show(doc_id: str, warehouse: str, revision: int | None, content_hash: str | None) -> None:
     """Write the verbatim stored bytes of DOC_ID (current revision by default) to stdout."""
