@@ -3,14 +3,12 @@ the migrations' file names (``0008_snapshot_body_zstd.sql`` -> 8) without import
 
 from __future__ import annotations
 
-from importlib import resources
+from pathlib import Path
+
+MIGRATIONS = Path(__file__).with_name("migrations")
 
 
 def shipped_schema_version() -> int:
     """The number of the newest migration shipped in ``warehouse/migrations/``."""
-    numbers = [
-        int(entry.name[:4])
-        for entry in resources.files("warehouse.migrations").iterdir()
-        if entry.name.endswith(".sql") and entry.name[:4].isdigit()
-    ]
+    numbers = [int(path.name[:4]) for path in MIGRATIONS.glob("[0-9][0-9][0-9][0-9]_*.sql")]
     return max(numbers, default=0)

@@ -31,11 +31,12 @@ from pydantic import BaseModel, Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDict
 
 from warehouse.errors import SettingsError
-
-ENV_CONFIG = "RECEIPTS_CONFIG"
-ENV_SECRETS = "RECEIPTS_SECRETS"
-CONFIG_NAME = "receipts.toml"
-SECRETS_NAME = "secrets.toml"
+from warehouse.settings_files import (
+    ENV_CONFIG,
+    ENV_SECRETS,
+    config_path,
+    secrets_path,
+)
 
 _MEMORY = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(k|m|g|t)(i?b)?\s*", re.IGNORECASE)
 _POWERS = {"k": 1, "m": 2, "g": 3, "t": 4}
@@ -350,40 +351,7 @@ LOCATORS = {
     ENV_SECRETS: "The secrets file; else secrets.toml beside the config file.",
 }
 
-# --config, set by the command line before anything reads a setting.
-_config_option: Path | None = None
 _cache: dict[tuple[Any, ...], tuple[Settings, Secrets]] = {}
-
-
-def use_config(path: Path | None) -> None:
-    """The config file ``--config`` names (None: the environment's or the default)."""
-    global _config_option
-    _config_option = path
-
-
-def config_path() -> Path | None:
-    """The config file in use: ``--config``, ``$RECEIPTS_CONFIG``, else ``./receipts.toml``
-    if it exists."""
-    if _config_option is not None:
-        return _config_option
-    named = os.environ.get(ENV_CONFIG, "").strip()
-    if named:
-        return Path(named)
-    default = Path(CONFIG_NAME)
-    return default if default.is_file() else None
-
-
-def secrets_path() -> Path | None:
-    """The secrets file in use: ``$RECEIPTS_SECRETS``, else ``secrets.toml`` beside the config
-    file if it exists."""
-    named = os.environ.get(ENV_SECRETS, "").strip()
-    if named:
-        return Path(named)
-    config = config_path()
-    if config is None:
-        return None
-    beside = config.parent / SECRETS_NAME
-    return beside if beside.is_file() else None
 
 
 def current() -> Settings:

@@ -5,7 +5,6 @@ Exit codes are mapped in one place, ``pipelines/cli/exits.py``.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
@@ -13,14 +12,12 @@ import click
 from pipelines.cli.lazy_group import Entry, LazyGroup
 from pipelines.cli.logformat import log_format_option
 from pipelines.cli.version import version_message
+from warehouse import settings_files
 
 
 def _use_config(ctx: click.Context, param: click.Parameter, value: Path | None) -> None:
     """``--config FILE``: the config file every setting is read from (before any is read)."""
-    if value is not None or "warehouse.settings" in sys.modules:
-        from warehouse import settings
-
-        settings.use_config(value)
+    settings_files.use_config(value)
 
 
 # Every command of ``receipts``: its name, where it is (``module:attribute`` under

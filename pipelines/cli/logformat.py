@@ -12,6 +12,7 @@ import click
 from click.core import ParameterSource
 
 from pipelines import logline
+from warehouse import settings_files
 
 
 @contextmanager
@@ -92,11 +93,11 @@ def _log_format(ctx: click.Context, param: click.Parameter, value: str | None) -
 
 def _configured_format() -> str:
     """The config file's ``log_format`` (a bad one is reported when the command starts)."""
+    if settings_files.config_path() is None:
+        return "text"
     from warehouse import settings
     from warehouse.errors import SettingsError
 
-    if settings.config_path() is None:
-        return "text"
     try:
         return settings.current().log_format
     except SettingsError:
