@@ -65,7 +65,7 @@ class Endpoint:
         The environment wins so that a mirror, a proxy or a test fake can stand in for every
         manifest at once.
         """
-        value = settings.current().by_env(self.env_var) or manifest_value or self.default_url
+        value = settings.endpoint_url(self.env_var) or manifest_value or self.default_url
         return value.rstrip("/")
 
     @property

@@ -298,6 +298,21 @@ class Settings(BaseSettings):
         return getattr(self, ENV_FIELDS[name])
 
 
+def endpoint_url(env_var: str) -> str | None:
+    """The base URL configured for an endpoint: its setting (environment, then config file),
+    or for an endpoint of a source the model does not list (one registered later), its
+    environment variable, checked the same way."""
+    if env_var in ENV_FIELDS:
+        return current().by_env(env_var)  # type: ignore[no-any-return]
+    value = os.environ.get(env_var, "").strip() or None
+    try:
+        return _url(value)  # type: ignore[no-any-return]
+    except ValueError:
+        raise SettingsError(
+            f"{env_var}={value!r} is not accepted: expected an http(s):// URL"
+        ) from None
+
+
 class Secrets(BaseSettings):
     """Tokens and keys: from the environment or the secrets file, never the config file."""
 
@@ -388,9 +403,9 @@ def check() -> None:
 def _load() -> tuple[Settings, Secrets]:
     config, secrets_file = config_path(), secrets_path()
     key = (
-        config,
+        config and config.absolute(),
         _mtime(config),
-        secrets_file,
+        secrets_file and secrets_file.absolute(),
         _mtime(secrets_file),
         tuple(os.environ.get(n) for n in (*ENV_FIELDS, *SECRET_ENV_FIELDS)),
     )
