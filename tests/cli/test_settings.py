@@ -3,8 +3,10 @@ and one table of them in the docs generated from the model."""
 
 from __future__ import annotations
 
+import ast
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -181,8 +183,6 @@ def test_the_docs_table_is_the_settings_model() -> None:
 
 def test_every_variable_the_code_reads_is_in_the_model() -> None:
     """Every ``RECEIPTS_*`` name in the packages is a setting (or names the files)."""
-    import re
-
     root = Path(__file__).resolve().parents[2]
     named: set[str] = set()
     for package in ("pipelines", "sources", "warehouse"):
@@ -191,3 +191,24 @@ def test_every_variable_the_code_reads_is_in_the_model() -> None:
     known = {row["variable"] for row in settings.rows()}
     assert named - known == set()
     assert os.environ.get("RECEIPTS_CONFIG") is None
+
+
+def test_only_the_settings_modules_read_the_environment() -> None:
+    """Every other module reads a setting through the model; the exceptions read what is
+    not a setting of receipts (the system's cache folder, the lineage client's own
+    variables) or peek before parsing (the log format of a usage error, checked later)."""
+    root = Path(__file__).resolve().parents[2]
+    allowed = {
+        "warehouse/settings.py",
+        "warehouse/settings_files.py",
+        "pipelines/cli/logformat.py",  # the format of a usage error, before the model
+        "pipelines/observe/lineage.py",  # OPENLINEAGE__* passed through to its client
+        "sources/nhtsa/flatfile/download.py",  # XDG_CACHE_HOME
+    }
+    readers = set()
+    for package in ("pipelines", "sources", "warehouse"):
+        for path in (root / package).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+                if isinstance(node, ast.Attribute) and node.attr in ("environ", "getenv"):
+                    readers.add(str(path.relative_to(root)))
+    assert readers - allowed == set()
