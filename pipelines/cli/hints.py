@@ -2,8 +2,8 @@
 
 An error's hint is written once, where the error is raised, and may be printed by any
 command: "`--replay DIR` serves a recorded session" helps ``ingest`` and misleads
-``backfill``, which has no ``--replay``. At the edge, a hint naming a flag the running
-command (and the root group) lacks is left out.
+``backfill``, which has no ``--replay``. At the edge, the part of a hint naming a flag the
+running command (and the root group) lacks is left out.
 """
 
 from __future__ import annotations
@@ -34,9 +34,13 @@ def options_of(ctx: click.Context) -> set[str]:
 
 
 def applicable(hint: str | None, ctx: click.Context | None = None) -> str | None:
-    """``hint``, unless it names a flag the running command does not have."""
+    """``hint`` without its clauses (parts between ``;``) that name a flag the running
+    command does not have; None when no clause is left."""
     ctx = ctx or click.get_current_context(silent=True)
     if not hint or ctx is None:
         return hint
     known = options_of(ctx)
-    return hint if all(flag in known for flag in flags_named(hint)) else None
+    kept = [
+        clause for clause in hint.split("; ") if all(flag in known for flag in flags_named(clause))
+    ]
+    return "; ".join(kept) or None

@@ -93,6 +93,11 @@ def test_a_hint_naming_a_flag_the_command_lacks_is_left_out() -> None:
     backfill = _commands()["backfill nhtsa"]
     assert applicable(hint, click.Context(ingest, info_name="ingest")) == hint
     assert applicable(hint, click.Context(backfill, info_name="nhtsa")) is None
+    both = "set RECEIPTS_DUCKDB_MEMORY_LIMIT=2GB; a backfill also takes --memory-limit"
+    assert applicable(both, click.Context(ingest, info_name="ingest")) == (
+        "set RECEIPTS_DUCKDB_MEMORY_LIMIT=2GB"
+    )
+    assert applicable(both, click.Context(backfill, info_name="nhtsa")) == both
 
 
 @pytest.mark.slow
