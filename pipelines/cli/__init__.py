@@ -120,7 +120,7 @@ def main(
     Exit codes:
       0  ok
       1  failure (an entry failed, a verification found a mismatch)
-      2  bad usage or an invalid manifest
+      2  bad usage, an invalid manifest or setting, or not a warehouse
       3  drift found (only with --fail-on-drift)
       4  the unrelated-document guard tripped during a push
 
@@ -128,6 +128,7 @@ def main(
     --log-format json each is one JSON object); results go to stdout, as text or, with
     --json, as JSON (errors included).
     """
+    # Imported here, when a command runs: --help, --version and completion stay light.
     from pipelines.cli import exits
     from pipelines.cli.common import fail
     from warehouse import settings
