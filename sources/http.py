@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import email.utils
 import logging
-import os
 import random
 import threading
 import time
@@ -32,7 +31,7 @@ import tenacity
 
 from sources.digits import is_ascii_digits
 from sources.recording import RecordingTransport, ReplayTransport
-from warehouse import canonical
+from warehouse import canonical, settings
 from warehouse.errors import (
     BodyTooLarge,
     CorruptBody,
@@ -68,7 +67,7 @@ class Endpoint:
         The environment wins so that a mirror, a proxy or a test fake can stand in for every
         manifest at once.
         """
-        value = os.environ.get(self.env_var) or manifest_value or self.default_url
+        value = settings.endpoint_url(self.env_var) or manifest_value or self.default_url
         return value.rstrip("/")
 
     @property
@@ -504,8 +503,8 @@ def make_transport(
     inner: httpx.BaseTransport | None = None,
 ) -> httpx.BaseTransport | None:
     """The transport for ``--record`` / ``--replay`` (or their environment variables)."""
-    replay = replay_dir or (Path(os.environ[ENV_REPLAY]) if os.environ.get(ENV_REPLAY) else None)
-    record = record_dir or (Path(os.environ[ENV_RECORD]) if os.environ.get(ENV_RECORD) else None)
+    replay = replay_dir or settings.current().replay
+    record = record_dir or settings.current().record
     if replay is not None:
         return ReplayTransport(replay)
     if record is not None:

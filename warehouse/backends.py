@@ -22,7 +22,6 @@ runs unchanged.
 from __future__ import annotations
 
 import importlib
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +29,7 @@ from typing import Any
 
 import duckdb
 
+from warehouse import settings
 from warehouse.errors import UsageError, WarehouseError
 
 ENV_DATA_PATH = "RECEIPTS_DATA_PATH"
@@ -108,7 +108,7 @@ def parse(location: str, data_path: str | None = None) -> Target:
     """The warehouse ``location`` names (see the module docstring). Its ``location`` is for
     showing: without a password (:func:`without_password`); the catalog's own connection
     string keeps it."""
-    data_path = data_path or getattr(location, "data_path", None) or os.environ.get(ENV_DATA_PATH)
+    data_path = data_path or getattr(location, "data_path", None) or settings.current().data_path
     location = str(location)
     if location.startswith(LAKE_PREFIX):
         rest = location[len(LAKE_PREFIX) :]
@@ -167,10 +167,11 @@ def _s3_secret(con: duckdb.DuckDBPyConnection) -> None:
         "SESSION_TOKEN": "AWS_SESSION_TOKEN",
         "REGION": "AWS_REGION",
     }
+    given = settings.as_environ(tuple(names.values()))
     for option, env in names.items():
-        if os.environ.get(env):
-            options.append(f"{option} {_quote(os.environ[env])}")
-    endpoint = os.environ.get("AWS_ENDPOINT_URL")
+        if given.get(env):
+            options.append(f"{option} {_quote(given[env])}")
+    endpoint = settings.current().aws_endpoint_url
     if endpoint:
         scheme, _, host = endpoint.partition("://")
         options.append(f"ENDPOINT {_quote(host or scheme)}")

@@ -6,13 +6,11 @@
 
 from __future__ import annotations
 
-import os
 from datetime import UTC, datetime
+
+from warehouse import settings
 
 
 def now() -> datetime:
-    frozen = os.environ.get("RECEIPTS_NOW")
-    if frozen:
-        value = datetime.fromisoformat(frozen.replace("Z", "+00:00"))
-        return value if value.tzinfo else value.replace(tzinfo=UTC)
-    return datetime.now(UTC)
+    frozen = settings.current().now
+    return frozen if frozen is not None else datetime.now(UTC)

@@ -11,7 +11,9 @@ shows the traceback only with ``--debug``, and the run ledger records it as such
     │   ├── ManifestError            a manifest is missing, unreadable or invalid
     │   ├── NamespaceTaken           another corpus publishes the namespace to the target
     │   ├── QueryRefused             ``receipts query`` was given anything but one SELECT
-    │   └── QueryFailed              DuckDB refused an ad-hoc query (a typo, no such table)
+    │   ├── QueryFailed              DuckDB refused an ad-hoc query (a typo, no such table)
+    │   ├── SettingsError            a setting (variable, config or secrets file) is bad
+    │   └── NotAWarehouse            the file named as the warehouse is something else
     ├── UpstreamError                an upstream did not give what an entry needs
     │   ├── HttpError                an HTTP exchange gave no usable response
     │   │   ├── TransientHttpError   worth retrying: the network failed, or "slow down"
@@ -80,6 +82,22 @@ class UsageError(ReceiptsError):
 
 class ManifestError(UsageError):
     """A manifest is missing, unreadable or invalid."""
+
+
+class SettingsError(UsageError):
+    """An environment variable, or a key of the config or secrets file, has a value it does
+    not accept (``warehouse/settings.py``); the message names it and what it accepts."""
+
+
+class NotAWarehouse(UsageError):
+    """The file named as the warehouse exists but is not a DuckDB database (a README, a
+    manifest): nothing is written beside it."""
+
+    def __init__(self, location: str, what: str = "not a DuckDB database file") -> None:
+        super().__init__(
+            f"{location} is not a receipts warehouse ({what}); point --warehouse at a "
+            "warehouse, or at a path where none exists yet to create one"
+        )
 
 
 class NamespaceTaken(UsageError):

@@ -12,8 +12,7 @@ raised. :func:`interruption` recognises all of them as the one interrupt they ar
 from __future__ import annotations
 
 import signal
-
-import duckdb
+import sys
 
 # DuckDB 1.5's words when a signal stops a statement (its cause is the handler's exception).
 _DUCKDB_INTERRUPTED = "Query interrupted"
@@ -47,10 +46,17 @@ def interruption(exc: BaseException | None) -> Interrupted | None:
             return exc
         if isinstance(exc, KeyboardInterrupt):
             return Interrupted(signal.SIGINT)
-        if isinstance(exc, duckdb.InterruptException):
+        if _is_duckdb_interrupt(exc):
             # Nothing in receipts interrupts a connection itself: a signal did.
             return interruption(exc.__cause__ or exc.__context__) or Interrupted(signal.SIGINT)
         if isinstance(exc, RuntimeError) and str(exc) == _DUCKDB_INTERRUPTED:
             return interruption(exc.__cause__ or exc.__context__) or Interrupted(signal.SIGINT)
         exc = exc.__cause__ or exc.__context__
     return None
+
+
+def _is_duckdb_interrupt(exc: BaseException) -> bool:
+    """DuckDB's own interrupt error; looked up only when DuckDB is loaded, so recognising an
+    interrupt never imports it (``receipts --help`` stays light)."""
+    duckdb = sys.modules.get("duckdb")
+    return duckdb is not None and isinstance(exc, duckdb.InterruptException)

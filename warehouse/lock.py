@@ -23,7 +23,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, NamedTuple
 
-from warehouse.errors import UsageError, WarehouseBusy, human_duration
+from warehouse import settings
+from warehouse.errors import WarehouseBusy, human_duration
 
 ENV_LOCK_WAIT = "RECEIPTS_LOCK_WAIT"
 DEFAULT_LOCK_WAIT = 30.0  # seconds a writer waits for readers (and a reader for a writer)
@@ -34,17 +35,9 @@ log = logging.getLogger("receipts.lock")
 
 def lock_wait() -> float:
     """How long to wait for a warehouse someone else holds: ``$RECEIPTS_LOCK_WAIT`` seconds
-    (0 fails at once), else the default."""
-    raw = os.environ.get(ENV_LOCK_WAIT)
-    if raw is None or raw.strip() == "":
-        return DEFAULT_LOCK_WAIT
-    try:
-        seconds = float(raw)
-    except ValueError:
-        seconds = -1.0
-    if not seconds >= 0 or seconds == float("inf"):
-        raise UsageError(f"{ENV_LOCK_WAIT} must be a number of seconds (0 or more), not {raw!r}")
-    return seconds
+    (0 fails at once), else the config file's ``lock_wait``, else the default (checked by
+    :mod:`warehouse.settings`)."""
+    return settings.current().lock_wait
 
 
 def notify_stderr(message: str) -> None:

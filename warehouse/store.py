@@ -8,7 +8,6 @@ A warehouse is a DuckDB file or a DuckLake catalog (``warehouse/backends.py``); 
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 import time
 from collections.abc import Iterator
@@ -19,9 +18,10 @@ from typing import Any
 
 import duckdb
 
-from warehouse import backends, schema
+from warehouse import backends, schema, settings
 from warehouse.catalog_lock import CatalogLocks
 from warehouse.errors import (
+    NotAWarehouse,
     OutOfMemory,
     ReceiptsError,
     WarehouseBusy,
@@ -53,13 +53,15 @@ CHECKPOINT_THRESHOLD = "64MB"
 
 def warehouse_memory_limit() -> str:
     """The memory limit of a warehouse's connection: ``$RECEIPTS_DUCKDB_MEMORY_LIMIT``, else
-    the default."""
-    return os.environ.get(ENV_WAREHOUSE_MEMORY_LIMIT) or DEFAULT_WAREHOUSE_MEMORY_LIMIT
+    the config file's ``duckdb_memory_limit``, else the default (checked by
+    :mod:`warehouse.settings`)."""
+    return settings.current().duckdb_memory_limit
 
 
 def resolve_location(location: str | None) -> str:
-    """The connection string: the argument, else ``$RECEIPTS_WAREHOUSE``, else the default."""
-    return location or os.environ.get(ENV_WAREHOUSE) or DEFAULT_WAREHOUSE
+    """The connection string: the argument, else ``$RECEIPTS_WAREHOUSE``, else the config
+    file's ``warehouse``, else the default."""
+    return location or settings.current().warehouse
 
 
 def _local_path(location: str) -> Path | None:
@@ -110,6 +112,24 @@ def _newer_storage(message: str) -> str | None:
     )
 
 
+# Every DuckDB database file has this at bytes 8-11 of its first header (after a checksum).
+_DUCKDB_MAGIC = b"DUCK"
+
+
+def recognise(path: Path, location: str) -> None:
+    """Raise :class:`NotAWarehouse` unless ``path`` is a DuckDB database file (damaged or
+    not: a damaged one is :class:`WarehouseDamaged` when DuckDB opens it)."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(12)
+    except IsADirectoryError:
+        raise NotAWarehouse(location) from None
+    except OSError as exc:
+        raise WarehouseError(f"cannot read warehouse {location}: {exc.strerror}") from None
+    if head[8:12] != _DUCKDB_MAGIC:
+        raise NotAWarehouse(location)
+
+
 def _pid_from_duckdb_message(message: str) -> int | None:
     marker = "(PID "
     start = message.find(marker)
@@ -131,6 +151,9 @@ def _connect_file(
             f"no warehouse at {location}: run `receipts ingest MANIFEST` first, "
             "or point --warehouse at an existing one"
         )
+    if path is not None and (path.exists() or path.is_symlink()):
+        # Recognised before anything is written beside it (its lock file, a WAL).
+        recognise(path, location)
     if path is not None:
         # A writer waits for readers to close, a reader for the writer to finish
         # (bounded: RECEIPTS_LOCK_WAIT); a DuckDB file cannot have both at once.
@@ -219,6 +242,7 @@ class Warehouse:
         con, lock = _connect_file(location, read_only=read_only)
         warehouse = cls(con, location, lock)
         try:
+            warehouse._refuse_foreign_database()
             if read_only:
                 schema.check_schema(con, warehouse.location, behind_ok=not migrate)
             elif migrate:
@@ -251,6 +275,21 @@ class Warehouse:
             warehouse.close()
             raise
         return warehouse
+
+    def _refuse_foreign_database(self) -> None:
+        """A DuckDB database holding tables but none of receipts' is someone else's: neither
+        read as a warehouse behind this version nor migrated into."""
+        if self.applied_migrations():
+            return
+        found = self._first_row(
+            "SELECT table_name FROM information_schema.tables "
+            "WHERE table_catalog = current_database() LIMIT 1",
+            {},
+        )
+        if found is not None:
+            raise NotAWarehouse(
+                self.location, f"a DuckDB database without receipts' tables, e.g. {found[0]!r}"
+            )
 
     def close(self) -> None:
         try:

@@ -18,6 +18,7 @@ from typing import Any
 
 from pipelines.checks.quote import reader_text
 from warehouse.errors import UsageError
+from warehouse.hash_prefix import MIN_HASH_PREFIX, hash_prefix_problem, normalise
 
 DEFAULT_FIELDS = {
     "claim_id": "claim_id",
@@ -119,10 +120,11 @@ def parse_claim(
         revision = int(text)
     content_hash = _text(raw.get(names["content_hash"]))
     if content_hash is not None:
-        content_hash = content_hash.lower().removeprefix("sha256:")
-        if len(content_hash) < 6 or any(c not in "0123456789abcdef" for c in content_hash):
+        content_hash = normalise(content_hash)
+        if hash_prefix_problem(content_hash) is not None:
             raise ValueError(
-                f"{names['content_hash']!r} must be a SHA-256 in hex (at least 6 digits)"
+                f"{names['content_hash']!r} must be a SHA-256 in hex (at least "
+                f"{MIN_HASH_PREFIX} digits)"
             )
     if revision is None and content_hash is None:
         raise ValueError(

@@ -34,7 +34,14 @@ from sources.nhtsa.flatfile.layouts import LAYOUTS
 from sources.nhtsa.flatfile.readable import MALFORMED_SHARE_LIMIT
 from sources.nhtsa.flatfile.rows import VehicleFilter
 from warehouse.bulk.build_engine import BUILD_DATABASE_MEMORY_LIMIT
+from warehouse.errors import RetryBudgetExhausted, TransientHttpError
 from warehouse.store import Warehouse
+
+# What to do when the file cannot be downloaded (offline, behind a proxy): a backfill has no
+# recorded sessions, it reads any copy of the file.
+OFFLINE_HINT = (
+    "offline or behind a proxy? fetch the file another way and give its path: --file PATH"
+)
 
 DEFAULT_MAX_DOWNLOAD = 4 * 1024**3
 MALFORMED_SHOWN = 20
@@ -219,6 +226,9 @@ def backfill_nhtsa(
         http = HttpFactory(user_agent=USER_AGENT)
         try:
             path = download(http, url, download_dir or default_download_dir(), max_download_bytes)
+        except (TransientHttpError, RetryBudgetExhausted) as exc:
+            exc.hint = OFFLINE_HINT
+            raise
         finally:
             http.close()
     else:

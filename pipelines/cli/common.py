@@ -17,11 +17,12 @@ import click
 from click.core import ParameterSource
 
 from pipelines import USER_AGENT, logline
-from pipelines.cli import exits, interrupts
+from pipelines.cli import exits, hints, interrupts
 from pipelines.ingest import IngestOptions, RunResult
 from pipelines.manifest import Manifest, load_manifest
 from pipelines.visible import visible
 from sources.http import HttpFactory
+from warehouse import settings
 from warehouse.backends import ENV_DATA_PATH, WarehouseURL
 from warehouse.errors import ReceiptsError
 from warehouse.ingest import DEFAULT_BATCH_SIZE
@@ -115,7 +116,8 @@ def _wants_json(kwargs: dict[str, Any]) -> bool:
 
 def fail(kind: str, message: str, hint: str | None, code: int, as_json: bool) -> NoReturn:
     """One line on stderr (and a hint line), or with ``--json`` the same as a JSON document
-    on stdout; then exit ``code``."""
+    on stdout; then exit ``code``. A hint naming a flag this command lacks is left out."""
+    hint = hints.applicable(hint)
     if as_json:
         error = {"type": kind, "message": message, "hint": hint}
         click.echo(json.dumps({"error": error, "exit_code": code}, indent=2, sort_keys=True))
@@ -205,7 +207,7 @@ def _warehouse_url(ctx: click.Context, param: click.Parameter, value: str) -> st
     """The ``--warehouse`` value (from the command, or given before it), carrying the
     ``--data-path`` given beside it."""
     value = _given_before_the_command(ctx, param, "warehouse") or value
-    return WarehouseURL(value, ctx.meta.get("receipts.data_path"))
+    return WarehouseURL(value or settings.current().warehouse, ctx.meta.get("receipts.data_path"))
 
 
 def warehouse_option(func: F) -> F:
@@ -224,8 +226,7 @@ def warehouse_option(func: F) -> F:
     return click.option(
         "--warehouse",
         envvar=ENV_WAREHOUSE,
-        default=DEFAULT_WAREHOUSE,
-        show_default=True,
+        show_default=f"{DEFAULT_WAREHOUSE}, or the config file's warehouse",
         callback=_warehouse_url,
         help="The warehouse: a DuckDB file, ducklake:sqlite:CATALOG.sqlite or "
         f"'ducklake:postgres:dbname=NAME host=HOST'. Env: {ENV_WAREHOUSE}.",
@@ -274,6 +275,7 @@ def ingest_options(func: F) -> F:
         http_options,
         click.option(
             "--batch-size",
+            type=click.IntRange(1, 1_000_000),
             default=DEFAULT_BATCH_SIZE,
             show_default=True,
             help="Records per transaction.",

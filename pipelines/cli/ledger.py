@@ -19,6 +19,7 @@ from pipelines.cli.common import (
     quiet,
     warehouse_option,
 )
+from pipelines.cli.hash_option import hash_option
 from pipelines.cli.listing import emit, listing_options, on_terminal, page, page_options
 from pipelines.cli.pins import render_upstream, upstream_report
 from pipelines.progress import steps_for
@@ -78,7 +79,7 @@ def _run_row(run: dict[str, Any], fmt: str | None) -> dict[str, Any]:
 
 @click.command()
 @warehouse_option
-@click.option("--limit", type=int, default=None, help="Show only the newest N runs.")
+@click.option("--limit", type=click.IntRange(1), default=None, help="Show only the newest N runs.")
 @listing_options
 @handle_errors
 def runs(warehouse: str, limit: int | None, fmt: str | None) -> None:
@@ -169,8 +170,8 @@ def history(doc_id: str, warehouse: str, limit: int | None, offset: int, fmt: st
 @click.command()
 @click.argument("doc_id")
 @warehouse_option
-@click.option("--revision", type=int, help="Show this revision number.")
-@click.option("--hash", "content_hash", help="Show the revision with this content hash (prefix).")
+@click.option("--revision", type=click.IntRange(1), help="Show this revision number.")
+@hash_option("Show the revision whose content hash starts with H")
 @handle_errors
 def show(doc_id: str, warehouse: str, revision: int | None, content_hash: str | None) -> None:
     """Write the verbatim stored bytes of DOC_ID (current revision by default) to stdout.

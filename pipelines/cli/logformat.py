@@ -13,9 +13,8 @@ import click
 from click.core import ParameterSource
 
 from pipelines import logline
-from pipelines.cli import exits, interrupts
 from pipelines.cli.interrupts import signals_interrupt
-from warehouse.interrupt import interruption
+from warehouse import settings_files
 
 
 @contextmanager
@@ -37,7 +36,10 @@ def _usage_errors_as_log_lines() -> Iterator[None]:
         raise click.exceptions.Exit(exc.exit_code) from None
     except KeyboardInterrupt as exc:
         # Ctrl-C or SIGTERM outside a command's own handling (click would write "Aborted!"
-        # and exit 1): an interrupt, exit 130 or 143.
+        # and exit 1): an interrupt, exit 130 or 143. (Imported here: start-up stays light.)
+        from pipelines.cli import exits, interrupts
+        from warehouse.interrupt import interruption
+
         stop = interruption(exc)
         assert stop is not None
         code = exits.for_interrupt(stop)
@@ -91,7 +93,7 @@ def _asked_format(args: list[str]) -> str:
 def _log_format(ctx: click.Context, param: click.Parameter, value: str | None) -> str:
     """``text`` or ``json``; set at once (the option is eager), so that even a usage error
     in another option is written in the format asked for."""
-    chosen = (value or "text").strip().lower()
+    chosen = (value or _configured_format()).strip().lower()
     if chosen not in logline.FORMATS:
         accepted = " or ".join(repr(f) for f in logline.FORMATS)
         if ctx.get_parameter_source(param.name or "") == ParameterSource.ENVIRONMENT:
@@ -101,6 +103,19 @@ def _log_format(ctx: click.Context, param: click.Parameter, value: str | None) -
         raise click.BadParameter(f"must be {accepted}, not {value!r}", ctx, param)
     logline.configure(chosen)
     return chosen
+
+
+def _configured_format() -> str:
+    """The config file's ``log_format`` (a bad one is reported when the command starts)."""
+    if settings_files.config_path() is None:
+        return "text"
+    from warehouse import settings
+    from warehouse.errors import SettingsError
+
+    try:
+        return settings.current().log_format
+    except SettingsError:
+        return "text"
 
 
 log_format_option = click.option(

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import os
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -20,6 +19,7 @@ from pipelines.observe.notify import DEFAULT_TIMEOUT
 from pipelines.observe.observers import ObserveSettings, observe
 from pipelines.observe.report import RunReport
 from pipelines.visible import visible
+from warehouse import settings
 from warehouse.runs import record_observed
 from warehouse.store import Warehouse
 
@@ -63,8 +63,7 @@ def observe_options(func: F) -> F:
             "--notify-timeout",
             "notify_timeout",
             type=click.FloatRange(0.1),
-            default=DEFAULT_TIMEOUT,
-            show_default=True,
+            show_default=f"{DEFAULT_TIMEOUT}, or the config file's notify_timeout",
             envvar=ENV_NOTIFY_TIMEOUT,
             expose_value=False,
             callback=_remember,
@@ -145,15 +144,15 @@ def settings_for(manifest: Manifest | None) -> ObserveSettings:
     meta = {} if ctx is None else ctx.meta.get(_KEY, {})
     table = None if manifest is None else manifest.notify
     urls = [*meta.get("notify", ())]
-    urls += [u for u in re.split(r"[\s,]+", os.environ.get(ENV_NOTIFY, "")) if u]
+    urls += [u for u in re.split(r"[\s,]+", settings.current().notify or "") if u]
     urls += [] if table is None else table.urls
     events = meta.get("notify_on") or (None if table is None else table.events)
     return ObserveSettings(
         notify_urls=tuple(dict.fromkeys(urls)),
         notify_events=None if events is None else tuple(events),
-        timeout=float(meta.get("notify_timeout") or DEFAULT_TIMEOUT),
+        timeout=float(meta.get("notify_timeout") or settings.current().notify_timeout),
         metrics_file=meta.get("metrics_file"),
-        lineage_url=os.environ.get("OPENLINEAGE_URL") or None,
+        lineage_url=settings.current().openlineage_url,
     )
 
 

@@ -237,7 +237,9 @@ def _push_row(row: dict[str, Any]) -> dict[str, Any]:
 
 @click.command()
 @warehouse_option
-@click.option("--limit", type=int, default=None, help="Show only the newest N pushes.")
+@click.option(
+    "--limit", type=click.IntRange(1), default=None, help="Show only the newest N pushes."
+)
 @listing_options
 @handle_errors
 def pushes(warehouse: str, limit: int | None, fmt: str | None) -> None:

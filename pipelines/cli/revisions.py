@@ -29,6 +29,7 @@ from pipelines.cli.common import (
     json_option,
     warehouse_option,
 )
+from pipelines.cli.hash_option import hash_option
 from pipelines.cli.listing import (
     diff_style,
     echo_lines,
@@ -61,6 +62,7 @@ from warehouse.asof import (
 from warehouse.clock import now
 from warehouse.drift import compare, default_points, refreshed_corpora, snapshot_bodies
 from warehouse.errors import NotFound, PointError, QuoteError
+from warehouse.hash_prefix import check_hash_prefix
 from warehouse.store import Warehouse
 
 POINT_HELP = (
@@ -275,7 +277,7 @@ def _find(
         chosen = [r for r in revisions if r["revision"] == number]
         what = f"revision {number}"
     else:
-        prefix = (hash_prefix or "").lower()
+        prefix = check_hash_prefix(hash_prefix or "", name="hash prefix")
         chosen = [r for r in revisions if (r["content_hash"] or "").startswith(prefix)]
         what = f"revision with hash {hash_prefix}"
         if len({r["content_hash"] for r in chosen}) > 1:
@@ -488,8 +490,8 @@ def _revision_texts(
 @click.command("verify-quote")
 @click.argument("doc_id")
 @click.argument("quote")
-@click.option("--hash", "content_hash", metavar="H", help="The cited content hash (a prefix).")
-@click.option("--revision", type=int, metavar="N", help="The cited revision number.")
+@hash_option("The cited content hash, or its start")
+@click.option("--revision", type=click.IntRange(1), metavar="N", help="The cited revision number.")
 @warehouse_option
 @json_option
 @handle_errors

@@ -8,7 +8,6 @@ by the entry's ``reads_per_second``.
 from __future__ import annotations
 
 import dataclasses
-import os
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
@@ -19,6 +18,7 @@ import orjson
 from sources.base import FetchContext
 from sources.forem.entry import INSTANCE, Instance
 from sources.http import HttpClient, host_of, parse_json
+from warehouse import settings
 from warehouse.clock import now
 from warehouse.errors import NotFoundUpstream, SourceError
 from warehouse.records import Provenance
@@ -32,7 +32,7 @@ USER_PAGE_SIZE = 100
 def client_for(ctx: FetchContext, url: str, reads_per_second: float) -> HttpClient:
     """The run's client for one base URL, shared by its entries so pacing spans them all."""
     headers = {"Accept": ACCEPT_V1}
-    key = os.environ.get(ENV_API_KEY)
+    key = settings.secrets().forem_api_key
     if key and host_of(url) == host_of(INSTANCE.base_url()):
         headers["api-key"] = key
     interval = max(ctx.http.policy.min_interval, 1.0 / reads_per_second)

@@ -6,12 +6,12 @@ never to one that only a manifest names.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, replace
 
 from sources.github.entry import SOURCE_NAME
-from sources.github.ratelimit import ENV_TOKEN, RateLimitPolicy, RateLimitStreak, rate_limit_verdict
+from sources.github.ratelimit import RateLimitPolicy, RateLimitStreak, rate_limit_verdict
 from sources.http import Endpoint, HttpClient, HttpFactory
+from warehouse import settings
 from warehouse.errors import BodyTooLarge, FileRefused
 
 # Raw file bytes at a commit, and the REST API (commits, refs); an entry's ``raw_url`` /
@@ -32,7 +32,7 @@ def github_client(
     URL. The token goes only to a base URL that the manifest did not choose."""
     base = endpoint.base_url(manifest_value)
     rate_limits = rate_limits or RateLimitPolicy.from_env()
-    token = os.environ.get(ENV_TOKEN, "").strip()
+    token = (settings.secrets().github_token or "").strip()
     headers: dict[str, str] = {}
     if token and base == endpoint.base_url():
         headers["Authorization"] = f"Bearer {token}"

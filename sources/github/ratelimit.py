@@ -10,7 +10,6 @@ with the time at which to retry.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,7 +19,8 @@ import httpx
 
 from sources.digits import is_ascii_digits
 from sources.http import parse_retry_after
-from warehouse.errors import HttpError, RateLimited, SourceError, TransientHttpError
+from warehouse import settings
+from warehouse.errors import HttpError, RateLimited, TransientHttpError
 
 ENV_TOKEN = "GITHUB_TOKEN"
 ENV_MAX_RATE_WAIT = "RECEIPTS_GITHUB_MAX_RATE_WAIT"
@@ -38,14 +38,7 @@ class RateLimitPolicy:
 
     @classmethod
     def from_env(cls) -> RateLimitPolicy:
-        value = os.environ.get(ENV_MAX_RATE_WAIT)
-        if not value:
-            return cls()
-        try:
-            seconds = float(value)
-        except ValueError:
-            raise SourceError(f"{ENV_MAX_RATE_WAIT} must be a number of seconds") from None
-        return cls(max_wait=max(0.0, seconds))
+        return cls(max_wait=settings.current().github_max_rate_wait)
 
 
 def rate_limit_policy(options: dict[str, object]) -> RateLimitPolicy:

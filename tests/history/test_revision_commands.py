@@ -279,7 +279,7 @@ def test_a_quote_in_a_markdown_file(warehouse: str) -> None:
 @pytest.mark.parametrize(
     ("args", "code", "message"),
     [
-        ([COMPLAINT, "x", "--hash", "ab", "--revision", "1"], 2, "give --hash or --revision"),
+        ([COMPLAINT, "x", "--hash", "abcdef0", "--revision", "1"], 2, "give --hash or --revision"),
         ([COMPLAINT, "  <p></p> ", "--revision", "1"], 2, "the quote is empty"),
         ([COMPLAINT, "x", "--revision", "5"], 1, "has no revision 5"),
         ([COMPLAINT, "x", "--hash", "ffffffff"], 1, "has no revision with hash ffffffff"),

@@ -194,7 +194,7 @@ def test_target_must_be_ndjson_path(tmp_path: Path) -> None:
         ("SANITY_API_VERSION", "\u0662\u0660\u0662\u0665-02-19", "is not YYYY-MM-DD"),
         ("SANITY_DATASET", "produ\u00e7\u00e3o", "is not a dataset name"),
         ("SANITY_PROJECT_ID", "pro\u212aj", "is not a Sanity project id"),  # a Kelvin sign
-        ("SANITY_API_HOST", "proxy.local", "must be an http(s):// URL"),
+        ("SANITY_API_HOST", "proxy.local", "an http(s):// URL"),
     ],
 )
 def test_bad_sanity_settings_are_usage_errors_without_the_token(

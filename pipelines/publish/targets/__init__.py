@@ -13,7 +13,6 @@ The choice is explicit, never a fallback:
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -26,6 +25,7 @@ from pipelines.publish.targets.sanity_http import (
     missing_settings,
 )
 from sources.http import HttpFactory
+from warehouse import settings
 from warehouse.errors import UsageError
 
 DEFAULT_OUT_DIR = Path("out")
@@ -52,7 +52,7 @@ def check_sanity_configuration(environ: Mapping[str, str] | None = None) -> None
     """Raise :class:`UsageError` when some ``SANITY_*`` variables are set and a required
     one is missing, or when all are set and one is invalid (an API version older than
     2025-02-19, say)."""
-    env = os.environ if environ is None else environ
+    env = settings.as_environ(ALL_ENV) if environ is None else environ
     if not missing_settings(env):
         SanitySettings.from_env(env)
         return

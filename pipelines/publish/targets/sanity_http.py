@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -41,6 +40,7 @@ from pipelines.publish.targets.sanity_limits import id_chunks, transaction_id_ta
 from pipelines.publish.targets.sanity_versions import api_version_floor, read_versions
 from pipelines.publish.writers import Write, authors, writes
 from sources.http import HttpFactory, parse_json, parse_retry_after
+from warehouse import settings
 from warehouse.errors import (
     CommitUncertain,
     HttpError,
@@ -111,8 +111,9 @@ class SanitySettings:
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> SanitySettings | None:
-        """The settings in the environment, or None unless all three required ones are set."""
-        env = os.environ if environ is None else environ
+        """The settings in the environment (or the config and secrets files), or None unless
+        all three required ones are set."""
+        env = settings.as_environ(ALL_ENV) if environ is None else environ
         if not all(env.get(name) for name in REQUIRED_ENV):
             return None
         project, dataset = env[ENV_PROJECT], env[ENV_DATASET]
@@ -134,7 +135,7 @@ class SanitySettings:
 
 
 def missing_settings(environ: Mapping[str, str] | None = None) -> list[str]:
-    env = os.environ if environ is None else environ
+    env = settings.as_environ(ALL_ENV) if environ is None else environ
     return [name for name in REQUIRED_ENV if not env.get(name)]
 
 
