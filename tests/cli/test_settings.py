@@ -196,7 +196,8 @@ def test_every_variable_the_code_reads_is_in_the_model() -> None:
 def test_only_the_settings_modules_read_the_environment() -> None:
     """Every other module reads a setting through the model; the exceptions read what is
     not a setting of receipts (the system's cache folder, the lineage client's own
-    variables, the pager's options) or peek before parsing (the log format of a usage error, checked later)."""
+    variables, the pager's options) or peek before parsing (the log format of a usage
+    error, checked later)."""
     root = Path(__file__).resolve().parents[2]
     allowed = {
         "warehouse/settings.py",
