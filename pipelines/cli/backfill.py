@@ -253,6 +253,3 @@ def backfill_nhtsa(
     else:
         _print_result(result)
     sys.exit(exits.EXIT_OK)
-
-
-COMMANDS = [backfill]

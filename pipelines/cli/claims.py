@@ -196,6 +196,3 @@ def history(claim_id: str, warehouse: str, as_json: bool) -> None:
             f"{mark}"
         )
         previous = r.status
-
-
-COMMANDS = [verify_claims, claims_group]

@@ -212,6 +212,3 @@ def export(
         return
     for item in written:
         click.echo(f"{item.path}: {item.rows:,} {item.table}")
-
-
-COMMANDS = [ls, search, export]

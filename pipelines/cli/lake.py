@@ -135,6 +135,3 @@ def copy(warehouse: str, to: str, to_data_path: str | None, as_json: bool) -> No
         f"copied {total:,} rows in {len(report.rows)} tables from {report.source} to "
         f"{report.destination}; every table's digest matches"
     )
-
-
-COMMANDS = [migrate, maintain, copy]

@@ -265,6 +265,3 @@ def verify(
             click.echo(render_upstream(pinned))
     failed = not result.ok or (pinned is not None and not pinned.ok)
     sys.exit(exits.for_check(not failed))
-
-
-COMMANDS = [runs, history, show, verify]

@@ -222,6 +222,3 @@ def render_upstream(report: UpstreamReport) -> str:
             )
         )
     return "\n".join(lines)
-
-
-COMMANDS = [pin]

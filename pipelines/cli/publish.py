@@ -274,6 +274,3 @@ def pushes(warehouse: str, limit: int | None, fmt: str | None) -> None:
         for row in rows:
             if row["message"]:
                 click.echo(visible(f"push {row['push_id']}: {row['message']}"))
-
-
-COMMANDS = [publish, pushes]

@@ -88,6 +88,3 @@ def schema(warehouse: str, as_json: bool) -> None:
             null = "" if column["nullable"] else " NOT NULL"
             note = f"  -- {column['description']}" if column["description"] else ""
             click.echo(f"    {column['name']} {column['data_type']}{null}{note}")
-
-
-COMMANDS = [query, schema]

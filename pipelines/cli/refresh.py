@@ -235,6 +235,3 @@ def refresh(
     else:
         print_refresh(result)
     sys.exit(exits.for_refresh(result, fail_on_drift))
-
-
-COMMANDS = [refresh]

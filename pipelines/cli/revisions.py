@@ -544,6 +544,3 @@ def verify_quote(
                 visible(f"  revision {r.revision} ({short_hash(r.content_hash)}): {r.excerpt}")
             )
     sys.exit(exits.for_check(verdict.ok))
-
-
-COMMANDS = [drift, diff, as_of_command, verify_quote]

@@ -92,6 +92,3 @@ def studio_schema(
         click.echo(f"  {t.name}.ts: {len(t.fields)} fields ({t.documents} documents)")
     if kept:
         click.echo(f"  kept your {', '.join(kept)}")
-
-
-COMMANDS = [studio_schema]
