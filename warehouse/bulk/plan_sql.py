@@ -33,13 +33,16 @@ STAGE_ROWS = f"INSERT INTO {SCRATCH}.rows SELECT number, key, h, n, year, plain 
 # 5.1 s.)
 GROUP = f"""
 CREATE TABLE {SCRATCH}.groups AS
-SELECT key, max(number) AS end_line, count(*) AS rows,
-       CASE WHEN count(*) = 1 THEN unhex(sha256($salt || lower(hex(any_value(h))))) END
-           AS fingerprint,
-       bool_and(plain) AS plain
-FROM {SCRATCH}.rows
-GROUP BY key
-HAVING max(number) > $after
+SELECT key, number AS end_line, rows,
+       CASE WHEN rows = 1 THEN unhex(sha256($salt || lower(hex(h)))) END AS fingerprint, plain
+FROM (
+    SELECT key, number, h, count(*) OVER doc AS rows, bool_and(plain) OVER doc AS plain,
+           row_number() OVER doc AS from_last
+    FROM {SCRATCH}.rows
+    WINDOW doc AS (PARTITION BY key ORDER BY number DESC
+                   ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
+)
+WHERE from_last = 1 AND number > $after
 """
 
 MULTI_ROWS = f"SELECT coalesce(sum(rows), 0) FROM {SCRATCH}.groups WHERE rows > 1"
@@ -84,22 +87,20 @@ PLAN_STEPS = (
     (
         "plan_fingerprints",
         f"""
-    SELECT {KEY_OF_ID} AS key, unhex(arg_max(fingerprint, run_id)) AS fingerprint,
-           unhex(arg_max(content_hash, run_id)) AS content_hash
+    SELECT {KEY_OF_ID} AS key, unhex(fingerprint) AS fingerprint,
+           unhex(content_hash) AS content_hash
     FROM input_fingerprints
     WHERE starts_with(doc_id, $prefix)
-    GROUP BY key
+    QUALIFY row_number() OVER (PARTITION BY doc_id ORDER BY run_id DESC) = 1
     """,
     ),
     (
         "plan_current",
         f"""
-    SELECT {KEY_OF_ID} AS key, max(revision) AS revision,
-           unhex(arg_max(content_hash, revision)) AS content_hash,
-           arg_max(tombstone, revision) AS tombstone
+    SELECT {KEY_OF_ID} AS key, revision, unhex(content_hash) AS content_hash, tombstone
     FROM revisions
     WHERE starts_with(doc_id, $prefix)
-    GROUP BY key
+    QUALIFY row_number() OVER (PARTITION BY doc_id ORDER BY revision DESC) = 1
     """,
     ),
     (
