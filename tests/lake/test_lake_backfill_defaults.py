@@ -1,7 +1,7 @@
 """A backfill into a lake that already holds a corpus, at the default settings, on each
 catalog: it completes, and its identical re-run writes nothing.
 
-The files have 40,000 rows (about 31,000 documents, two commits of 16,384 each), not the
+The files have 40,000 rows (about 31,000 documents: a commit of 16,384, then the rest), not the
 200,000 of the report that found the problem: on a lake each run takes several seconds per
 commit on this machine's shared cores, and four runs on each catalog must stay within about
 a minute. The size that ran out of memory was one commit's (its bodies, joined and ranked
@@ -9,7 +9,6 @@ together), which each of these files fills, so the smaller files show it as well
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -19,27 +18,11 @@ import pytest
 
 from bench.nhtsa_backfill import generate
 from tests.conftest import TEST_PG, cli, write_manifest
+from tests.lake.test_lake_backends import MANIFEST, needs_lake
 
-HAS_LAKE = importlib.util.find_spec("duckdb_extension_ducklake") is not None
-pytestmark = [
-    pytest.mark.lake,
-    pytest.mark.skipif(not HAS_LAKE, reason="needs receipts[lake]: make install"),
-]
+pytestmark = [pytest.mark.lake, needs_lake]
 
 ROWS = 40_000
-
-MANIFEST = """
-[corpus]
-name = "alpha"
-namespace = "alpha"
-
-[[synthetic]]
-name = "a"
-count = 300
-size = 200
-seed = 1
-complete = true
-"""
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +60,7 @@ def test_a_backfill_into_a_lake_holding_a_corpus_completes_at_the_defaults(
 ) -> None:
     monkeypatch.setenv("RECEIPTS_DATA_PATH", str(tmp_path / "data"))
     lake = _lake(catalog, tmp_path, lake_postgres)
-    manifest = write_manifest(tmp_path, MANIFEST)
+    manifest = write_manifest(tmp_path, MANIFEST.format(count=300, seed=1))
     assert cli("ingest", manifest, "--warehouse", lake).exit_code == 0
     first, second = files
 
