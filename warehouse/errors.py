@@ -377,9 +377,13 @@ class OutOfMemory(WarehouseError):
     """DuckDB needed more memory for a statement than its limit allows, and could not spill
     the rest to disk. Not a bug of the data: the work is larger than the limit."""
 
-    def __init__(self, detail: str, variable: str, default: str) -> None:
+    def __init__(
+        self, detail: str, variable: str, default: str, *, hint: str | None = None
+    ) -> None:
+        """``hint``: the setting that governs the statement, when ``variable`` does not (a
+        backfill's, say)."""
         super().__init__(f"the warehouse's database ran out of memory under its limit: {detail}")
-        self.hint = (
+        self.hint = hint or (
             f"give it more: {variable}=2GB (the default is {default}); a backfill also takes "
             "--memory-limit"
         )

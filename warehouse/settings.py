@@ -102,6 +102,14 @@ class Settings(BaseSettings):
         "warehouse",
         "DuckDB's memory limit on a warehouse's connection; beyond it DuckDB spills to disk.",
     )
+    backfill_build_memory_limit: str = _setting(
+        "256MB",
+        "RECEIPTS_BACKFILL_BUILD_MEMORY_LIMIT",
+        "a size of 1MB or more: a number and KB, MB, GB, TB (or KiB, MiB, GiB, TiB)",
+        "limits",
+        "DuckDB's memory limit on the database where `backfill nhtsa` builds each block's "
+        "documents; beyond it DuckDB spills to disk (the plan's is --memory-limit).",
+    )
     lock_wait: float = _setting(
         30.0,
         "RECEIPTS_LOCK_WAIT",
@@ -273,6 +281,14 @@ class Settings(BaseSettings):
     @classmethod
     def _is_size(cls, value: str) -> str:
         if memory_bytes(value) < MIN_MEMORY_BYTES:
+            raise ValueError("too small")
+        return value.strip()
+
+    @field_validator("backfill_build_memory_limit")
+    @classmethod
+    def _is_build_size(cls, value: str) -> str:
+        # Small limits are allowed here: tests (and the curious) make the build spill.
+        if memory_bytes(value) < 1_000_000:
             raise ValueError("too small")
         return value.strip()
 

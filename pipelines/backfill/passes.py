@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 from collections import deque
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +23,9 @@ from pipelines.progress import BackfillReporter
 from sources.nhtsa.flatfile.layouts import is_header
 from sources.nhtsa.flatfile.lines import checked_table, field_counts, line_digests, text_table
 from sources.nhtsa.flatfile.reading import LineSource, read_blocks
+from warehouse.bulk.build_engine import build_memory_limit
 from warehouse.bulk.engine import CommitContext, FlatBulk, Plan
+from warehouse.bulk.out_of_memory import governed_by, warehouse_hint
 from warehouse.bulk.spec import Malformed
 from warehouse.clock import now
 from warehouse.errors import BackfillError
@@ -32,6 +35,13 @@ from warehouse.ingest import Counts
 # its threads to share, few enough to keep memory flat.
 BLOCK_BYTES = 4 << 20
 MALFORMED_KEPT = 1_000  # line details kept in memory (all are counted)
+
+
+def _memory_named(request: BackfillRequest) -> AbstractContextManager[None]:
+    """DuckDB running out of memory on the warehouse's connection, raised with a hint that
+    names the setting governing it: the backfill's ``--memory-limit`` (the build database's
+    statements name their own, :mod:`warehouse.bulk.build_engine`)."""
+    return governed_by(warehouse_hint(request.memory_limit, build_memory_limit()))
 
 
 # -- pass 1: checking ----------------------------------------------------------------------
@@ -68,7 +78,7 @@ def scan(
     12.7-13.6 s (the main thread waited 7.4-7.8 s for it; 3.0-3.5 s now)."""
     result = ScanResult()
 
-    with InOrder("backfill-staging") as staging:
+    with _memory_named(request), InOrder("backfill-staging") as staging:
 
         def keep(rows: pa.Table) -> None:  # in the checking thread
             staging.submit(functools.partial(bulk.add_checked, rows))
@@ -138,6 +148,18 @@ def build_and_commit(
         fetched_at=now(),
         file_sha256=digest,
     )
+    with _memory_named(request):
+        return _build_and_commit(request, source, bulk, context, after_line, reporter)
+
+
+def _build_and_commit(
+    request: BackfillRequest,
+    source: LineSource,
+    bulk: FlatBulk,
+    context: CommitContext,
+    after_line: int,
+    reporter: BackfillReporter,
+) -> tuple[Counts, int]:
     plan = bulk.plan(after_line, request.batch_size, context.url)
     boundaries = deque(plan.boundaries)
     total = Counts()

@@ -17,12 +17,12 @@ SOURCE = "nhtsa"
 # file; beyond this it spills to disk. The build statements run in a database of their own
 # (warehouse.bulk.build_engine), with a limit of their own. Two million rows on DuckDB 2.0.1:
 # 128MB here kept the peak RSS at 540-550 MB; 160MB and 192MB ran within the noise of it
-# (67-74 s against 69-78 s) with peaks of 572-606 MB. On DuckDB 1.5.5 (the engine since
-# 0.2.0) the identical re-run of two million rows runs out of memory under 128MB; under 192MB
-# it completed in 23 s with a peak RSS of 837 MB once, and ran out of memory once (make
-# bench, on a loaded machine); 256MB completed at 1.04 GB peak RSS. Not understood yet. While
-# the backfill plans, before the build database opens, the warehouse may use that
-# database's allowance too (plan_memory_limit).
+# (67-74 s against 69-78 s) with peaks of 572-606 MB. On DuckDB 1.5.5 the identical re-run
+# of two million rows ran out of memory under 192MB while its plan kept each document's
+# latest fingerprint and revision in aggregates over strings, which 1.5.5 cannot spill (see
+# warehouse.bulk.plan_sql); with windows it completes under 192MB (peak RSS 819 MB, the
+# first run's 701 MB) and under 64MB (603 MB). While the backfill plans, before the build
+# database opens, the warehouse may use that database's allowance too (plan_memory_limit).
 BACKFILL_WAREHOUSE_MEMORY_LIMIT = "192MB"
 DEFAULT_BATCH_SIZE = ROW_GROUP_SIZE  # documents per transaction: a row group of each table
 

@@ -17,7 +17,7 @@ from sources.nhtsa.flatfile.readable import FileShape, layouts_seen, refusal
 from sources.nhtsa.flatfile.reading import LineSource, file_sha256
 from sources.nhtsa.flatfile.rows import RowChecker
 from sources.nhtsa.flatfile.spec import flat_spec
-from warehouse.bulk.build_engine import BUILD_DATABASE_MEMORY_LIMIT
+from warehouse.bulk.build_engine import build_memory_limit
 from warehouse.bulk.engine import FlatBulk
 from warehouse.errors import BackfillError, FlatFileError, UsageError
 from warehouse.interrupt import interruption
@@ -42,7 +42,7 @@ def run_backfill(
     reporter = reporter or BackfillReporter()
     if request.kind not in LAYOUTS:
         raise UsageError(f"unknown kind {request.kind!r}; valid: {', '.join(LAYOUTS)}")
-    build_limit = BUILD_DATABASE_MEMORY_LIMIT
+    build_limit = build_memory_limit()
     planning_limit = plan_memory_limit(request.memory_limit, build_limit)  # refuses a bad one
     try:
         source = LineSource(request.path, request.member)

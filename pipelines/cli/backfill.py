@@ -152,7 +152,8 @@ def backfill() -> None:
     help="DuckDB memory limit for the warehouse and the staging area; beyond it they spill. "
     "A larger limit evicts less and runs faster, and the process holds more memory. (Each "
     "block's documents are built in a DuckDB database of their own, limited to "
-    f"{BUILD_DATABASE_MEMORY_LIMIT}; it holds one block's lines. Until it opens, while the "
+    f"{BUILD_DATABASE_MEMORY_LIMIT} or $RECEIPTS_BACKFILL_BUILD_MEMORY_LIMIT; it holds one "
+    "block's lines. Until it opens, while the "
     "rows are grouped into documents and joined with what the warehouse knows, that "
     "allowance is added to this limit.)",
 )

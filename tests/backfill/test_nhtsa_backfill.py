@@ -20,7 +20,6 @@ import pytest
 from bench.nhtsa_backfill import generate
 from fakes.nhtsa import AEB_COMPLAINT, STATIC, FakeNhtsa, cmpl_row, write_zip
 from pipelines.backfill import passes as passes_module
-from pipelines.backfill import run as run_module
 from pipelines.backfill.memory import arrow_memory_returned
 from pipelines.backfill.request import BackfillRequest
 from pipelines.backfill.run import run_backfill
@@ -696,7 +695,7 @@ def test_a_rerun_plans_within_a_small_memory_limit(
     warehouse = tmp_path / "w.duckdb"
     code, first, _ = backfill(warehouse, "--file", path, "--kind", "complaints")
     assert code == 0, first
-    monkeypatch.setattr(run_module, "BUILD_DATABASE_MEMORY_LIMIT", "4MB")
+    monkeypatch.setenv("RECEIPTS_BACKFILL_BUILD_MEMORY_LIMIT", "4MB")
     code, again, _ = backfill(
         warehouse, "--file", path, "--kind", "complaints", "--memory-limit", "40MB"
     )

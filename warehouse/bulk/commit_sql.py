@@ -96,13 +96,19 @@ WHERE c.outcome = 'new' AND NOT c.known
 # batch holds is stored already, and found so.)
 FIRST_OF_HASH = "QUALIFY row_number() OVER (PARTITION BY c.hash ORDER BY c.doc_id) = 1"
 
+# The bodies stream through a semi-join on the documents whose bytes are stored (the first
+# of each new hash): a join would hold every body of the batch in its hash table, and ranking
+# the joined rows would sort the bodies with them.
 INSERT_SNAPSHOTS = f"""
 INSERT INTO snapshots
-SELECT c.hash, c.size, 'application/json', b.body, $run
-FROM _flat_classified c JOIN _flat_built b USING (doc_id)
-WHERE c.outcome <> 'unchanged'
-  AND NOT EXISTS (SELECT 1 FROM snapshots s WHERE s.content_hash = c.hash)
-{FIRST_OF_HASH}
+SELECT b.content_hash, b.size, 'application/json', b.body, $run
+FROM _flat_built b
+WHERE b.doc_id IN (
+    SELECT c.doc_id FROM _flat_classified c
+    WHERE c.outcome <> 'unchanged'
+      AND NOT EXISTS (SELECT 1 FROM snapshots s WHERE s.content_hash = c.hash)
+    {FIRST_OF_HASH}
+)
 """
 
 # On a DuckDB file, which stored hashes a batch's bytes might repeat is answered from a

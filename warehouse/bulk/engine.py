@@ -212,7 +212,8 @@ class FlatBulk:
     def plan(self, after_line: int, batch_size: int, url: str) -> Plan:
         """Group the kept rows into documents (those ending after ``after_line``) and decide
         which must be built; the last line of each commit of ``batch_size`` documents."""
-        params = {"prefix": self.spec.doc_prefix, "url": url}
+        last_line = int(self.warehouse._scalar(plan_sql.LAST_LINE))
+        params = {"prefix": self.spec.doc_prefix, "url": url, "last": last_line}
         with self._planning_memory():
             self._con.execute(plan_sql.GROUP, {"salt": self.spec.salt, "after": after_line})
             self._con.execute(plan_sql.CREATE_MULTI)
@@ -226,7 +227,7 @@ class FlatBulk:
                 self._plan_step(table, query, params)
         # The plan itself is kept through pass 2: made under the warehouse's own limit.
         self._plan_step(*plan_sql.PLAN_STEPS[-1], params)
-        self._con.execute(plan_sql.PLAN_LINES)
+        self._in_line_order("lines", plan_sql.PLAN_LINES, params)
         self._con.execute(f"DROP TABLE {SCRATCH}.rows")  # the plan's lines hold what is needed
         if not self._live:
             self._con.execute(commit_sql.STORED_DIGESTS)
@@ -245,14 +246,33 @@ class FlatBulk:
         return self.warehouse.memory_limit(self._plan_memory_limit)
 
     def _plan_step(self, table: str, query: str, params: Mapping[str, object]) -> None:
-        """Make the scratch table ``table`` from ``query`` (given the parameters it names);
+        """Make the scratch table ``table`` from ``query`` (given the parameters it names;
+        a query of a range of lines, ``$lo`` to ``$hi``, is run for each range in turn);
         drop the tables no later step reads."""
-        self._con.execute(
-            f"CREATE TABLE {SCRATCH}.{table} AS {query}",
-            {k: v for k, v in params.items() if f"${k}" in query},
-        )
+        if "$lo" in query:
+            self._in_line_order(table, query, params)
+        else:
+            self._con.execute(
+                f"CREATE TABLE {SCRATCH}.{table} AS {query}",
+                {k: v for k, v in params.items() if f"${k}" in query},
+            )
         for done in plan_sql.LAST_READ_BY.get(table, ()):
             self._con.execute(f"DROP TABLE {SCRATCH}.{done}")
+
+    def _in_line_order(self, table: str, query: str, params: Mapping[str, object]) -> None:
+        """Make the scratch table ``table`` from ``query``, which selects the lines ``$lo``
+        (exclusive) to ``$hi`` in order: made empty, then filled one range of
+        :data:`~warehouse.bulk.plan_sql.ORDERED_LINES` lines after another, each sorted in
+        memory bounded by the range, whatever the file's size."""
+        named = {k: v for k, v in params.items() if f"${k}" in query}
+        self._con.execute(f"CREATE TABLE {SCRATCH}.{table} AS {query}", {**named, "lo": 0, "hi": 0})
+        lo = 0  # the lines of a document may start before the line a resumed run starts after
+        while lo < int(str(params["last"])):
+            hi = lo + plan_sql.ORDERED_LINES
+            self._con.execute(
+                f"INSERT INTO {SCRATCH}.{table} {query}", {**named, "lo": lo, "hi": hi}
+            )
+            lo = hi
 
     # -- pass 2 --------------------------------------------------------------------------
     def build(self, chunk: pa.Table, first: int, last: int) -> None:

@@ -23,23 +23,33 @@ CREATE TABLE {SCRATCH}.rows (
 
 STAGE_ROWS = f"INSERT INTO {SCRATCH}.rows SELECT number, key, h, n, year, plain FROM _flat_chunk"
 
+LAST_LINE = f"SELECT coalesce(max(number), 0) FROM {SCRATCH}.rows"
+
 # Documents and their fingerprints; then what the warehouse knows of them.
 #
 # A fingerprint is the SHA-256 of the salt and of its lines' digests in lowercase hex, in
 # line order (kept as 32 bytes here, as the lines' are). Most documents are of one line:
-# one aggregate without lists groups every row, and fingerprints those; only the rows of
-# documents of several lines are then grouped again, into lists. (Two million rows, three
-# in four documents of one line: 2.7-2.9 s, where grouping every document into a list took
-# 5.1 s.)
+# one window over every row keeps each document's last row, with its count of rows, and
+# fingerprints the documents of one line; only the rows of documents of several lines are
+# then grouped again, into lists. (Two million rows, three in four documents of one line:
+# 2.7-2.9 s, where grouping every document into a list took 5.1 s.) A window, not an
+# aggregate: DuckDB 1.5.5 holds the states of an aggregate over strings (``any_value(h)``,
+# ``arg_max(content_hash, ...)``) in memory, unspilled, one per document, where a window's
+# partitions spill. The latest fingerprint and revision of each document are found by
+# windows too (:data:`PLAN_STEPS`): as aggregates they ran out of memory on the identical
+# re-run of two million rows under the default limit.
 GROUP = f"""
 CREATE TABLE {SCRATCH}.groups AS
-SELECT key, max(number) AS end_line, count(*) AS rows,
-       CASE WHEN count(*) = 1 THEN unhex(sha256($salt || lower(hex(any_value(h))))) END
-           AS fingerprint,
-       bool_and(plain) AS plain
-FROM {SCRATCH}.rows
-GROUP BY key
-HAVING max(number) > $after
+SELECT key, number AS end_line, rows,
+       CASE WHEN rows = 1 THEN unhex(sha256($salt || lower(hex(h)))) END AS fingerprint, plain
+FROM (
+    SELECT key, number, h, count(*) OVER doc AS rows, bool_and(plain) OVER doc AS plain,
+           row_number() OVER doc AS from_last
+    FROM {SCRATCH}.rows
+    WINDOW doc AS (PARTITION BY key ORDER BY number DESC
+                   ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
+)
+WHERE from_last = 1 AND number > $after
 """
 
 MULTI_ROWS = f"SELECT coalesce(sum(rows), 0) FROM {SCRATCH}.groups WHERE rows > 1"
@@ -84,22 +94,20 @@ PLAN_STEPS = (
     (
         "plan_fingerprints",
         f"""
-    SELECT {KEY_OF_ID} AS key, unhex(arg_max(fingerprint, run_id)) AS fingerprint,
-           unhex(arg_max(content_hash, run_id)) AS content_hash
+    SELECT {KEY_OF_ID} AS key, unhex(fingerprint) AS fingerprint,
+           unhex(content_hash) AS content_hash
     FROM input_fingerprints
     WHERE starts_with(doc_id, $prefix)
-    GROUP BY key
+    QUALIFY row_number() OVER (PARTITION BY doc_id ORDER BY run_id DESC) = 1
     """,
     ),
     (
         "plan_current",
         f"""
-    SELECT {KEY_OF_ID} AS key, max(revision) AS revision,
-           unhex(arg_max(content_hash, revision)) AS content_hash,
-           arg_max(tombstone, revision) AS tombstone
+    SELECT {KEY_OF_ID} AS key, revision, unhex(content_hash) AS content_hash, tombstone
     FROM revisions
     WHERE starts_with(doc_id, $prefix)
-    GROUP BY key
+    QUALIFY row_number() OVER (PARTITION BY doc_id ORDER BY revision DESC) = 1
     """,
     ),
     (
@@ -154,6 +162,7 @@ PLAN_STEPS = (
                         AND current_hash = fingerprint_hash, false) AS build,
            current_revision, current_hash, current_tombstone, known, sighted
     FROM {SCRATCH}.plan_d
+    WHERE end_line > $lo AND end_line <= $hi
     ORDER BY end_line
     """,
     ),
@@ -180,13 +189,19 @@ def _last_read_by(steps: Sequence[tuple[str, str]]) -> dict[str, tuple[str, ...]
 
 LAST_READ_BY = _last_read_by(PLAN_STEPS)
 
+# The lines of the documents to build, in line order: each block of pass 2 reads its own.
 PLAN_LINES = f"""
-CREATE TABLE {SCRATCH}.lines AS
 SELECT r.number, r.key, d.end_line, r.n, r.year, d.plain AS plain_doc, d.rows AS doc_rows
 FROM {SCRATCH}.rows r JOIN {SCRATCH}.docs d USING (key)
-WHERE d.build
+WHERE d.build AND r.number > $lo AND r.number <= $hi AND d.end_line > $lo
 ORDER BY r.number
 """
+
+# The plan and its lines are put in line order a range of lines at a time: DuckDB 1.5.5's
+# sort could not spill rows this wide (a re-run's plan holds three hashes per document) under
+# a small limit, and a range's rows are sorted within a bounded memory whatever the file's
+# size. Each range scans the step's input again (a few ms per million documents in memory).
+ORDERED_LINES = 500_000
 
 PLAN_SUMMARY = f"""
 SELECT count(*), count(*) FILTER (WHERE build), coalesce(sum(rows), 0),
