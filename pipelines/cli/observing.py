@@ -102,7 +102,8 @@ def _meta() -> dict[str, Any]:
 def _observe_error(exc: SystemExit, manifest_file: Path | None) -> None:
     """A command that stopped on an error before its end (a manifest that does not load, a
     warehouse held by another run, a half-configured Sanity): a failed run for the
-    observers, its message the error's. Never raises; the exit code stays."""
+    observers (an interrupted one after Ctrl-C or SIGTERM), its message the error's. Never
+    raises; the exit code stays."""
     try:
         cause = exc.__context__
         message = f"{type(cause).__name__}: {cause}" if cause is not None else f"exit {exc.code}"
@@ -118,7 +119,8 @@ def _observe_error(exc: SystemExit, manifest_file: Path | None) -> None:
             command=command,
             corpus=None if manifest is None else manifest.name,
             run_ids=(),
-            status="failed",
+            # Stopped by Ctrl-C or SIGTERM (exit 130, 143): an interrupt, not a failure.
+            status="interrupted" if exc.code in (130, 143) else "failed",
             started=started_at(),
             finished=finished_at(),
             failures=(message,),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 # Each selectable by name (--notify-on, [notify] events); all by default.
 EVENTS = {
-    "failed": "the run failed",
+    "failed": "the run failed",  # or was interrupted (Ctrl-C, SIGTERM): said so
     "drift": "drift found",
     "unseen": "documents unseen",
     "claims": "a claim changed status",

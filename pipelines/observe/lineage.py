@@ -149,7 +149,7 @@ def events(report: RunReport) -> list[Any]:
         )
     end_facets = dict(run_facets)
     if report.status != "ok":
-        message = "; ".join(report.failures) or "the run failed"
+        message = "; ".join(report.failures) or f"the run {report.status}"
         end_facets["errorMessage"] = facets["error"](message=message, programmingLanguage="python")
     start = RunEvent(
         eventType=RunState.START,
@@ -161,7 +161,7 @@ def events(report: RunReport) -> list[Any]:
         outputs=[],
     )
     end = RunEvent(
-        eventType=RunState.COMPLETE if report.status == "ok" else RunState.FAIL,
+        eventType=_end_state(report.status),
         eventTime=report.finished.isoformat(),
         run=Run(runId=run_id, facets=end_facets),
         job=job,
@@ -201,3 +201,12 @@ def emit_lineage(report: RunReport) -> list[str]:
             failed.append(f"{event.eventType.value} event not sent: {type(exc).__name__}: {exc}")
             break  # no COMPLETE after a START that did not arrive
     return failed
+
+
+def _end_state(status: str) -> Any:
+    """OpenLineage's end state: COMPLETE, ABORT for a run stopped by a signal, else FAIL."""
+    from openlineage.client.event_v2 import RunState
+
+    if status == "ok":
+        return RunState.COMPLETE
+    return RunState.ABORT if status == "interrupted" else RunState.FAIL

@@ -75,7 +75,12 @@ def compose(report: RunReport, wanted: tuple[str, ...] | None = None) -> tuple[s
     if not events:
         return None
     what = report.command + (f" {report.corpus}" if report.corpus else "")
-    title = f"receipts {what}: " + ", ".join(EVENTS[e] for e in events)
+    said = (
+        {**EVENTS, "failed": "the run was interrupted"}
+        if report.status == "interrupted"
+        else EVENTS
+    )
+    title = f"receipts {what}: " + ", ".join(said[e] for e in events)
     runs = ", ".join(str(r) for r in report.run_ids) or "-"
     lines = [f"{what}: {report.status} (run {runs}, {report.duration:.1f} s)"]
     for event in events:

@@ -49,7 +49,7 @@ class RunReport:
     command: str
     corpus: str | None
     run_ids: tuple[int, ...]
-    status: str  # ok | failed
+    status: str  # ok | failed | interrupted
     started: datetime
     finished: datetime
     counts: dict[str, dict[str, int]] = field(default_factory=dict)

@@ -334,3 +334,27 @@ def test_an_interrupted_push_says_how_many_mutations_it_applied(
     again = cli("publish", manifest, "--warehouse", warehouse, "--out", out, "--json")
     assert again.exit_code == 0, again.output
     assert len(out.read_text().splitlines()) == COUNT
+
+
+def test_an_interrupted_run_is_notified_as_interrupted(
+    held_ingest: tuple[Path, Path, Path],
+) -> None:
+    """The observers hear of an interrupt as what it is: the message says the run was
+    interrupted, not that it failed (a real webhook on 127.0.0.1, Apprise's ``json://``)."""
+    from tests.observe.receivers import receiver
+
+    manifest, warehouse, _ = held_ingest
+    with receiver() as hook:
+        process = receipts("ingest", manifest, "--warehouse", warehouse, "--batch-size", BATCH,
+                           "--notify", hook.url("json"), synthetic=True)  # fmt: skip
+        try:
+            wait_for(manifest.parent / "hold.held", process)
+            process.send_signal(signal.SIGINT)
+            _, stderr = process.communicate(timeout=60)
+        finally:
+            if process.poll() is None:
+                process.kill()
+    assert process.returncode == 130, stderr
+    [post] = hook.bodies
+    assert post["title"] == "receipts ingest interrupts: the run was interrupted"
+    assert post["message"].splitlines()[0].startswith("ingest interrupts: interrupted")
