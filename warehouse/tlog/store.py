@@ -1,0 +1,227 @@
+"""The transparency log in the warehouse: its entries, its stored hashes and its checkpoints
+(tables of migration 0009), appended inside the transaction that writes the rows they
+describe.
+
+An append takes the entries a statement selects, numbers them from the log's size in the
+order it gives, and stores their bytes; then the tree's new stored hashes (Go's tlog
+layout, :mod:`warehouse.tlog.merkle`) are computed in SQL, one statement per level: the
+leaves' hashes, then each subtree the new leaves complete, from its two children (the left
+one may be an older stored hash). Nothing here is updated or deleted.
+
+On a lake, entries are numbered by the log's size as the transaction sees it: two writers
+appending at once would give two entries one number. Writers that log hold the lake's
+``tlog`` lock from before their transaction starts to after it commits
+(:func:`logged_transaction`); a DuckDB file has one writer anyway.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import duckdb
+
+from warehouse.errors import WarehouseError
+
+if TYPE_CHECKING:  # warehouse.store migrates with warehouse.schema, which imports this
+    from warehouse.store import Warehouse
+
+ENTRIES = "tlog_entries"
+HASHES = "tlog_hashes"
+CHECKPOINTS = "tlog_checkpoints"
+
+
+class LogDamaged(WarehouseError):
+    """The log's stored tree lacks a hash it should hold."""
+
+
+def stored_index_sql(level: int, n: str) -> str:
+    """SQL for the stored-hash index of the ``n``-th subtree of ``level`` (``n`` an SQL
+    expression): with ``m = (n + 1) * 2**level - 1`` its last leaf, ``2m - popcount(m) +
+    level`` (see :func:`warehouse.tlog.merkle.stored_hash_index`)."""
+    last = f"((({n}) + 1) * {1 << level} - 1)"
+    return f"(2 * {last} - bit_count({last}::BIGINT) + {level})"
+
+
+@contextmanager
+def logged_transaction(warehouse: Warehouse) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A transaction that appends to the log: on a lake, one writer at a time (see the
+    module docstring)."""
+    with warehouse.serial("tlog"), warehouse._transaction() as con:
+        yield con
+
+
+def size(con: duckdb.DuckDBPyConnection) -> int:
+    """How many entries the log holds."""
+    row = con.execute(f"SELECT count(*) FROM {ENTRIES}").fetchone()
+    return int(row[0]) if row else 0
+
+
+def append(
+    con: duckdb.DuckDBPyConnection,
+    rows: str,
+    order: str,
+    params: Mapping[str, Any] | None = None,
+) -> tuple[int, int]:
+    """Append the entries ``rows`` selects (columns ``kind, doc_id, revision, push_id,
+    entry``), numbered in the order of ``order`` (an ORDER BY list over those columns and
+    any other ``rows`` has), and their stored hashes; inside the caller's transaction.
+    Returns the log's size before and after."""
+    old = size(con)
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE _tlog_new AS "
+        f"SELECT $base + row_number() OVER (ORDER BY {order}) - 1 AS idx, "
+        f"kind, doc_id, revision, push_id, entry FROM ({rows})",
+        {**(params or {}), "base": old},
+    )
+    added = con.execute("SELECT count(*) FROM _tlog_new").fetchone()
+    new = old + (int(added[0]) if added else 0)
+    if new > old:
+        con.execute(
+            f"INSERT INTO {ENTRIES} SELECT idx, kind, doc_id, revision, push_id, entry "
+            "FROM _tlog_new ORDER BY idx"
+        )
+        _append_hashes(con, old, new)
+    con.execute("DROP TABLE IF EXISTS _tlog_new")
+    return old, new
+
+
+def _append_hashes(con: duckdb.DuckDBPyConnection, old: int, new: int) -> None:
+    """The stored hashes of leaves ``old``..``new - 1`` (in ``_tlog_new``) and of every
+    subtree they complete."""
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE _tlog_level AS "
+        "SELECT idx AS n, unhex(sha256('\\x00'::BLOB || entry)) AS h FROM _tlog_new"
+    )
+    con.execute(f"INSERT INTO {HASHES} SELECT {stored_index_sql(0, 'n')}, h FROM _tlog_level")
+    level = 0
+    while True:
+        lo, hi = old >> (level + 1), new >> (level + 1)  # the level + 1 subtrees completed now
+        if lo >= hi:
+            break
+        if 2 * lo < old >> level:  # the first one's left child was stored before
+            con.execute(
+                "INSERT INTO _tlog_level "
+                f"SELECT $n, hash FROM {HASHES} WHERE idx = {stored_index_sql(level, '$n')}",
+                {"n": 2 * lo},
+            )
+        con.execute(
+            "CREATE OR REPLACE TEMP TABLE _tlog_level AS "
+            "SELECT l.n // 2 AS n, unhex(sha256('\\x01'::BLOB || l.h || r.h)) AS h "
+            "FROM _tlog_level l JOIN _tlog_level r ON r.n = l.n + 1 "
+            "WHERE l.n % 2 = 0 AND l.n // 2 >= $lo AND l.n // 2 < $hi",
+            {"lo": lo, "hi": hi},
+        )
+        level += 1
+        con.execute(
+            f"INSERT INTO {HASHES} SELECT {stored_index_sql(level, 'n')}, h FROM _tlog_level"
+        )
+    con.execute("DROP TABLE IF EXISTS _tlog_level")
+
+
+def read_hashes(con: duckdb.DuckDBPyConnection, indexes: Sequence[int]) -> list[bytes]:
+    """The stored hashes at ``indexes``, in their order (a :data:`HashReader`)."""
+    wanted = sorted(set(indexes))
+    if not wanted:
+        return []
+    found = {
+        int(i): bytes(h)
+        for i, h in con.execute(
+            f"SELECT idx, hash FROM {HASHES} WHERE idx IN ({', '.join(map(str, wanted))})"
+        ).fetchall()
+    }
+    missing = [i for i in wanted if i not in found]
+    if missing:
+        raise LogDamaged(f"the log's stored hash {missing[0]} is missing")
+    return [found[i] for i in indexes]
+
+
+@dataclass(frozen=True)
+class StoredEntry:
+    index: int
+    kind: str
+    doc_id: str | None
+    revision: int | None
+    push_id: int | None
+    entry: bytes
+
+
+def read_entries(con: duckdb.DuckDBPyConnection, start: int, end: int) -> list[StoredEntry]:
+    """Entries ``start``..``end - 1``, in order."""
+    rows = con.execute(
+        f"SELECT idx, kind, doc_id, revision, push_id, entry FROM {ENTRIES} "
+        "WHERE idx >= $s AND idx < $e ORDER BY idx",
+        {"s": start, "e": end},
+    ).fetchall()
+    return [
+        StoredEntry(
+            int(i), str(k), d, None if r is None else int(r), None if p is None else int(p),
+            bytes(e),
+        )
+        for i, k, d, r, p, e in rows
+    ]  # fmt: skip
+
+
+def entry_of_revision(
+    con: duckdb.DuckDBPyConnection, doc_id: str, revision: int
+) -> list[StoredEntry]:
+    """Every entry the log holds for ``doc_id``'s ``revision`` (one, unless tampered with)."""
+    rows = con.execute(
+        f"SELECT idx, kind, doc_id, revision, push_id, entry FROM {ENTRIES} "
+        "WHERE doc_id = $d AND revision = $r ORDER BY idx",
+        {"d": doc_id, "r": revision},
+    ).fetchall()
+    return [StoredEntry(int(i), str(k), d, int(r), p, bytes(e)) for i, k, d, r, p, e in rows]
+
+
+@dataclass(frozen=True)
+class StoredCheckpoint:
+    size: int
+    root: bytes
+    note: str
+    key_name: str | None
+    run_id: int | None
+    recorded_at: datetime
+
+
+_CHECKPOINT_COLUMNS = "size, root, note, key_name, run_id, recorded_at"
+
+
+def _checkpoint(row: Sequence[Any]) -> StoredCheckpoint:
+    return StoredCheckpoint(
+        int(row[0]), bytes(row[1]), str(row[2]), row[3], None if row[4] is None else int(row[4]),
+        row[5],
+    )  # fmt: skip
+
+
+def latest_checkpoint(con: duckdb.DuckDBPyConnection) -> StoredCheckpoint | None:
+    row = con.execute(
+        f"SELECT {_CHECKPOINT_COLUMNS} FROM {CHECKPOINTS} ORDER BY size DESC, recorded_at DESC "
+        "LIMIT 1"
+    ).fetchall()
+    return _checkpoint(row[0]) if row else None
+
+
+def covering_checkpoint_sizes(con: duckdb.DuckDBPyConnection) -> list[int]:
+    """The size of every checkpoint recorded, ascending, each once."""
+    rows = con.execute(f"SELECT DISTINCT size FROM {CHECKPOINTS} ORDER BY size").fetchall()
+    return [int(s) for (s,) in rows]
+
+
+def record_checkpoint(
+    con: duckdb.DuckDBPyConnection,
+    *,
+    tree_size: int,
+    root: bytes,
+    note: str,
+    key_name: str | None,
+    run_id: int | None,
+    at: datetime,
+) -> None:
+    con.execute(
+        f"INSERT INTO {CHECKPOINTS} VALUES ($s, $root, $note, $key, $run, $at)",
+        {"s": tree_size, "root": root, "note": note, "key": key_name, "run": run_id, "at": at},
+    )
