@@ -18,6 +18,9 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Sequence
 
+# Re-exported: callers catch merkle.ProofError.
+from warehouse.tlog.errors import ProofError as ProofError
+
 HashReader = Callable[[Sequence[int]], Sequence[bytes]]
 
 HASH_SIZE = 32
@@ -27,10 +30,6 @@ _NODE_PREFIX = b"\x01"
 # RFC 9162 section 2.1.1: the hash of an empty list is the hash of the empty string.
 EMPTY_TREE_HASH = hashlib.sha256(b"").digest()
 _sha256 = hashlib.sha256
-
-
-class ProofError(ValueError):
-    """A proof that does not hold: it does not lead to the hash it claims, or is malformed."""
 
 
 def leaf_hash(entry: bytes) -> bytes:
