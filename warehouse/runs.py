@@ -11,6 +11,8 @@ from typing import Any, NamedTuple
 
 from warehouse.clock import now
 from warehouse.store import Warehouse
+from warehouse.tlog.heads import record_head
+from warehouse.tlog.store import logged_transaction
 
 
 @dataclass(frozen=True)
@@ -73,8 +75,9 @@ def finish_run(
     failures: list[dict[str, Any]],
     warnings: list[dict[str, Any]] | None = None,
 ) -> None:
-    """Append the 'finished' row of a run (status ``ok`` or ``failed``)."""
-    with warehouse._transaction() as con:
+    """Append the 'finished' row of a run (status ``ok`` or ``failed``), and the transparency
+    log's checkpoint (:func:`warehouse.tlog.heads.record_head`)."""
+    with logged_transaction(warehouse) as con:
         con.execute(
             "INSERT INTO runs "
             "(run_id, event, recorded_at, command, status, counts, failures, warnings) "
@@ -90,6 +93,7 @@ def finish_run(
                 "warnings": json.dumps(warnings or [], sort_keys=True),
             },
         )
+        record_head(con, run_id)
 
 
 def latest_run(warehouse: Warehouse, manifest_name: str) -> int | None:

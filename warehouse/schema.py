@@ -24,6 +24,7 @@ from warehouse import canonical
 from warehouse.clock import now
 from warehouse.errors import SchemaError, UsageError
 from warehouse.tlog.appends import log_history
+from warehouse.tlog.heads import record_origin
 
 # A transaction on the warehouse's connection (``Warehouse._transaction``).
 Transaction = Callable[[], AbstractContextManager[Any]]
@@ -80,9 +81,12 @@ def migrations() -> list[Migration]:
 
 # What a migration does beyond its SQL, in its transaction: 0009 logs an older warehouse's
 # history in the transparency log it makes.
-AFTER_MIGRATION: dict[int, Callable[[duckdb.DuckDBPyConnection], None]] = {
-    9: log_history,
-}
+def _make_log(con: duckdb.DuckDBPyConnection) -> None:
+    record_origin(con)
+    log_history(con)
+
+
+AFTER_MIGRATION: dict[int, Callable[[duckdb.DuckDBPyConnection], None]] = {9: _make_log}
 
 # The first storage format of DuckDB files with zstd-compressed columns.
 ZSTD_STORAGE = (1, 2, 0)

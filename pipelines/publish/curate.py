@@ -47,6 +47,8 @@ from warehouse.corpus import CurrentDocument, current_documents
 from warehouse.errors import CurationError, ManifestError
 from warehouse.ids import sanity_id
 from warehouse.store import Warehouse
+from warehouse.tlog.check import check_revisions
+from warehouse.tlog.positions import LogPosition, corpus_positions
 
 KEY_HEX = 12
 _FIELD_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*\Z")
@@ -93,6 +95,8 @@ class RevisionMeta:
     valid_from: datetime
     valid_from_run: int
     first_seen_run: int
+    log_index: int | None = None  # its entry in the transparency log
+    log_tree_size: int | None = None  # the first checkpoint that covers that entry
 
 
 # -- pure pieces ---------------------------------------------------------------------------
@@ -190,6 +194,8 @@ def build_document(
         "capturedAt": _iso(meta.valid_from),
         "firstSeenRun": meta.first_seen_run,
         "lastVerifiedRun": meta.valid_from_run,
+        "logIndex": meta.log_index,
+        "logTreeSize": meta.log_tree_size,
         "ownedFields": sorted(fields),
     }
     provenance = {k: v for k, v in provenance.items() if v is not None}
@@ -236,7 +242,7 @@ def _input(row: CurrentDocument, sanity_id_of: Callable[[str], str]) -> Curation
     )
 
 
-def _meta(row: CurrentDocument) -> RevisionMeta:
+def _meta(row: CurrentDocument, position: LogPosition | None) -> RevisionMeta:
     return RevisionMeta(
         doc_id=row.doc_id,
         kind=row.kind,
@@ -247,6 +253,8 @@ def _meta(row: CurrentDocument) -> RevisionMeta:
         valid_from=row.valid_from,
         valid_from_run=int(row.valid_from_run),
         first_seen_run=int(row.first_seen_run),
+        log_index=None if position is None else position.index,
+        log_tree_size=None if position is None else position.tree_size,
     )
 
 
@@ -286,8 +294,11 @@ def curate_manifest(
 
     documents: dict[str, CuratedDocument] = {}
     failures: list[str] = []
+    positions = corpus_positions(warehouse, manifest.name)
+    served: list[tuple[str, int]] = []
     for row in current_documents(warehouse, manifest.name):
         doc_id = row.doc_id
+        served.append((doc_id, int(row.revision)))
         source = sources.get(doc_id.split("/", 1)[0])
         if source is None or source.curate is None:
             failures.append(f"{doc_id}: its source does not curate documents for publishing")
@@ -296,7 +307,8 @@ def curate_manifest(
             document_id = sanity_id_of(doc_id)
             curated = source.curate(_input(row, sanity_id_of), manifest.entries[source.name])
             _check_renames(manifest, curated, doc_id)
-            document = build_document(namespace, document_id, _meta(row), curated, manifest.publish)
+            meta = _meta(row, positions.get((doc_id, int(row.revision))))
+            document = build_document(namespace, document_id, meta, curated, manifest.publish)
         except ManifestError:
             raise
         except Exception as exc:  # labelled with the document, then the whole step fails
@@ -307,6 +319,8 @@ def curate_manifest(
             failures.append(f"{doc_id} and {clash.doc_id} would both be {document.id}")
             continue
         documents[document.id] = document
+    if positions:  # refuses documents whose rows disagree with their log entries
+        check_revisions(warehouse, served)
     if failures:
         shown = "; ".join(failures[:_SHOWN_FAILURES])
         more = f" (and {len(failures) - _SHOWN_FAILURES} more)" if len(failures) > 5 else ""

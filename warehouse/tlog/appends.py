@@ -26,7 +26,7 @@ from warehouse.tlog.entries_sql import (
 )
 
 
-def _select(c: RevisionColumns, source: str) -> str:
+def select_entries(c: RevisionColumns, source: str) -> str:
     return (
         f"SELECT {revision_kind(c)} AS kind, {c.doc_id} AS doc_id, "
         f"CAST({c.revision} AS INTEGER) AS revision, CAST(NULL AS BIGINT) AS push_id, "
@@ -49,7 +49,7 @@ _INGEST = RevisionColumns(
     seen_at="p.fetched_at",
     run="$run",
 )
-INGEST_BATCH = _select(
+INGEST_BATCH = select_entries(
     _INGEST, "FROM _payload p LEFT JOIN _classified c ON c.doc_id = p.doc_id"
 )
 
@@ -67,28 +67,11 @@ _TOMBSTONES = RevisionColumns(
     seen_at="CAST(NULL AS TIMESTAMPTZ)",
     run="$run",
 )
-TOMBSTONES = _select(
+TOMBSTONES = select_entries(
     _TOMBSTONES,
     "FROM _gone g LEFT JOIN (SELECT doc_id, min(kind) AS kind FROM documents "
     "WHERE doc_id IN (SELECT doc_id FROM _gone) GROUP BY doc_id) d ON d.doc_id = g.doc_id",
 )
-
-# A backfill's range (warehouse.bulk): the revisions INSERT_REVISIONS wrote from
-# ``_flat_classified``.
-_BACKFILL = RevisionColumns(
-    doc_id="c.doc_id",
-    document="$kind",
-    revision="coalesce(c.current_revision, 0) + 1",
-    content_hash="c.hash",
-    tombstone="false",
-    reason="CAST(NULL AS VARCHAR)",
-    restores="c.outcome = 'restored'",
-    source_url="$url",
-    source_commit="CAST(NULL AS VARCHAR)",
-    seen_at="$fetched_at",
-    run="$run",
-)
-BACKFILL_RANGE = _select(_BACKFILL, "FROM _flat_classified c WHERE c.outcome <> 'unchanged'")
 
 # Within a batch: by doc_id, then revision.
 BATCH_ORDER = "doc_id, revision"
@@ -100,13 +83,6 @@ def append_ingest_batch(con: duckdb.DuckDBPyConnection, run_id: int) -> None:
 
 def append_tombstones(con: duckdb.DuckDBPyConnection, run_id: int) -> None:
     store.append(con, TOMBSTONES, BATCH_ORDER, {"run": run_id})
-
-
-def append_backfill_range(
-    con: duckdb.DuckDBPyConnection, params: dict[str, Any]
-) -> None:
-    """``params``: ``run``, ``kind``, ``url``, ``fetched_at`` of the range's revisions."""
-    store.append(con, BACKFILL_RANGE, BATCH_ORDER, params)
 
 
 # -- pushes ----------------------------------------------------------------------------------
@@ -159,13 +135,17 @@ def _append_pushes(con: duckdb.DuckDBPyConnection, where: str, params: dict[str,
 
 def append_push(con: duckdb.DuckDBPyConnection, push_id: int) -> None:
     """The entry of push ``push_id``'s receipt, just written (inside its transaction)."""
-    _append_pushes(con, "push_id = $id", {"id": push_id})
+    _append_pushes(
+        con,
+        f"push_id = $id AND NOT EXISTS (SELECT 1 FROM {store.ENTRIES} e WHERE e.push_id = $id)",
+        {"id": push_id},
+    )
 
 
 # -- the history of a warehouse made before the log ------------------------------------------
-HISTORY_REVISIONS = _select(ROW_COLUMNS, ROWS_WITH_CONTEXT.format(where="true")).replace(
-    "AS entry", "AS entry, r.valid_from AS committed, r.valid_from_run AS run, "
-    "r.fetched_at AS seen_at"
+HISTORY_REVISIONS = select_entries(ROW_COLUMNS, ROWS_WITH_CONTEXT.format(where="true")).replace(
+    "AS entry",
+    "AS entry, r.valid_from AS committed, r.valid_from_run AS run, r.fetched_at AS seen_at",
 )
 # In order of commit: the instant the rows were written, then the run, seen-at, doc id and
 # revision.

@@ -54,6 +54,17 @@ def logged_transaction(warehouse: Warehouse) -> Iterator[duckdb.DuckDBPyConnecti
         yield con
 
 
+def has_log(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether the warehouse has the log's tables (a warehouse a version before migration
+    0009 keeps writing has not)."""
+    row = con.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_name = $t "
+        "AND table_catalog = current_database()",
+        {"t": ENTRIES},
+    ).fetchone()
+    return bool(row and row[0])
+
+
 def size(con: duckdb.DuckDBPyConnection) -> int:
     """How many entries the log holds."""
     row = con.execute(f"SELECT count(*) FROM {ENTRIES}").fetchone()
@@ -69,7 +80,10 @@ def append(
     """Append the entries ``rows`` selects (columns ``kind, doc_id, revision, push_id,
     entry``), numbered in the order of ``order`` (an ORDER BY list over those columns and
     any other ``rows`` has), and their stored hashes; inside the caller's transaction.
-    Returns the log's size before and after."""
+    Returns the log's size before and after (nothing is appended to a warehouse without
+    the log's tables)."""
+    if not has_log(con):
+        return 0, 0
     old = size(con)
     con.execute(
         "CREATE OR REPLACE TEMP TABLE _tlog_new AS "
@@ -84,19 +98,29 @@ def append(
             f"INSERT INTO {ENTRIES} SELECT idx, kind, doc_id, revision, push_id, entry "
             "FROM _tlog_new ORDER BY idx"
         )
-        _append_hashes(con, old, new)
+        append_hashes(con, old, new)
     con.execute("DROP TABLE IF EXISTS _tlog_new")
     return old, new
 
 
-def _append_hashes(con: duckdb.DuckDBPyConnection, old: int, new: int) -> None:
-    """The stored hashes of leaves ``old``..``new - 1`` (in ``_tlog_new``) and of every
-    subtree they complete."""
+def append_hashes(
+    con: duckdb.DuckDBPyConnection,
+    old: int,
+    new: int,
+    *,
+    source: str = "_tlog_new",
+    target: str = HASHES,
+) -> None:
+    """Into ``target``, the stored hashes of leaves ``old``..``new - 1`` (``idx, entry`` in
+    ``source``) and of every subtree they complete (those completed before are read from
+    ``target``)."""
     con.execute(
         "CREATE OR REPLACE TEMP TABLE _tlog_level AS "
-        "SELECT idx AS n, unhex(sha256('\\x00'::BLOB || entry)) AS h FROM _tlog_new"
+        f"SELECT idx AS n, unhex(sha256('\\x00'::BLOB || entry)) AS h FROM {source} "
+        "WHERE idx >= $old AND idx < $new",
+        {"old": old, "new": new},
     )
-    con.execute(f"INSERT INTO {HASHES} SELECT {stored_index_sql(0, 'n')}, h FROM _tlog_level")
+    con.execute(f"INSERT INTO {target} SELECT {stored_index_sql(0, 'n')}, h FROM _tlog_level")
     level = 0
     while True:
         lo, hi = old >> (level + 1), new >> (level + 1)  # the level + 1 subtrees completed now
@@ -105,7 +129,7 @@ def _append_hashes(con: duckdb.DuckDBPyConnection, old: int, new: int) -> None:
         if 2 * lo < old >> level:  # the first one's left child was stored before
             con.execute(
                 "INSERT INTO _tlog_level "
-                f"SELECT $n, hash FROM {HASHES} WHERE idx = {stored_index_sql(level, '$n')}",
+                f"SELECT $n, hash FROM {target} WHERE idx = {stored_index_sql(level, '$n')}",
                 {"n": 2 * lo},
             )
         con.execute(
@@ -117,7 +141,7 @@ def _append_hashes(con: duckdb.DuckDBPyConnection, old: int, new: int) -> None:
         )
         level += 1
         con.execute(
-            f"INSERT INTO {HASHES} SELECT {stored_index_sql(level, 'n')}, h FROM _tlog_level"
+            f"INSERT INTO {target} SELECT {stored_index_sql(level, 'n')}, h FROM _tlog_level"
         )
     con.execute("DROP TABLE IF EXISTS _tlog_level")
 
@@ -158,11 +182,15 @@ def read_entries(con: duckdb.DuckDBPyConnection, start: int, end: int) -> list[S
     ).fetchall()
     return [
         StoredEntry(
-            int(i), str(k), d, None if r is None else int(r), None if p is None else int(p),
+            int(i),
+            str(k),
+            d,
+            None if r is None else int(r),
+            None if p is None else int(p),
             bytes(e),
         )
         for i, k, d, r, p, e in rows
-    ]  # fmt: skip
+    ]
 
 
 def entry_of_revision(
@@ -192,9 +220,13 @@ _CHECKPOINT_COLUMNS = "size, root, note, key_name, run_id, recorded_at"
 
 def _checkpoint(row: Sequence[Any]) -> StoredCheckpoint:
     return StoredCheckpoint(
-        int(row[0]), bytes(row[1]), str(row[2]), row[3], None if row[4] is None else int(row[4]),
+        int(row[0]),
+        bytes(row[1]),
+        str(row[2]),
+        row[3],
+        None if row[4] is None else int(row[4]),
         row[5],
-    )  # fmt: skip
+    )
 
 
 def latest_checkpoint(con: duckdb.DuckDBPyConnection) -> StoredCheckpoint | None:
