@@ -49,6 +49,6 @@ def test_a_file_without_a_key_is_refused_without_showing_it(tmp_path: Path) -> N
     path.chmod(0o600)
     with pytest.raises(KeyFileError, match="does not hold a signer key") as caught:
         keys.load_key_file(path)
-    assert damaged.strip().rsplit("+", 1)[1] not in str(caught.value)
+    assert damaged.strip().split("+", 4)[4] not in str(caught.value)
     with pytest.raises(KeyFileError, match="no key file"):
         keys.load_key_file(tmp_path / "missing.key")

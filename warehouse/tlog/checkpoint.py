@@ -79,9 +79,10 @@ def sign(checkpoint: Checkpoint, signer: note.Signer) -> bytes:
     return note.sign(checkpoint.text(), signer)
 
 
-def open(signed: bytes, verifiers: Iterable[note.Verifier], origin: str) -> Checkpoint:
+def open(signed: bytes, verifiers: Iterable[note.Verifier], origin: str | None) -> Checkpoint:
     """The checkpoint of a signed note, refused with its reason: malformed, another log's
-    (``origin`` differs), not signed by a trusted key, or a signature that fails."""
+    (``origin`` differs; None accepts any origin a trusted key signed), not signed by a
+    trusted key, or a signature that fails."""
     text, _ = note.parse(signed)
     parse(text, origin)  # another log's checkpoint is refused as such, before its signature
     text, _ = note.open(signed, verifiers)

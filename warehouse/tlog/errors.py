@@ -24,7 +24,13 @@ class LogError(ReceiptsError):
 
 
 class ProofError(LogError, ValueError):
-    """A proof that does not hold: it does not lead to the hash it claims, or is malformed."""
+    """A proof that does not hold: it does not lead to the hash it claims, or is malformed.
+    ``step`` names the check that failed when a whole proof file was checked: ``format``,
+    ``checkpoint``, ``signature`` or ``inclusion``."""
+
+    def __init__(self, message: str, step: str | None = None) -> None:
+        super().__init__(message)
+        self.step = step
 
 
 class NoteError(LogError, ValueError):
