@@ -19,9 +19,9 @@ from warehouse.errors import SnapshotCorrupted, UsageError
 from warehouse.snapshots import checked_body, stored_bodies
 from warehouse.staged import PREVIOUS, staged_rows
 from warehouse.store import Warehouse
+from warehouse.streamed_export import write_ndjson, write_snapshots
 from warehouse.tlog.check import check_revisions
 from warehouse.tlog.store import has_log
-from warehouse.streamed_export import write_ndjson, write_snapshots
 
 
 class DocumentRow(NamedTuple):

@@ -14,6 +14,7 @@ from pipelines.cli import explore as cli_explore
 from pipelines.cli import ingest as cli_ingest
 from pipelines.cli import lake as cli_lake
 from pipelines.cli import ledger as cli_ledger
+from pipelines.cli import log as cli_log
 from pipelines.cli import manifest as cli_manifest
 from pipelines.cli import pins as cli_pins
 from pipelines.cli import publish as cli_publish
@@ -100,6 +101,7 @@ for _command in (
     *cli_studio.COMMANDS,
     *cli_lake.COMMANDS,
     *cli_explore.COMMANDS,
+    *cli_log.COMMANDS,
 ):
     main.add_command(_command)
 

@@ -48,7 +48,7 @@ from warehouse.errors import CurationError, ManifestError
 from warehouse.ids import sanity_id
 from warehouse.store import Warehouse
 from warehouse.tlog.check import check_revisions
-from warehouse.tlog.positions import LogPosition, corpus_positions
+from warehouse.tlog.positions import LogPosition, corpus_current, corpus_positions
 
 KEY_HEX = 12
 _FIELD_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*\Z")
@@ -253,7 +253,7 @@ def _meta(row: CurrentDocument, position: LogPosition | None) -> RevisionMeta:
         valid_from=row.valid_from,
         valid_from_run=int(row.valid_from_run),
         first_seen_run=int(row.first_seen_run),
-        log_index=None if position is None else position.index,
+        log_index=None if position is None else position.entry,
         log_tree_size=None if position is None else position.tree_size,
     )
 
@@ -295,10 +295,8 @@ def curate_manifest(
     documents: dict[str, CuratedDocument] = {}
     failures: list[str] = []
     positions = corpus_positions(warehouse, manifest.name)
-    served: list[tuple[str, int]] = []
     for row in current_documents(warehouse, manifest.name):
         doc_id = row.doc_id
-        served.append((doc_id, int(row.revision)))
         source = sources.get(doc_id.split("/", 1)[0])
         if source is None or source.curate is None:
             failures.append(f"{doc_id}: its source does not curate documents for publishing")
@@ -319,8 +317,8 @@ def curate_manifest(
             failures.append(f"{doc_id} and {clash.doc_id} would both be {document.id}")
             continue
         documents[document.id] = document
-    if positions:  # refuses documents whose rows disagree with their log entries
-        check_revisions(warehouse, served)
+    if positions:  # refuses members whose rows disagree with their log entries
+        check_revisions(warehouse, corpus_current(warehouse, manifest.name))
     if failures:
         shown = "; ".join(failures[:_SHOWN_FAILURES])
         more = f" (and {len(failures) - _SHOWN_FAILURES} more)" if len(failures) > 5 else ""

@@ -14,7 +14,7 @@ from warehouse.tlog.entries import REVISION_KINDS
 
 
 class LogPosition(NamedTuple):
-    index: int
+    entry: int
     tree_size: int | None  # None until a checkpoint covers the entry
 
 
@@ -38,3 +38,14 @@ def corpus_positions(warehouse: Warehouse, corpus: str) -> dict[tuple[str, int],
             int(index), sizes[at] if at < len(sizes) else None
         )
     return out
+
+
+def corpus_current(warehouse: Warehouse, corpus: str) -> list[tuple[str, int]]:
+    """The current revision of every member of ``corpus``, tombstones included: what a push
+    publishes, or removes from the target."""
+    rows = warehouse._con.execute(
+        "SELECT doc_id, max(revision) FROM revisions WHERE doc_id IN "
+        "(SELECT doc_id FROM corpus_members WHERE corpus = $c) GROUP BY doc_id",
+        {"c": corpus},
+    ).fetchall()
+    return [(str(d), int(r)) for d, r in rows]
