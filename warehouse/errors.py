@@ -31,7 +31,8 @@ shows the traceback only with ``--debug``, and the run ledger records it as such
     ├── IntegrityError               a value cannot be stored faithfully
     │   ├── CanonicalFormError       no canonical JSON form (NaN, a huge integer, …)
     │   ├── IdentityError            no identity can be formed from the given parts
-    │   └── SnapshotCorrupted        stored bytes no longer hash to their address
+    │   ├── SnapshotCorrupted        stored bytes no longer hash to their address
+    │   └── LogMismatch              rows disagree with their transparency-log entries
     ├── WarehouseError               the warehouse could not carry out an operation
     │   ├── WarehouseBusy            another process holds it
     │   ├── WarehouseDamaged         the file is truncated or fails its checksums
@@ -39,6 +40,7 @@ shows the traceback only with ``--debug``, and the run ledger records it as such
     │   ├── NotFound                 no such document, revision or run
     │   ├── PointError               a RUN|DATE argument is malformed or names no run
     │   ├── MassRetireRefused        a run would retire more than half of a scope
+    │   ├── LogDamaged               the log's stored tree lacks a hash it should hold
     │   └── OutOfMemory              a statement needed more memory than DuckDB's limit
     ├── PublishError                 nothing (more) was published; the message says why
     │   ├── CurationError
@@ -59,6 +61,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 
 class ReceiptsError(Exception):
@@ -213,9 +216,27 @@ class SnapshotCorrupted(IntegrityError):
         self.revision = revision
 
 
+class LogMismatch(IntegrityError):
+    """Rows that disagree with their entries in the transparency log
+    (``warehouse/tlog/check.py``); ``problems`` names each, the first bad entry first."""
+
+    def __init__(self, problems: Sequence[dict[str, Any]]) -> None:
+        self.problems = list(problems)
+        first = self.problems[0]["message"]
+        more = f" (and {len(self.problems) - 1} more)" if len(self.problems) > 1 else ""
+        super().__init__(
+            f"the transparency log disagrees with the warehouse's rows: {first}{more}; "
+            "refusing to serve it (run `receipts log verify`)"
+        )
+
+
 # -- warehouse -----------------------------------------------------------------------------
 class WarehouseError(ReceiptsError):
     """A warehouse operation could not be carried out."""
+
+
+class LogDamaged(WarehouseError):
+    """The transparency log's stored tree lacks a hash it should hold."""
 
 
 class WarehouseBusy(WarehouseError):

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -151,7 +152,7 @@ def finish_push(
             },
         )
         append_push(con, push_id)
-        record_head(con, None)
+        record_head(con, None, notice=logging.INFO)  # the run that pushes says it
 
 
 def pushes(warehouse: Warehouse, limit: int | None = None) -> list[dict[str, Any]]:

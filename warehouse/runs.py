@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 
 from warehouse.clock import now
 from warehouse.store import Warehouse
-from warehouse.tlog.heads import record_head
+from warehouse.tlog.heads import Head, record_head
 from warehouse.tlog.store import logged_transaction
 
 
@@ -74,9 +74,10 @@ def finish_run(
     counts: dict[str, Any],
     failures: list[dict[str, Any]],
     warnings: list[dict[str, Any]] | None = None,
-) -> None:
+) -> Head | None:
     """Append the 'finished' row of a run (status ``ok`` or ``failed``), and the transparency
-    log's checkpoint (:func:`warehouse.tlog.heads.record_head`)."""
+    log's checkpoint (:func:`warehouse.tlog.heads.record_head`), which is returned (None when
+    the log did not grow)."""
     with logged_transaction(warehouse) as con:
         con.execute(
             "INSERT INTO runs "
@@ -93,7 +94,7 @@ def finish_run(
                 "warnings": json.dumps(warnings or [], sort_keys=True),
             },
         )
-        record_head(con, run_id)
+        return record_head(con, run_id)
 
 
 def latest_run(warehouse: Warehouse, manifest_name: str) -> int | None:

@@ -5,6 +5,7 @@ rows, publish it as static tiles."""
 from __future__ import annotations
 
 import base64
+import logging
 import sys
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,8 @@ from warehouse.tlog.errors import CheckpointError, NoteError
 from warehouse.tlog.heads import ENV_KEY, origin, reader
 from warehouse.tlog.keys import make_key_file
 from warehouse.tlog.proof import format_proof
+
+notice = logging.getLogger("receipts.log")
 
 
 @click.group()
@@ -75,7 +78,7 @@ def init(warehouse: str, key_file: Path, name: str | None, as_json: bool) -> Non
         )
         return
     click.echo(verifier)
-    click.echo(f"key written to {key_file} (mode 0600); set {ENV_KEY}={key_file}", err=True)
+    notice.info("log: key written to %s (mode 0600); set %s=%s", key_file, ENV_KEY, key_file)
 
 
 def _latest(wh: Warehouse) -> store.StoredCheckpoint:
@@ -121,7 +124,7 @@ def checkpoint_command(warehouse: str, as_json: bool) -> None:
         return
     click.echo(latest.note, nl=False)
     if latest.key_name is None:
-        click.echo(f"log: this checkpoint is unsigned (set {ENV_KEY})", err=True)
+        notice.warning("log: this checkpoint is unsigned (set %s)", ENV_KEY)
 
 
 @log.command()

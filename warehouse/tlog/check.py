@@ -22,7 +22,7 @@ from typing import Any
 
 import duckdb
 
-from warehouse.errors import IntegrityError
+from warehouse.errors import LogMismatch
 from warehouse.store import Warehouse
 from warehouse.tlog import merkle, store
 from warehouse.tlog.appends import PUSH_ROWS, push_entry_of_row
@@ -30,19 +30,6 @@ from warehouse.tlog.entries import REVISION_KINDS
 from warehouse.tlog.entries_sql import ROW_COLUMNS, ROWS_WITH_CONTEXT, revision_entry
 
 _KINDS = ", ".join(f"'{k}'" for k in REVISION_KINDS)
-
-
-class LogMismatch(IntegrityError):
-    """Rows that disagree with their entries in the transparency log."""
-
-    def __init__(self, problems: Sequence[dict[str, Any]]) -> None:
-        self.problems = list(problems)
-        first = self.problems[0]["message"]
-        more = f" (and {len(self.problems) - 1} more)" if len(self.problems) > 1 else ""
-        super().__init__(
-            f"the transparency log disagrees with the warehouse's rows: {first}{more}; "
-            "run `receipts log verify`"
-        )
 
 
 def _problem(

@@ -75,6 +75,15 @@ class Head:
     def signed(self) -> bool:
         return self.key_name is not None
 
+    def as_json(self) -> dict[str, object]:
+        """What a run's ``--json`` says of the checkpoint it recorded."""
+        return {
+            "size": self.size,
+            "origin": self.origin,
+            "signed": self.signed,
+            "key_name": self.key_name,
+        }
+
 
 def current_head(con: duckdb.DuckDBPyConnection, signer: note.Signer | None) -> Head:
     """The checkpoint of the log as it is, signed by ``signer`` if given."""
@@ -85,9 +94,12 @@ def current_head(con: duckdb.DuckDBPyConnection, signer: note.Signer | None) -> 
     return Head(size, root, head.origin, text, None if signer is None else signer.name)
 
 
-def record_head(con: duckdb.DuckDBPyConnection, run_id: int | None) -> Head | None:
+def record_head(
+    con: duckdb.DuckDBPyConnection, run_id: int | None, notice: int = logging.WARNING
+) -> Head | None:
     """Record the checkpoint of the log at the end of a writing run (inside its last
-    transaction), unless the latest one has the same size; say so when it is unsigned."""
+    transaction), unless the latest one has the same size; say so (a line at level
+    ``notice``) when it is unsigned."""
     if not store.has_log(con):
         return None
     latest = store.latest_checkpoint(con)
@@ -105,7 +117,8 @@ def record_head(con: duckdb.DuckDBPyConnection, run_id: int | None) -> Head | No
         at=now(),
     )
     if signer is None:
-        log.warning(
+        log.log(
+            notice,
             "log: checkpoint of %s entries is unsigned (set %s to a key file made by "
             "`receipts log init`)",
             f"{head.size:,}",

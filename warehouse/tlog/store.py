@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-from warehouse.errors import WarehouseError
+from warehouse.errors import LogDamaged
 
 if TYPE_CHECKING:  # warehouse.store migrates with warehouse.schema, which imports this
     from warehouse.store import Warehouse
@@ -32,10 +32,6 @@ if TYPE_CHECKING:  # warehouse.store migrates with warehouse.schema, which impor
 ENTRIES = "tlog_entries"
 HASHES = "tlog_hashes"
 CHECKPOINTS = "tlog_checkpoints"
-
-
-class LogDamaged(WarehouseError):
-    """The log's stored tree lacks a hash it should hold."""
 
 
 def stored_index_sql(level: int, n: str) -> str:
