@@ -6,7 +6,7 @@ WAREHOUSE ?= receipts.duckdb
 
 .DEFAULT_GOAL := help
 
-.PHONY: help install test test-lake test-deps node-deps browser-deps lint docs demo bench clean
+.PHONY: help install test test-lake test-deps node-deps browser-deps go-deps lint docs demo bench clean
 
 help: ## Show this help.
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-10s %s\n", $$1, $$2}'
@@ -59,18 +59,22 @@ browser-deps: ## Install Debian's chromium and chromedriver for the report's bro
 	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; }
 
+go-deps: ## Install Debian's Go and golang.org/x/mod for the transparency log's interop tests (needs root).
+	@command -v go >/dev/null && [ -d /usr/share/gocode/src/golang.org/x/mod/sumdb/tlog ] || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq golang-go golang-golang-x-mod-dev >/dev/null; }
+
 # npm ci leaves this file behind: the Node packages are installed again when the lock changes.
 NODE_STAMP := tests/node/node_modules/.package-lock.json
 $(NODE_STAMP): tests/node/package-lock.json
 	cd tests/node && npm ci --no-audit --no-fund --loglevel=error
 
 # What the suite needs besides .venv, where this machine allows, as CI installs it: the Node
-# packages (with npm), chromium (as root), a running PostgreSQL (started as root). Without
-# one, its tests skip and `make test` names them in its last line.
-test-deps: ## Install what the whole suite needs where this machine can: Node packages, chromium, PostgreSQL.
+# packages (with npm), chromium and Go (as root), a running PostgreSQL (started as root).
+# Without one, its tests skip and `make test` names them in its last line.
+test-deps: ## Install what the whole suite needs where this machine can: Node packages, chromium, Go, PostgreSQL.
 	@if command -v npm >/dev/null; then $(MAKE) --no-print-directory $(NODE_STAMP); fi
 	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	  $(MAKE) --no-print-directory browser-deps; fi
+	  $(MAKE) --no-print-directory browser-deps go-deps; fi
 	@if [ "$$(id -u)" = 0 ] && [ -d /etc/postgresql ] && ! pg_isready -q -h 127.0.0.1; then \
 	  pg_ctlcluster --skip-systemctl-redirect "$$(ls /etc/postgresql)" main start; fi
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests.tlog.trees import StoredTree, entries, mth, path, subproof
 from warehouse.tlog import merkle
@@ -326,3 +328,35 @@ def test_arguments_out_of_range_are_refused(small_tree: StoredTree) -> None:
 def test_a_reader_that_answers_short_is_an_error() -> None:
     with pytest.raises(ValueError, match="returned 1 hashes for 2 indexes"):
         merkle.tree_hash(3, lambda indexes: [SOME_HASH])
+
+
+LARGE = 3000
+
+
+@pytest.fixture(scope="module")
+def large_tree() -> StoredTree:
+    return StoredTree(entries(LARGE))
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=st.data())
+def test_proofs_of_larger_trees_hold_and_bind(large_tree: StoredTree, data: st.DataObject) -> None:
+    t = data.draw(st.integers(1, LARGE), label="tree size")
+    n = data.draw(st.integers(0, t - 1), label="record")
+    m = data.draw(st.integers(1, t), label="older tree size")
+    read = large_tree.read
+    root = merkle.tree_hash(t, read)
+    leaf = large_tree.hashes[merkle.stored_hash_index(0, n)]
+    record_proof = merkle.prove_record(t, n, read)
+    merkle.check_record(record_proof, t, root, n, leaf)
+    tree_proof = merkle.prove_tree(t, m, read)
+    merkle.check_tree(tree_proof, t, root, m, merkle.tree_hash(m, read))
+    if t > 1:
+        other = (n + data.draw(st.integers(1, t - 1), label="other record")) % t
+        with pytest.raises(merkle.ProofError):
+            merkle.check_record(record_proof, t, root, other, leaf)
+    if m < t:
+        with pytest.raises(merkle.ProofError):
+            merkle.check_tree(tree_proof, t, root, m, merkle.tree_hash(m - 1 or t, read))

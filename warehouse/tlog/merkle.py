@@ -213,6 +213,29 @@ def _check_hashes(proof: Sequence[bytes], *hashes: bytes) -> None:
             raise ProofError(f"a hash in the proof is not {HASH_SIZE} bytes")
 
 
+def _climb(path: Sequence[bytes], fn: int, sn: int, start: bytes, what: str) -> tuple[bytes, bytes]:
+    """RFC 9162's walk up the tree (sections 2.1.3.2 and 2.1.4.2) from node ``fn`` of a
+    tree whose last node is ``sn``: the root reached over the nodes left of the path only
+    (the old tree, for a consistency proof), and the root reached over the whole path."""
+    fr = sr = start
+    for c in path:
+        if sn == 0:
+            raise ProofError(f"{what} is longer than the tree needs")
+        if fn & 1 or fn == sn:
+            fr = node_hash(c, fr)
+            sr = node_hash(c, sr)
+            while fn and not fn & 1:
+                fn >>= 1
+                sn >>= 1
+        else:
+            sr = node_hash(sr, c)
+        fn >>= 1
+        sn >>= 1
+    if sn != 0:
+        raise ProofError(f"{what} is shorter than the tree needs")
+    return fr, sr
+
+
 def check_record(proof: Sequence[bytes], t: int, th: bytes, n: int, h: bytes) -> None:
     """Check that ``proof`` shows the tree of ``t`` records with root ``th`` holds ``h`` as
     the hash of record ``n``; raise ProofError if it does not. The steps are RFC 9162
@@ -220,24 +243,9 @@ def check_record(proof: Sequence[bytes], t: int, th: bytes, n: int, h: bytes) ->
     if not 0 <= n < t:
         raise ProofError(f"record {n} is not in a tree of {t} records")
     _check_hashes(proof, th, h)
-    fn, sn, r = n, t - 1, h
-    for p in proof:
-        if sn == 0:
-            raise ProofError(f"the inclusion proof of record {n} is longer than tree {t} needs")
-        if fn & 1 or fn == sn:
-            r = node_hash(p, r)
-            if not fn & 1:
-                while fn and not fn & 1:
-                    fn >>= 1
-                    sn >>= 1
-        else:
-            r = node_hash(r, p)
-        fn >>= 1
-        sn >>= 1
-    if sn != 0:
-        raise ProofError(f"the inclusion proof of record {n} is shorter than tree {t} needs")
-    if r != th:
-        raise ProofError(f"the inclusion proof of record {n} does not lead to tree {t}'s root")
+    what = f"the inclusion proof of record {n} in tree {t}"
+    if _climb(proof, n, t - 1, h, what)[1] != th:
+        raise ProofError(f"{what} does not lead to the tree's root")
 
 
 def check_tree(proof: Sequence[bytes], t: int, th: bytes, n: int, h: bytes) -> None:
@@ -253,8 +261,9 @@ def check_tree(proof: Sequence[bytes], t: int, th: bytes, n: int, h: bytes) -> N
         if th != h:
             raise ProofError(f"two different roots for the same tree size {n}")
         return
+    what = f"the consistency proof from tree {n} to tree {t}"
     if not proof:
-        raise ProofError(f"the consistency proof from tree {n} to tree {t} is empty")
+        raise ProofError(f"{what} is empty")
     path = list(proof)
     if n & (n - 1) == 0:  # an exact power of two: the old tree is itself a subtree
         path.insert(0, h)
@@ -262,27 +271,11 @@ def check_tree(proof: Sequence[bytes], t: int, th: bytes, n: int, h: bytes) -> N
     while fn & 1:
         fn >>= 1
         sn >>= 1
-    fr = sr = path[0]
-    for c in path[1:]:
-        if sn == 0:
-            raise ProofError(f"the consistency proof from tree {n} to tree {t} is too long")
-        if fn & 1 or fn == sn:
-            fr = node_hash(c, fr)
-            sr = node_hash(c, sr)
-            if not fn & 1:
-                while fn and not fn & 1:
-                    fn >>= 1
-                    sn >>= 1
-        else:
-            sr = node_hash(sr, c)
-        fn >>= 1
-        sn >>= 1
-    if sn != 0:
-        raise ProofError(f"the consistency proof from tree {n} to tree {t} is too short")
+    fr, sr = _climb(path[1:], fn, sn, path[0], what)
     if fr != h:
-        raise ProofError(f"the consistency proof does not lead to tree {n}'s root")
+        raise ProofError(f"{what} does not lead to tree {n}'s root")
     if sr != th:
-        raise ProofError(f"the consistency proof does not lead to tree {t}'s root")
+        raise ProofError(f"{what} does not lead to tree {t}'s root")
 
 
 class Appender:
