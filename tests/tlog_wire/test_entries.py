@@ -3,6 +3,7 @@ Python formatter and by the SQL the writers run in bulk."""
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta, timezone
 
 import duckdb
@@ -10,6 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import REPO
+from tests.tlog_wire import doc_examples
 from warehouse.tlog import entries
 from warehouse.tlog.entries_sql import RevisionColumns, revision_entry
 
@@ -85,3 +88,12 @@ def test_sql_and_python_build_the_same_bytes(**values: object) -> None:
 def test_an_instant_is_written_in_utc() -> None:
     local = datetime(2026, 1, 2, 7, 4, 5, tzinfo=timezone(timedelta(hours=2)))
     assert entries.instant(local) == "2026-01-02T05:04:05.000000Z"
+
+
+def test_the_docs_show_entries_the_formatter_makes() -> None:
+    page = (REPO / "docs" / "transparency-log.md").read_text()
+    section = page[page.index("## Entries") : page.index("## In the warehouse")]
+    shown = re.findall(r"```text\n(.*?)```", section, re.S)
+    assert [s.encode() for s in shown] == [doc_examples.REVISION, doc_examples.PUSH]
+    for entry in (doc_examples.REVISION, doc_examples.PUSH):
+        assert entries.format_entry(dict(entries.parse(entry).fields)) == entry
