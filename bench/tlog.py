@@ -26,12 +26,19 @@ import statistics
 import sys
 import tempfile
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from bench.nhtsa_backfill import _fresh, generate, measure, spread
+from warehouse.store import Warehouse
+from warehouse.tlog import entries, note
+from warehouse.tlog import log as tlog
 
 REPO = Path(__file__).resolve().parent.parent
+
+_SEEN = datetime(2026, 1, 2, tzinfo=UTC)
+_SIGNER = note.Signer("bench.example/log", bytes(range(32)))
 
 # A process that runs the receipts command line without the log (``--no-log``) or with it.
 _CHILD = "bench.tlog"
@@ -44,8 +51,8 @@ def _child(argv: list[str]) -> None:
     if mode == "no-log":
         from warehouse.tlog import heads, store
 
-        store.append = lambda *a, **k: (0, 0)  # type: ignore[assignment]
-        heads.record_head = lambda *a, **k: None  # type: ignore[assignment]
+        store.append = lambda *a, **k: (0, 0)
+        heads.record_head = lambda *a, **k: None
         import warehouse.runs
 
         warehouse.runs.record_head = heads.record_head  # type: ignore[attr-defined]
@@ -88,87 +95,69 @@ def _synthetic_manifest(workdir: Path, records: int) -> Path:
     return path
 
 
-def _log_of(entries: int, path: Path) -> Any:
-    """A warehouse whose log holds ``entries`` revision-shaped entries (appended in batches as
-    a backfill appends them)."""
-    from warehouse.store import Warehouse
-    from warehouse.tlog import store
+def _entries(start: int, end: int, revision: int) -> tuple[list[str], list[int], list[bytes]]:
+    """Revision-shaped entries of documents ``bench/doc/<i>``."""
+    doc_ids = [f"bench/doc/{i}" for i in range(start, end)]
+    data = [
+        entries.revision_entry(
+            doc_id=doc,
+            document="record",
+            revision=revision,
+            content_hash=f"{i:064x}",
+            tombstone=False,
+            reason=None,
+            restores=False,
+            source_url=f"https://bench.example/records/{i}",
+            source_commit=None,
+            seen_at=_SEEN,
+            run=revision,
+        )
+        for i, doc in zip(range(start, end), doc_ids, strict=True)
+    ]
+    return doc_ids, [revision] * len(doc_ids), data
 
+
+def _log_of(count: int, path: Path) -> Warehouse:
+    """A warehouse whose log holds ``count`` revision entries, appended 100,000 at a time,
+    with a signed checkpoint."""
     wh = Warehouse.open(str(path))
-    con = wh._connection_for_tests()
-    batch = 100_000
-    for start in range(0, entries, batch):
-        end = min(entries, start + batch)
-        with wh._transaction():
-            store.append(
-                con,
-                "SELECT 'revision' AS kind, 'bench/doc/' || i AS doc_id, 1 AS revision, "
-                "CAST(NULL AS BIGINT) AS push_id, encode('receipts-log-entry v1' || chr(10) "
-                "|| 'kind revision' || chr(10) || 'doc_id bench/doc/' || i || chr(10)) "
-                "AS entry, i FROM range($s, $e) t(i)",
-                "i",
-                {"s": start, "e": end},
-            )
+    for start in range(0, count, 100_000):
+        tlog.append_entries(wh, *_entries(start, min(count, start + 100_000), 1))
+    tlog.record_checkpoint(wh, _SIGNER)
     return wh
 
 
-def _prove(wh: Any, entries: int, samples: int = 50) -> dict[str, Any]:
-    from warehouse.tlog import merkle, store
-    from warehouse.tlog.heads import reader
-    from warehouse.tlog.proof import format_proof
-
-    con = wh._connection_for_tests()
+def _prove(wh: Warehouse, count: int, samples: int = 50) -> dict[str, Any]:
+    """``log prove``'s work for random documents: milliseconds each."""
     rng = random.Random(1)
     times = []
     for _ in range(samples):
-        doc = f"bench/doc/{rng.randrange(entries)}"
+        doc = f"bench/doc/{rng.randrange(count)}"
         started = time.perf_counter()
-        [found] = store.entry_of_revision(con, doc, 1)
-        hashes = merkle.prove_record(entries, found.index, reader(con))
-        format_proof(found.index, hashes, b"checkpoint\n")
+        tlog.prove(wh, doc, 1)
         times.append((time.perf_counter() - started) * 1000)
-    return {
-        "ms": spread(times),
-        "samples": samples,
-        "under_50_ms": statistics.median(times) < 50,
-    }
+    return {"ms": spread(times), "samples": samples, "under_50_ms": statistics.median(times) < 50}
 
 
-def _publish(wh: Any, entries: int, out: Path) -> dict[str, Any]:
-    from warehouse.tlog import checkpoint, merkle, note, store, tiles
-    from warehouse.tlog.heads import reader
-
-    con = wh._connection_for_tests()
-    signer = note.Signer.generate("bench.example/log")
-
-    def signed(size: int) -> bytes:
-        root = merkle.tree_hash(size, reader(con))
-        return checkpoint.sign(checkpoint.Checkpoint("bench.example/log", size, root), signer)
-
-    def read_entries(start: int, end: int) -> list[bytes]:
-        return [e.entry for e in store.read_entries(con, start, end)]
-
+def _publish(wh: Warehouse, count: int, out: Path) -> dict[str, Any]:
+    """Publish the log's tiles, then again after 1% more entries."""
     started = time.perf_counter()
-    first = tiles.write_tiles(out, 0, entries, reader(con), read_entries, signed(entries))
+    first = tlog.publish(wh, out)
     first_seconds = time.perf_counter() - started
-    more = entries + entries // 100
-    with wh._transaction():
-        store.append(
-            con,
-            "SELECT 'revision' AS kind, 'bench/doc/' || i AS doc_id, 2 AS revision, "
-            "CAST(NULL AS BIGINT) AS push_id, encode('receipts-log-entry v1' || chr(10) "
-            "|| 'revision 2 of bench/doc/' || i || chr(10)) AS entry, i "
-            "FROM range($s, $e) t(i)",
-            "i",
-            {"s": entries, "e": more},
-        )
+    more = count + count // 100
+    tlog.append_entries(wh, *_entries(count, more, 2))
+    tlog.record_checkpoint(wh, _SIGNER)
     started = time.perf_counter()
-    second = tiles.write_tiles(out, entries, more, reader(con), read_entries, signed(more))
+    second = tlog.publish(wh, out)
     return {
-        "first": {"entries": entries, "files": len(first), "seconds": round(first_seconds, 2)},
+        "first": {
+            "entries": first.size,
+            "files": len(first.written),
+            "seconds": round(first_seconds, 2),
+        },
         "second": {
-            "entries": more,
-            "files": len(second),
+            "entries": second.size,
+            "files": len(second.written),
             "seconds": round(time.perf_counter() - started, 2),
         },
     }
@@ -181,11 +170,20 @@ def run(entries: int, rows: int, records: int, workdir: Path, repeats: int = 3) 
         generate(zip_path, rows)
     backfill = _share(
         "tlog-backfill",
-        lambda wh: ["backfill", "nhtsa", "--file", str(zip_path), "--kind", "complaints",
-                    "--warehouse", str(wh), "--json"],
+        lambda wh: [
+            "backfill",
+            "nhtsa",
+            "--file",
+            str(zip_path),
+            "--kind",
+            "complaints",
+            "--warehouse",
+            str(wh),
+            "--json",
+        ],
         workdir,
         repeats,
-    )  # fmt: skip
+    )
     manifest = _synthetic_manifest(workdir, records)
     ingest = _share(
         "tlog-ingest",

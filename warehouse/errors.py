@@ -32,7 +32,8 @@ shows the traceback only with ``--debug``, and the run ledger records it as such
     │   ├── CanonicalFormError       no canonical JSON form (NaN, a huge integer, …)
     │   ├── IdentityError            no identity can be formed from the given parts
     │   ├── SnapshotCorrupted        stored bytes no longer hash to their address
-    │   └── LogMismatch              rows disagree with their transparency-log entries
+    │   ├── LogMismatch              rows disagree with their transparency-log entries
+    │   └── LogEntryError            bytes that are not a log entry of a known version
     ├── WarehouseError               the warehouse could not carry out an operation
     │   ├── WarehouseBusy            another process holds it
     │   ├── WarehouseDamaged         the file is truncated or fails its checksums
@@ -228,6 +229,10 @@ class LogMismatch(IntegrityError):
             f"the transparency log disagrees with the warehouse's rows: {first}{more}; "
             "refusing to serve it (run `receipts log verify`)"
         )
+
+
+class LogEntryError(IntegrityError):
+    """Bytes that are not a transparency-log entry of a known version and kind."""
 
 
 # -- warehouse -----------------------------------------------------------------------------

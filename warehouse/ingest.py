@@ -33,7 +33,7 @@ from warehouse.records import Listing, Record
 from warehouse.sightings import record_misses
 from warehouse.store import Warehouse
 from warehouse.tlog import appends
-from warehouse.tlog.store import logged_transaction
+from warehouse.tlog.transactions import logged_transaction
 
 # Records per transaction. Each batch is classified with one scan of the current revisions,
 # so fewer, larger batches cost less; a crash loses at most one batch's work. One row group

@@ -34,7 +34,7 @@ from warehouse.history import json_or_none
 from warehouse.store import Warehouse
 from warehouse.tlog.appends import append_push
 from warehouse.tlog.heads import record_head
-from warehouse.tlog.store import logged_transaction
+from warehouse.tlog.transactions import logged_transaction
 
 
 @dataclass(frozen=True)

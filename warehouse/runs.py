@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 from warehouse.clock import now
 from warehouse.store import Warehouse
 from warehouse.tlog.heads import Head, record_head
-from warehouse.tlog.store import logged_transaction
+from warehouse.tlog.transactions import logged_transaction
 
 
 @dataclass(frozen=True)

@@ -14,15 +14,14 @@ import click
 
 from pipelines.cli import exits
 from pipelines.cli.common import emit_json, handle_errors, json_option, warehouse_option
-from warehouse.errors import NotFound, UsageError
+from warehouse.errors import UsageError
 from warehouse.store import Warehouse
-from warehouse.tlog import checkpoint as checkpoints
-from warehouse.tlog import merkle, note, store, tiles
-from warehouse.tlog.check import check_log
-from warehouse.tlog.errors import CheckpointError, NoteError
-from warehouse.tlog.heads import ENV_KEY, origin, reader
+from warehouse.tlog import log as tlog
+from warehouse.tlog import note
+from warehouse.tlog.errors import NoteError
+from warehouse.tlog.heads import ENV_KEY
 from warehouse.tlog.keys import make_key_file
-from warehouse.tlog.proof import format_proof
+from warehouse.tlog.store import StoredCheckpoint
 
 notice = logging.getLogger("receipts.log")
 
@@ -64,7 +63,7 @@ def init(warehouse: str, key_file: Path, name: str | None, as_json: bool) -> Non
       receipts log init --key ~/.receipts-log.key
     """
     with Warehouse.open(warehouse) as wh:
-        log_origin = origin(wh._con)
+        log_origin = tlog.origin(wh)
     signer = make_key_file(key_file, name or log_origin)
     verifier = str(signer.verifier)
     if as_json:
@@ -81,16 +80,7 @@ def init(warehouse: str, key_file: Path, name: str | None, as_json: bool) -> Non
     notice.info("log: key written to %s (mode 0600); set %s=%s", key_file, ENV_KEY, key_file)
 
 
-def _latest(wh: Warehouse) -> store.StoredCheckpoint:
-    latest = store.latest_checkpoint(wh._con)
-    if latest is None:
-        raise NotFound(
-            "the log has no checkpoint yet: a writing run (ingest, backfill) records one"
-        )
-    return latest
-
-
-def _checkpoint_json(cp: store.StoredCheckpoint, log_origin: str, size: int) -> dict[str, Any]:
+def _checkpoint_json(cp: StoredCheckpoint, log_origin: str, size: int) -> dict[str, Any]:
     return {
         "origin": log_origin,
         "size": cp.size,
@@ -117,8 +107,8 @@ def checkpoint_command(warehouse: str, as_json: bool) -> None:
       receipts log checkpoint > kept-checkpoint
     """
     with Warehouse.open(warehouse, read_only=True) as wh:
-        latest = _latest(wh)
-        log_origin, size = origin(wh._con), store.size(wh._con)
+        latest = tlog.latest_checkpoint(wh)
+        log_origin, size = tlog.origin(wh), tlog.size(wh)
     if as_json:
         emit_json(_checkpoint_json(latest, log_origin, size))
         return
@@ -147,26 +137,7 @@ def prove(warehouse: str, doc_id: str, revision: int | None, out: Path | None) -
       receipts log prove nhtsa/complaint/11561420 --revision 2 --out c.tlog-proof
     """
     with Warehouse.open(warehouse, read_only=True) as wh:
-        con = wh._con
-        if revision is None:
-            top = con.execute(
-                f"SELECT max(revision) FROM {store.ENTRIES} WHERE doc_id = $d", {"d": doc_id}
-            ).fetchall()
-            if not top or top[0][0] is None:
-                raise NotFound(f"{doc_id} has no entry in the log")
-            revision = int(top[0][0])
-        found = store.entry_of_revision(con, doc_id, revision)
-        if not found:
-            raise NotFound(f"{doc_id} revision {revision} has no entry in the log")
-        latest = _latest(wh)
-        index = found[0].index
-        if index >= latest.size:
-            raise NotFound(
-                f"{doc_id} revision {revision} (entry {index}) is not yet in a checkpoint "
-                f"(the latest covers {latest.size} entries); the next writing run records one"
-            )
-        hashes = merkle.prove_record(latest.size, index, reader(con))
-    data = format_proof(index, hashes, latest.note.encode())
+        data = tlog.prove(wh, doc_id, revision).data
     if out is None:
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
@@ -181,41 +152,6 @@ def _verifier(text: str | None) -> note.Verifier | None:
         return note.parse_verifier(text)
     except NoteError as exc:
         raise UsageError(f"--key: {exc}") from None
-
-
-def _outsider_problems(
-    wh: Warehouse, kept: bytes, verifier: note.Verifier | None, log_origin: str
-) -> tuple[list[str], int | None]:
-    """Whether the log extends a checkpoint an outsider kept: its origin, its signature (when
-    a key is given), and the tree of its size."""
-    try:
-        if verifier is not None:
-            head = checkpoints.open(kept, [verifier], log_origin)
-        else:
-            text = kept.decode() if b"\n\n" not in kept else note.parse(kept)[0]
-            head = checkpoints.parse(text, log_origin)
-    except (NoteError, CheckpointError, UnicodeDecodeError) as exc:
-        return [f"the kept checkpoint is refused: {exc}"], None
-    size = store.size(wh._con)
-    if head.size > size:
-        return [
-            f"the kept checkpoint has {head.size} entries; the log now holds {size} "
-            "(entries were removed)"
-        ], head.size
-    read = reader(wh._con)
-    if merkle.tree_hash(head.size, read) != head.root:
-        return [
-            f"the log is not consistent with the kept checkpoint of size {head.size}: "
-            "its first entries were rewritten"
-        ], head.size
-    latest = store.latest_checkpoint(wh._con)
-    if latest is not None and latest.size >= head.size:
-        try:
-            proof = merkle.prove_tree(latest.size, head.size, read)
-            merkle.check_tree(proof, latest.size, latest.root, head.size, head.root)
-        except merkle.ProofError as exc:
-            return [f"the latest checkpoint does not extend the kept one: {exc}"], head.size
-    return [], head.size
 
 
 @log.command(name="verify")
@@ -240,47 +176,32 @@ def verify_command(warehouse: str, kept: Path | None, key: str | None, as_json: 
       receipts log verify --checkpoint kept-checkpoint --key "$(cat verifier.txt)"
     """
     verifier = _verifier(key)
+    kept_bytes = None if kept is None else kept.read_bytes()
     with Warehouse.open(warehouse, read_only=True) as wh:
-        report = check_log(wh)
-        problems = [p["message"] for p in report.problems]
-        log_origin = origin(wh._con)
-        latest = store.latest_checkpoint(wh._con)
-        if verifier is not None and latest is not None:
-            try:
-                checkpoints.open(latest.note.encode(), [verifier], log_origin)
-            except (NoteError, CheckpointError) as exc:
-                problems.append(f"the latest checkpoint is refused: {exc}")
-        kept_size = None
-        if kept is not None:
-            found, kept_size = _outsider_problems(wh, kept.read_bytes(), verifier, log_origin)
-            problems += found
+        result = tlog.verify(wh, kept_bytes, verifier)
     if as_json:
         emit_json(
             {
-                "size": report.size,
-                "checkpoints": report.checkpoints,
-                "origin": log_origin,
-                "latest_checkpoint": None if latest is None else latest.size,
-                "kept_checkpoint": kept_size,
-                "ok": not problems,
-                "problems": report.problems,
-                "messages": problems,
+                "size": result.size,
+                "checkpoints": result.checkpoints,
+                "origin": result.origin,
+                "latest_checkpoint": result.latest_size,
+                "kept_checkpoint": result.kept_size,
+                "ok": result.ok,
+                "problems": result.problems,
+                "refusals": result.refusals,
             }
         )
     else:
-        click.echo(f"log: {report.size:,} entries, {report.checkpoints:,} checkpoints")
-        for message in problems:
+        click.echo(f"log: {result.size:,} entries, {result.checkpoints:,} checkpoints")
+        for message in result.messages:
             click.echo(f"  {message}")
-        if not problems:
-            click.echo(
-                "  the log matches the rows"
-                + (
-                    f" and extends the kept checkpoint of size {kept_size}"
-                    if kept_size is not None
-                    else ""
-                )
-            )
-    sys.exit(exits.for_check(not problems))
+        if result.ok:
+            kept_line = ""
+            if result.kept_size is not None:
+                kept_line = f" and extends the kept checkpoint of size {result.kept_size}"
+            click.echo(f"  the log matches the rows{kept_line}")
+    sys.exit(exits.for_check(result.ok))
 
 
 @log.command()
@@ -302,34 +223,22 @@ def publish(warehouse: str, out: Path, as_json: bool) -> None:
     Example:
       receipts log publish --out public/log && rsync -a public/log/ host:/srv/log/
     """
-    out.mkdir(parents=True, exist_ok=True)
     with Warehouse.open(warehouse, read_only=True) as wh:
-        latest = _latest(wh)
-        if latest.key_name is None:
-            raise UsageError(
-                f"the latest checkpoint is unsigned; set {ENV_KEY} (receipts log init) and "
-                "run a writing command, then publish"
-            )
-        old = tiles.published_size(out)
-        con = wh._con
-
-        def read_entries(start: int, end: int) -> list[bytes]:
-            return [e.entry for e in store.read_entries(con, start, end)]
-
-        written = tiles.write_tiles(
-            out,
-            min(old, latest.size),
-            latest.size,
-            reader(con),
-            read_entries,
-            latest.note.encode(),
-        )
+        published = tlog.publish(wh, out)
     if as_json:
         emit_json(
-            {"out": str(out), "size": latest.size, "previous_size": old, "written": len(written)}
+            {
+                "out": str(out),
+                "size": published.size,
+                "previous_size": published.previous_size,
+                "written": len(published.written),
+            }
         )
     else:
-        click.echo(f"published {latest.size:,} entries to {out}: {len(written):,} files written")
+        click.echo(
+            f"published {published.size:,} entries to {out}: "
+            f"{len(published.written):,} files written"
+        )
 
 
 COMMANDS = [log]

@@ -80,7 +80,7 @@ from warehouse.ingest import Counts
 from warehouse.slices import in_slices
 from warehouse.store import Warehouse
 from warehouse.tlog import store as tlog_store
-from warehouse.tlog.store import logged_transaction
+from warehouse.tlog.transactions import logged_transaction
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from warehouse.errors import LogEntryError as EntryError
+
 HEADER = "receipts-log-entry v1"
 REVISION_KINDS = ("revision", "restoration", "tombstone")
 PUSH_KIND = "push"
@@ -69,10 +71,6 @@ PUSH_FIELDS = (
 )
 
 Value = str | int | datetime | None
-
-
-class EntryError(ValueError):
-    """Bytes that are not a log entry of a known version and kind."""
 
 
 @dataclass(frozen=True)

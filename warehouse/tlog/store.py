@@ -8,26 +8,19 @@ layout, :mod:`warehouse.tlog.merkle`) are computed in SQL, one statement per lev
 leaves' hashes, then each subtree the new leaves complete, from its two children (the left
 one may be an older stored hash). Nothing here is updated or deleted.
 
-On a lake, entries are numbered by the log's size as the transaction sees it: two writers
-appending at once would give two entries one number. Writers that log hold the lake's
-``tlog`` lock from before their transaction starts to after it commits
-(:func:`logged_transaction`); a DuckDB file has one writer anyway.
+On a lake, writers that log take turns (:mod:`warehouse.tlog.transactions`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import duckdb
 
 from warehouse.errors import LogDamaged
-
-if TYPE_CHECKING:  # warehouse.store migrates with warehouse.schema, which imports this
-    from warehouse.store import Warehouse
 
 ENTRIES = "tlog_entries"
 HASHES = "tlog_hashes"
@@ -40,14 +33,6 @@ def stored_index_sql(level: int, n: str) -> str:
     level`` (see :func:`warehouse.tlog.merkle.stored_hash_index`)."""
     last = f"((({n}) + 1) * {1 << level} - 1)"
     return f"(2 * {last} - bit_count({last}::BIGINT) + {level})"
-
-
-@contextmanager
-def logged_transaction(warehouse: Warehouse) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A transaction that appends to the log: on a lake, one writer at a time (see the
-    module docstring)."""
-    with warehouse.serial("tlog"), warehouse._transaction() as con:
-        yield con
 
 
 def has_log(con: duckdb.DuckDBPyConnection) -> bool:
@@ -187,6 +172,14 @@ def read_entries(con: duckdb.DuckDBPyConnection, start: int, end: int) -> list[S
         )
         for i, k, d, r, p, e in rows
     ]
+
+
+def latest_logged_revision(con: duckdb.DuckDBPyConnection, doc_id: str) -> int | None:
+    """The newest revision of ``doc_id`` the log holds an entry of."""
+    row = con.execute(
+        f"SELECT max(revision) FROM {ENTRIES} WHERE doc_id = $d", {"d": doc_id}
+    ).fetchall()
+    return None if not row or row[0][0] is None else int(row[0][0])
 
 
 def entry_of_revision(
