@@ -10,8 +10,9 @@ Each document's source maps its stored bytes to a ``_type`` and curated fields
 - ``provenance``: ``docId``, ``revision``, ``contentHash`` (the snapshot it was built from),
   ``sourceUrl`` / ``sourceCommit`` as the revision recorded them, ``capturedAt`` and
   ``lastVerifiedRun`` (when and in which run the current revision's bytes were captured and
-  hashed), ``firstSeenRun``, ``ownedFields`` (the top-level fields the pipeline writes) and
-  ``curatedHash``.
+  hashed), ``firstSeenRun``, ``logIndex`` and ``logTreeSize`` (its entry in the
+  transparency log and the first checkpoint that covers it, fixed once recorded),
+  ``ownedFields`` (the top-level fields the pipeline writes) and ``curatedHash``.
 
 No value depends on the time of the push or on runs that found nothing new: a run that sees
 the same upstream bytes adds no revision, so ``lastVerifiedRun`` stays the run that last

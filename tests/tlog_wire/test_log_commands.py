@@ -81,14 +81,14 @@ def test_ingest_logs_each_revision_and_signs_its_checkpoint(
 
 
 def test_without_a_key_checkpoints_are_unsigned_and_say_so(
-    manifest: Path, warehouse_path: Path
+    manifest: Path, warehouse_path: Path, tmp_path: Path
 ) -> None:
     run = cli("ingest", manifest, "--warehouse", warehouse_path)
     assert run.exit_code == 0
     assert "checkpoint of 12 entries is unsigned" in run.stderr
     cp = json.loads(cli("log", "checkpoint", "--json", "--warehouse", warehouse_path).stdout)
     assert cp["signed"] is False and cp["size"] == 12
-    published = cli("log", "publish", "--out", warehouse_path.parent / "pub",
+    published = cli("log", "publish", "--out", tmp_path / "pub",
                     "--warehouse", warehouse_path)  # fmt: skip
     assert published.exit_code == 2 and "unsigned" in published.stderr
 
@@ -218,3 +218,70 @@ def test_an_old_warehouse_gets_its_history_logged_at_migration(
     assert [r[0] for r in rows] == [1] * 12 + [2] * 12
     assert cli("log", "verify", "--warehouse", warehouse_path).exit_code == 0
     os.environ.pop("RECEIPTS_LOG_KEY", None)
+
+
+def _kept(warehouse_path: Path, tmp_path: Path, name: str = "kept") -> Path:
+    kept = tmp_path / name
+    shown = cli("log", "checkpoint", "--warehouse", warehouse_path)
+    assert shown.exit_code == 0
+    kept.write_text(shown.stdout)
+    return kept
+
+
+def test_the_log_extends_a_checkpoint_an_outsider_kept(
+    manifest: Path, warehouse_path: Path, key: tuple[Path, str], tmp_path: Path
+) -> None:
+    env = {"RECEIPTS_LOG_KEY": str(key[0])}
+    cli("ingest", manifest, "--warehouse", warehouse_path, env=env)
+    kept = _kept(warehouse_path, tmp_path)
+    write_manifest(manifest.parent, CHANGED)
+    cli("ingest", manifest, "--warehouse", warehouse_path, env=env)
+    ok = cli("log", "verify", "--checkpoint", kept, "--key", key[1], "--json",
+             "--warehouse", warehouse_path)  # fmt: skip
+    assert ok.exit_code == 0, ok.output
+    assert json.loads(ok.stdout)["kept_checkpoint"] == 12
+
+    # Another log's checkpoint, and one signed by another key, are refused as such.
+    other = tmp_path / "other.key"
+    other_verifier = cli("log", "init", "--key", other, "--name", "someone.example/log",
+                         "--warehouse", warehouse_path).stdout.strip()  # fmt: skip
+    refused = cli("log", "verify", "--checkpoint", kept, "--key", other_verifier,
+                  "--warehouse", warehouse_path)  # fmt: skip
+    assert refused.exit_code == 1 and "refused" in refused.output
+    foreign = tmp_path / "foreign"
+    foreign.write_text(kept.read_text().replace("receipts/", "elsewhere/", 1))
+    refused = cli("log", "verify", "--checkpoint", foreign, "--warehouse", warehouse_path)
+    assert refused.exit_code == 1 and "another log" in refused.output
+
+
+def test_entries_rewritten_under_a_kept_checkpoint_are_caught(
+    manifest: Path, warehouse_path: Path, tmp_path: Path
+) -> None:
+    cli("ingest", manifest, "--warehouse", warehouse_path)
+    kept = _kept(warehouse_path, tmp_path)
+    doc = _doc(warehouse_path)
+    # Rewrite a row, its entry, its leaf and the whole stored tree consistently, and the
+    # checkpoints: only a checkpoint kept outside can tell.
+    _sql(warehouse_path, "UPDATE revisions SET source_url = 'https://forged.example/' "
+         f"WHERE doc_id = '{doc}'")  # fmt: skip
+    with Warehouse.open(str(warehouse_path)) as wh:
+        from warehouse.tlog import store
+        from warehouse.tlog.entries_sql import ROW_COLUMNS, ROWS_WITH_CONTEXT, revision_entry
+
+        con = wh._connection_for_tests()
+        con.execute(
+            "UPDATE tlog_entries SET entry = (SELECT "
+            f"{revision_entry(ROW_COLUMNS)} "
+            + ROWS_WITH_CONTEXT.format(where=f"r.doc_id = '{doc}'")
+            + f") WHERE doc_id = '{doc}'"
+        )
+        con.execute("DELETE FROM tlog_hashes")
+        con.execute("DELETE FROM tlog_checkpoints")
+        size = store.size(con)
+        con.execute("CREATE TEMP VIEW _all AS SELECT idx, entry FROM tlog_entries")
+        store.append_hashes(con, 0, size, source="_all")
+    relogged = cli("log", "verify", "--warehouse", warehouse_path)
+    assert relogged.exit_code == 0  # the rows and the log agree again...
+    caught = cli("log", "verify", "--checkpoint", kept, "--warehouse", warehouse_path)
+    assert caught.exit_code == 1  # ...but not with what an outsider kept
+    assert "does not extend the kept checkpoint of size 12" in caught.output
