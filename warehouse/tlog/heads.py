@@ -94,6 +94,21 @@ def current_head(con: duckdb.DuckDBPyConnection, signer: note.Signer | None) -> 
     return Head(size, root, head.origin, text, None if signer is None else signer.name)
 
 
+def record(con: duckdb.DuckDBPyConnection, signer: note.Signer | None, run_id: int | None) -> Head:
+    """Record the checkpoint of the log as it is, signed by ``signer`` if given."""
+    head = current_head(con, signer)
+    store.record_checkpoint(
+        con,
+        tree_size=head.size,
+        root=head.root,
+        note=head.note,
+        key_name=head.key_name,
+        run_id=run_id,
+        at=now(),
+    )
+    return head
+
+
 def record_head(
     con: duckdb.DuckDBPyConnection, run_id: int | None, notice: int = logging.WARNING
 ) -> Head | None:
@@ -106,16 +121,7 @@ def record_head(
     if latest is not None and latest.size == store.size(con):
         return None
     signer = configured_signer()
-    head = current_head(con, signer)
-    store.record_checkpoint(
-        con,
-        tree_size=head.size,
-        root=head.root,
-        note=head.note,
-        key_name=head.key_name,
-        run_id=run_id,
-        at=now(),
-    )
+    head = record(con, signer, run_id)
     if signer is None:
         log.log(
             notice,

@@ -11,7 +11,6 @@ from typing import Any
 
 import pyarrow as pa
 
-from warehouse.clock import now
 from warehouse.errors import NotFound, UsageError
 from warehouse.store import Warehouse
 from warehouse.tlog import checkpoint as checkpoints
@@ -43,16 +42,7 @@ def latest_checkpoint(warehouse: Warehouse) -> store.StoredCheckpoint:
 def record_checkpoint(warehouse: Warehouse, signer: note.Signer | None) -> heads.Head:
     """Record the checkpoint of the log as it is now, signed by ``signer`` (if given)."""
     with logged_transaction(warehouse) as con:
-        head = heads.current_head(con, signer)
-        store.record_checkpoint(
-            con,
-            tree_size=head.size,
-            root=head.root,
-            note=head.note,
-            key_name=head.key_name,
-            run_id=None,
-            at=now(),
-        )
+        head = heads.record(con, signer, None)
     return head
 
 
