@@ -285,3 +285,14 @@ def test_entries_rewritten_under_a_kept_checkpoint_are_caught(
     caught = cli("log", "verify", "--checkpoint", kept, "--warehouse", warehouse_path)
     assert caught.exit_code == 1  # ...but not with what an outsider kept
     assert "does not extend the kept checkpoint of size 12" in caught.output
+
+
+def test_a_key_file_open_to_others_leaves_the_run_finished_and_its_checkpoint_unsigned(
+    manifest: Path, warehouse_path: Path, key: tuple[Path, str]
+) -> None:
+    key[0].chmod(0o644)
+    run = cli("ingest", manifest, "--warehouse", warehouse_path, "--json",
+              env={"RECEIPTS_LOG_KEY": str(key[0])})  # fmt: skip
+    assert run.exit_code == 0, run.output
+    assert "cannot sign the checkpoint" in run.stderr and "chmod 600" in run.stderr
+    assert json.loads(run.stdout)["log_checkpoint"]["signed"] is False
