@@ -231,3 +231,39 @@ def main(argv: list[str] | None = None) -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def rows(result: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """The rows of ``make bench``'s table."""
+
+    def timed(part: dict[str, Any]) -> str:
+        return f"{part['median']:.2f} s ({part['min']:.2f}–{part['max']:.2f}, {part['runs']} runs)"
+
+    out = []
+    for name, size in (("backfill", result["backfill_rows"]), ("ingest", result["ingest_records"])):
+        part = result[name]
+        out.append(
+            (
+                f"tlog: first {name} of {size:,} with the log (vs without)",
+                f"{timed(part['seconds']['log'])} vs {timed(part['seconds']['no-log'])}",
+                f"{part['ratio']}× without the log",
+            )
+        )
+    prove = result["prove"]["ms"]
+    out.append(
+        (
+            f"tlog: log prove on a log of {result['log_entries']:,} entries",
+            f"{prove['median']:.1f} ms ({prove['min']:.1f}–{prove['max']:.1f}, {prove['runs']})",
+            "",
+        )
+    )
+    first, second = result["publish"]["first"], result["publish"]["second"]
+    out.append(
+        (
+            f"tlog: log publish of {first['entries']:,}, then of {second['entries']:,}",
+            f"{first['files']:,} files in {first['seconds']} s, then {second['files']:,} "
+            f"in {second['seconds']} s",
+            "",
+        )
+    )
+    return out
