@@ -272,7 +272,7 @@ def test_entries_rewritten_under_a_kept_checkpoint_are_caught(
         con.execute(
             "UPDATE tlog_entries SET entry = (SELECT "
             f"{revision_entry(ROW_COLUMNS)} "
-            + ROWS_WITH_CONTEXT.format(where=f"r.doc_id = '{doc}'")
+            + ROWS_WITH_CONTEXT.format(where=f"r.doc_id = '{doc}'", docs=f"doc_id = '{doc}'")
             + f") WHERE doc_id = '{doc}'"
         )
         con.execute("DELETE FROM tlog_hashes")

@@ -143,7 +143,9 @@ def append_push(con: duckdb.DuckDBPyConnection, push_id: int) -> None:
 
 
 # -- the history of a warehouse made before the log ------------------------------------------
-HISTORY_REVISIONS = select_entries(ROW_COLUMNS, ROWS_WITH_CONTEXT.format(where="true")).replace(
+HISTORY_REVISIONS = select_entries(
+    ROW_COLUMNS, ROWS_WITH_CONTEXT.format(where="true", docs="true")
+).replace(
     "AS entry",
     "AS entry, r.valid_from AS committed, r.valid_from_run AS run, r.fetched_at AS seen_at",
 )

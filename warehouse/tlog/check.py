@@ -62,7 +62,7 @@ def _entry_label(index: int | None) -> str:
 # Every revision row rebuilt into its entry.
 _REBUILT = (
     "CREATE OR REPLACE TEMP TABLE _tlog_rebuilt AS SELECT r.doc_id, r.revision, "
-    f"{revision_entry(ROW_COLUMNS)} AS entry " + ROWS_WITH_CONTEXT.format(where="true")
+    f"{revision_entry(ROW_COLUMNS)} AS entry " + ROWS_WITH_CONTEXT.format(where="true", docs="true")
 )
 
 _ENTRY_PROBLEMS = f"""
@@ -260,7 +260,12 @@ _SERVED = f"""
 WITH wanted AS (SELECT * FROM _tlog_wanted),
      rows AS (
         SELECT r.doc_id, r.revision, {revision_entry(ROW_COLUMNS)} AS entry
-        {ROWS_WITH_CONTEXT.format(where="(r.doc_id, r.revision) IN (SELECT * FROM wanted)")}
+        {
+    ROWS_WITH_CONTEXT.format(
+        where="(r.doc_id, r.revision) IN (SELECT * FROM wanted)",
+        docs="doc_id IN (SELECT doc_id FROM wanted)",
+    )
+}
      ),
      e AS (
         SELECT idx, doc_id, revision, entry FROM {store.ENTRIES}
@@ -323,8 +328,17 @@ def _served_problem(row: tuple[Any, ...]) -> str | None:
 def check_revisions(warehouse: Warehouse, revisions: Iterable[tuple[str, int]]) -> None:
     """:class:`LogMismatch` unless each (doc_id, revision) about to be served agrees with the
     log (see the module docstring)."""
-    con = warehouse._con
     wanted = sorted(set(revisions))
+    for start in range(0, len(wanted), SERVED_CHUNK):  # bounded memory, however many
+        _check_chunk(warehouse, wanted[start : start + SERVED_CHUNK])
+
+
+# Revisions checked per query (and per batch of inclusion proofs).
+SERVED_CHUNK = 1_000
+
+
+def _check_chunk(warehouse: Warehouse, wanted: list[tuple[str, int]]) -> None:
+    con = warehouse._con
     if not wanted:
         return
     import pyarrow as pa

@@ -85,11 +85,13 @@ ROW_COLUMNS = RevisionColumns(
 )
 
 # The rows of ``revisions`` with their document's kind and the revision before each,
-# restricted by ``{where}`` (on ``r``).
+# restricted by ``{where}`` (on ``r``) and ``{docs}`` (a condition on ``doc_id`` that holds
+# for every row ``{where}`` keeps: the documents and earlier revisions read are only theirs).
 ROWS_WITH_CONTEXT = """
 FROM revisions r
-LEFT JOIN (SELECT doc_id, min(kind) AS kind FROM documents GROUP BY doc_id) d
+LEFT JOIN (SELECT doc_id, min(kind) AS kind FROM documents WHERE {docs} GROUP BY doc_id) d
     ON d.doc_id = r.doc_id
-LEFT JOIN revisions p ON p.doc_id = r.doc_id AND p.revision = r.revision - 1
+LEFT JOIN (SELECT doc_id, revision, tombstone FROM revisions WHERE {docs}) p
+    ON p.doc_id = r.doc_id AND p.revision = r.revision - 1
 WHERE {where}
 """

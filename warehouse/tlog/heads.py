@@ -4,14 +4,14 @@ by ``RECEIPTS_LOG_KEY`` (a key file made by ``receipts log init``) when it is se
 recorded unsigned (the checkpoint text alone) with one line on stderr saying so.
 
 The checkpoint's origin is ``RECEIPTS_LOG_ORIGIN`` when set, else the warehouse's own,
-``receipts/<id>``, drawn at random when the log was made and kept in ``warehouse_meta``.
+``receipts/<id>``, made when the log was made and kept in ``warehouse_meta``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
-import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,11 +31,15 @@ log = logging.getLogger("receipts.log")
 
 
 def record_origin(con: duckdb.DuckDBPyConnection) -> None:
-    """Give a warehouse its log's origin (when migration 0009 makes the log)."""
+    """Give a warehouse its log's origin (when migration 0009 makes the log):
+    ``receipts/`` and 16 hex digits of the SHA-256 of the instant it was made (a function
+    of the clock, so a replayed demo makes the same one)."""
+    at = now()
+    digest = hashlib.sha256(f"receipts log {at.isoformat()}".encode()).hexdigest()[:16]
     con.execute(
         "INSERT INTO warehouse_meta SELECT $k, $v, $at WHERE NOT EXISTS "
         "(SELECT 1 FROM warehouse_meta WHERE key = $k)",
-        {"k": ORIGIN_META, "v": f"receipts/{secrets.token_hex(8)}", "at": now()},
+        {"k": ORIGIN_META, "v": f"receipts/{digest}", "at": at},
     )
 
 
