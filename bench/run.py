@@ -20,7 +20,7 @@ import duckdb
 from rich.console import Console
 from rich.table import Table
 
-from bench import claims, ingest, lake, nhtsa_backfill, publish_plan, refresh_requests
+from bench import claims, ingest, lake, nhtsa_backfill, publish_plan, refresh_requests, tlog
 from pipelines import __version__
 
 # Generated flat files and scratch warehouses of the backfill benchmark (git-ignored).
@@ -37,6 +37,11 @@ BENCHMARKS: dict[str, Callable[[bool], dict[str, Any]]] = {
     "claims": lambda quick: claims.run(20_000 if quick else 100_000, 2_000 if quick else 10_000),
     # file vs ducklake:sqlite vs ducklake:postgres, (bench/lake.py)
     "lake": lambda quick: lake.run(5_000 if quick else 50_000),
+    "tlog": lambda quick: tlog.run(
+        *((20_000, 20_000, 20_000) if quick else (2_000_000, 200_000, 200_000)),
+        DATA,
+        repeats=1 if quick else 3,
+    ),
 }
 
 
@@ -250,6 +255,7 @@ ROWS: dict[str, Callable[[dict[str, Any]], list[Row]]] = {
     "refresh_requests": refresh_rows,
     "claims": claims_rows,
     "lake": lake.rows,
+    "tlog": tlog.rows,
 }
 
 

@@ -36,8 +36,11 @@ class RunResult:
     resumes_run: int | None = None
     http_requests: int = 0
     left_corpus: list[str] = field(default_factory=list)
+    # The transparency log's checkpoint the run recorded (None when the log did not grow).
+    log_checkpoint: dict[str, Any] | None = None
 
     def as_json(self) -> dict[str, Any]:
+        log = {} if self.log_checkpoint is None else {"log_checkpoint": self.log_checkpoint}
         return {
             "run_id": self.run_id,
             "status": self.status,
@@ -47,6 +50,7 @@ class RunResult:
             "warnings": self.warnings,
             "http_requests": self.http_requests,
             "left_corpus": self.left_corpus,
+            **log,
         }
 
 
@@ -192,7 +196,7 @@ def run_ingest(
         counts["corpus"] = {"left": len(retired)}
     if ingestor.conflicts_retried:  # batches a lake's other writers made us write again
         counts["warehouse"] = {"conflicts_retried": ingestor.conflicts_retried}
-    finish_run(warehouse, info.run_id, status, counts, failures, warnings)
+    head = finish_run(warehouse, info.run_id, status, counts, failures, warnings)
     if internal is not None:
         raise internal
     return RunResult(
@@ -204,6 +208,7 @@ def run_ingest(
         resumes_run=info.resumes_run,
         http_requests=http.requests_made,
         left_corpus=retired,
+        log_checkpoint=None if head is None else head.as_json(),
     )
 
 

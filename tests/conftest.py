@@ -79,7 +79,13 @@ LAKE_MODULES = frozenset(
     }
 )
 LAKE_SUBSET_MODULES = frozenset(
-    {"test_ingest_engine", "test_revision_commands", "test_flat_bulk", "test_snapshot_compression"}
+    {
+        "test_ingest_engine",
+        "test_revision_commands",
+        "test_flat_bulk",
+        "test_snapshot_compression",
+        "test_log_commands",
+    }
 )
 # `make test` names a file here: each session appends what it passed, failed and skipped, and
 # the Makefile ends with one line of it (tests/run_summary.py).

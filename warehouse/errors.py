@@ -36,7 +36,9 @@ shows the traceback only with ``--debug``, and the run ledger records it as such
     ├── IntegrityError               a value cannot be stored faithfully
     │   ├── CanonicalFormError       no canonical JSON form (NaN, a huge integer, …)
     │   ├── IdentityError            no identity can be formed from the given parts
-    │   └── SnapshotCorrupted        stored bytes no longer hash to their address
+    │   ├── SnapshotCorrupted        stored bytes no longer hash to their address
+    │   ├── LogMismatch              rows disagree with their transparency-log entries
+    │   └── LogEntryError            bytes that are not a log entry of a known version
     ├── WarehouseError               the warehouse could not carry out an operation
     │   ├── WarehouseBusy            another process holds it
     │   ├── WarehouseDamaged         the file is truncated or fails its checksums
@@ -44,6 +46,7 @@ shows the traceback only with ``--debug``, and the run ledger records it as such
     │   ├── NotFound                 no such document, revision or run
     │   ├── PointError               a RUN|DATE argument is malformed or names no run
     │   ├── MassRetireRefused        a run would retire more than half of a scope
+    │   ├── LogDamaged               the log's stored tree lacks a hash it should hold
     │   └── OutOfMemory              a statement needed more memory than DuckDB's limit
     ├── PublishError                 nothing (more) was published; the message says why
     │   ├── CurationError
@@ -54,7 +57,18 @@ shows the traceback only with ``--debug``, and the run ledger records it as such
     │   │       └── MutationRateLimited  …and answered 429
     │   └── RevisionConflict         a document's ``_rev`` was not the one expected
     ├── QuoteError                   a quote cannot be checked
-    └── BackfillError                a backfill could not be carried out
+    ├── BackfillError                a backfill could not be carried out
+    └── LogError                     the transparency log's formats refused something
+        ├── ProofError               a proof that does not hold
+        ├── NoteError                a signed note that cannot be trusted
+        │   ├── MalformedNote        not a signed note at all
+        │   ├── UnknownKey           no signature by a known key
+        │   └── BadSignature         a known key's signature does not verify
+        ├── CheckpointError          a checkpoint refused
+        │   ├── MalformedCheckpoint
+        │   └── OtherOrigin          a checkpoint of another log
+        ├── TileError                a tile or entry bundle that cannot be read or written
+        └── KeyFileError             a key file that cannot be made or trusted
 
 Classes that callers also treat as ``ValueError`` (pydantic validators, parsers) inherit
 from it too.
@@ -64,6 +78,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from warehouse.timestamps import duration
 
@@ -261,9 +276,31 @@ class SnapshotCorrupted(IntegrityError):
         self.revision = revision
 
 
+class LogMismatch(IntegrityError):
+    """Rows that disagree with their entries in the transparency log
+    (``warehouse/tlog/check.py``); ``problems`` names each, the first bad entry first."""
+
+    def __init__(self, problems: Sequence[dict[str, Any]]) -> None:
+        self.problems = list(problems)
+        first = self.problems[0]["message"]
+        more = f" (and {len(self.problems) - 1} more)" if len(self.problems) > 1 else ""
+        super().__init__(
+            f"the transparency log disagrees with the warehouse's rows: {first}{more}; "
+            "refusing to serve it (run `receipts log verify`)"
+        )
+
+
+class LogEntryError(IntegrityError):
+    """Bytes that are not a transparency-log entry of a known version and kind."""
+
+
 # -- warehouse -----------------------------------------------------------------------------
 class WarehouseError(ReceiptsError):
     """A warehouse operation could not be carried out."""
+
+
+class LogDamaged(WarehouseError):
+    """The transparency log's stored tree lacks a hash it should hold."""
 
 
 class WarehouseBusy(WarehouseError):
@@ -432,3 +469,56 @@ class QuoteError(ReceiptsError, ValueError):
 
 class BackfillError(ReceiptsError):
     """A backfill could not be carried out; the message says why."""
+
+
+# -- the transparency log's formats (warehouse/tlog/) ------------------------------------------
+class LogError(ReceiptsError):
+    """The transparency log refused something; the message says what and why."""
+
+
+class ProofError(LogError, ValueError):
+    """A proof that does not hold: it does not lead to the hash it claims, or is malformed.
+    ``step`` names the check that failed when a whole proof file was checked: ``format``,
+    ``checkpoint``, ``signature`` or ``inclusion``."""
+
+    def __init__(self, message: str, step: str | None = None) -> None:
+        super().__init__(message)
+        self.step = step
+
+
+class NoteError(LogError, ValueError):
+    """A signed note that cannot be trusted."""
+
+
+class MalformedNote(NoteError):
+    """The bytes are not a signed note (C2SP signed-note's format)."""
+
+
+class UnknownKey(NoteError):
+    """No signature on the note is by a key the reader trusts."""
+
+    hint = "compare the note's signature line with the verifier key you were given"
+
+
+class BadSignature(NoteError):
+    """A trusted key's signature does not verify: the text was altered after signing."""
+
+
+class CheckpointError(LogError, ValueError):
+    """A checkpoint refused."""
+
+
+class MalformedCheckpoint(CheckpointError):
+    """The note's text is not a C2SP checkpoint body."""
+
+
+class OtherOrigin(CheckpointError):
+    """A checkpoint of another log: its origin line is not the one expected."""
+
+
+class TileError(LogError, ValueError):
+    """A tile or an entry bundle that cannot be read, or an entry that cannot be bundled."""
+
+
+class KeyFileError(LogError):
+    """A key file that cannot be made, or cannot be trusted."""

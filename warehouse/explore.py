@@ -25,6 +25,8 @@ from warehouse.staged import PREVIOUS, build_in_stages, fetched, staged_rows
 from warehouse.store import Warehouse
 from warehouse.streamed_export import write_ndjson, write_snapshots
 from warehouse.timestamps import DUCKDB_TIMESTAMP_FORMAT
+from warehouse.tlog.check import check_revisions
+from warehouse.tlog.store import has_log
 
 
 class DocumentRow(NamedTuple):
@@ -208,6 +210,11 @@ def export_tables(
         ).fetchone()
         if bad is not None:
             raise SnapshotCorrupted(warehouse.location, str(bad[0]), str(bad[1]), None, None)
+        if has_log(con):  # refuses revisions whose rows disagree with their log entries
+            current = con.execute(
+                "SELECT doc_id, revision FROM export_revisions WHERE is_current"
+            ).fetchall()
+            check_revisions(warehouse, [(str(d), int(r)) for d, r in current])
         queries = {
             "documents": "SELECT d.* FROM documents d WHERE d.doc_id IN "
             "(SELECT doc_id FROM export_revisions) ORDER BY d.doc_id",

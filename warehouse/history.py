@@ -15,6 +15,8 @@ from warehouse.errors import NotFound
 from warehouse.runs import committed_counts, interruptions, observed_warnings
 from warehouse.snapshots import checked_body
 from warehouse.store import Warehouse
+from warehouse.tlog.check import check_revisions
+from warehouse.tlog.store import has_log
 
 
 def json_or_none(value: Any) -> Any:
@@ -219,6 +221,8 @@ def snapshot(
         if len(distinct) > 1:
             raise NotFound(f"hash prefix {content_hash!r} is ambiguous for {doc_id}")
     picked = chosen[-1]
+    if has_log(warehouse._con):  # refuses a revision whose rows disagree with its log entry
+        check_revisions(warehouse, [(doc_id, int(picked["revision"]))])
     if picked["tombstone"]:
         raise NotFound(
             f"{doc_id} revision {picked['revision']} is a tombstone "

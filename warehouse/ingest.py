@@ -32,6 +32,8 @@ from warehouse.ingest_batch import (
 from warehouse.records import Listing, Record
 from warehouse.sightings import record_misses
 from warehouse.store import Warehouse
+from warehouse.tlog import appends
+from warehouse.tlog.transactions import logged_transaction
 
 # Records per transaction. Each batch is classified with one scan of the current revisions,
 # so fewer, larger batches cost less; a crash loses at most one batch's work. One row group
@@ -223,7 +225,7 @@ class Ingestor:
         params = {"run": self.run_id, "at": now(), "scope": scope}
         con.register("_batch", keys)
         try:
-            with self.warehouse._transaction():
+            with logged_transaction(self.warehouse):
                 con.execute(sql.CLASSIFY_KNOWN if known else sql.CLASSIFY)
                 for outcome, n in con.execute(sql.COUNT_OUTCOMES).fetchall():
                     setattr(counts, outcome, int(n))
@@ -281,6 +283,7 @@ class Ingestor:
                 finally:
                     con.unregister("_snapshots")
             con.execute(sql.INSERT_REVISIONS, params)
+            appends.append_ingest_batch(con, self.run_id)
         finally:
             con.unregister("_payload")
 
@@ -306,7 +309,7 @@ class Ingestor:
     def _retire_missing(self, source: str, scope: str) -> Counts:
         con = self.warehouse._con
         counts = Counts()
-        with self.warehouse._transaction():
+        with logged_transaction(self.warehouse):
             gone = con.execute(sql.GONE, {"scope": scope}).fetchall()
             if not gone:
                 return counts
@@ -323,6 +326,7 @@ class Ingestor:
             con.register("_gone", table)
             try:
                 con.execute(sql.INSERT_TOMBSTONES, {"run": self.run_id, "at": at, "scope": scope})
+                appends.append_tombstones(con, self.run_id)
             finally:
                 con.unregister("_gone")
             counts.gone = len(gone)

@@ -10,6 +10,8 @@ from typing import Any, NamedTuple
 
 from warehouse.digests import Progress
 from warehouse.store import Warehouse
+from warehouse.tlog.check import check_log
+from warehouse.tlog.store import has_log
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,8 @@ def verify(warehouse: Warehouse, progress: Progress | None = None) -> VerifyResu
     for (content_hash,) in dangling:
         mismatches.append({"content_hash": str(content_hash), "actual": "missing"})
     problems = _revision_problems(warehouse)
+    if has_log(warehouse._con):  # the transparency log rebuilt from the rows
+        problems += check_log(warehouse).problems
     if progress is not None:
         progress("revisions checked", revisions, revisions)
     return VerifyResult(checked, mismatches, problems)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -31,6 +32,9 @@ from warehouse.asof import utc_iso
 from warehouse.clock import now
 from warehouse.history import json_or_none
 from warehouse.store import Warehouse
+from warehouse.tlog.appends import append_push
+from warehouse.tlog.heads import record_head
+from warehouse.tlog.transactions import logged_transaction
 
 
 @dataclass(frozen=True)
@@ -123,8 +127,9 @@ def finish_push(
     notices: list[str],
     message: str | None,
 ) -> None:
-    """Append a push's 'finished' row with its receipt."""
-    with warehouse._transaction() as con:
+    """Append a push's 'finished' row with its receipt, and its entry in the transparency
+    log."""
+    with logged_transaction(warehouse) as con:
         con.execute(
             "INSERT INTO pushes (push_id, event, recorded_at, target, namespace, manifest_name, "
             "run_id, applied, transaction_ids, unrelated_before, unrelated_after, touched_by_us, "
@@ -146,6 +151,8 @@ def finish_push(
                 "notices": _dump(notices),
             },
         )
+        append_push(con, push_id)
+        record_head(con, None, notice=logging.INFO)  # the run that pushes says it
 
 
 def pushes(warehouse: Warehouse, limit: int | None = None) -> list[dict[str, Any]]:

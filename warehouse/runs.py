@@ -13,6 +13,8 @@ from typing import Any, NamedTuple
 from warehouse.clock import now
 from warehouse.ingest import COUNT_KEYS
 from warehouse.store import Warehouse
+from warehouse.tlog.heads import Head, record_head
+from warehouse.tlog.transactions import logged_transaction
 
 
 @dataclass(frozen=True)
@@ -74,9 +76,11 @@ def finish_run(
     counts: dict[str, Any],
     failures: list[dict[str, Any]],
     warnings: list[dict[str, Any]] | None = None,
-) -> None:
-    """Append the 'finished' row of a run (status ``ok`` or ``failed``)."""
-    with warehouse._transaction() as con:
+) -> Head | None:
+    """Append the 'finished' row of a run (status ``ok`` or ``failed``), and the transparency
+    log's checkpoint (:func:`warehouse.tlog.heads.record_head`), which is returned (None when
+    the log did not grow)."""
+    with logged_transaction(warehouse) as con:
         con.execute(
             "INSERT INTO runs "
             "(run_id, event, recorded_at, command, status, counts, failures, warnings) "
@@ -92,6 +96,7 @@ def finish_run(
                 "warnings": json.dumps(warnings or [], sort_keys=True),
             },
         )
+        return record_head(con, run_id)
 
 
 def interrupt_run(

@@ -23,6 +23,8 @@ import duckdb
 from warehouse import canonical
 from warehouse.clock import now
 from warehouse.errors import SchemaError, UsageError
+from warehouse.tlog.appends import log_history
+from warehouse.tlog.heads import record_origin
 
 # A transaction on the warehouse's connection (``Warehouse._transaction``).
 Transaction = Callable[[], AbstractContextManager[Any]]
@@ -76,6 +78,15 @@ def migrations() -> list[Migration]:
             found.append(Migration(int(name[:4]), name[5:-4], entry.read_text("utf-8")))
     return sorted(found, key=lambda m: m.version)
 
+
+# What a migration does beyond its SQL, in its transaction: 0009 logs an older warehouse's
+# history in the transparency log it makes.
+def _make_log(con: duckdb.DuckDBPyConnection) -> None:
+    record_origin(con)
+    log_history(con)
+
+
+AFTER_MIGRATION: dict[int, Callable[[duckdb.DuckDBPyConnection], None]] = {9: _make_log}
 
 # The first storage format of DuckDB files with zstd-compressed columns.
 ZSTD_STORAGE = (1, 2, 0)
@@ -164,6 +175,8 @@ def migrate(
         with transaction():
             if runs_here(con, migration, is_lake=is_lake):
                 con.execute(migration.sql)
+            if migration.version in AFTER_MIGRATION:
+                AFTER_MIGRATION[migration.version](con)
             con.execute(
                 "INSERT INTO schema_migrations SELECT $1, $2, $3, $4 "
                 "WHERE NOT EXISTS (SELECT 1 FROM schema_migrations WHERE version = $1)",

@@ -33,6 +33,7 @@ COMMANDS: dict[str, Entry] = {
     "export": Entry("explore:export", "Write documents, revisions and their snapshot bytes."),
     "history": Entry("ledger:history", "Every revision of a document, with its provenance."),
     "ingest": Entry("ingest:ingest", "Fetch every entry of a manifest into the warehouse."),
+    "log": Entry("log:log", "The transparency log: checkpoints, proofs, verify, publish."),
     "ls": Entry("explore:ls", "List documents with their current revision and content hash."),
     "maintain": Entry("lake:maintain", "Compact a DuckLake warehouse."),
     "manifest": Entry("manifest:manifest", "Work with manifests (closed-world corpora)."),

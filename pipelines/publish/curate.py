@@ -10,8 +10,9 @@ Each document's source maps its stored bytes to a ``_type`` and curated fields
 - ``provenance``: ``docId``, ``revision``, ``contentHash`` (the snapshot it was built from),
   ``sourceUrl`` / ``sourceCommit`` as the revision recorded them, ``capturedAt`` and
   ``lastVerifiedRun`` (when and in which run the current revision's bytes were captured and
-  hashed), ``firstSeenRun``, ``ownedFields`` (the top-level fields the pipeline writes) and
-  ``curatedHash``.
+  hashed), ``firstSeenRun``, ``logIndex`` and ``logTreeSize`` (its entry in the
+  transparency log and the first checkpoint that covers it, fixed once recorded),
+  ``ownedFields`` (the top-level fields the pipeline writes) and ``curatedHash``.
 
 No value depends on the time of the push or on runs that found nothing new: a run that sees
 the same upstream bytes adds no revision, so ``lastVerifiedRun`` stays the run that last
@@ -47,6 +48,8 @@ from warehouse.corpus import CurrentDocument, current_documents
 from warehouse.errors import CurationError, ManifestError
 from warehouse.ids import sanity_id
 from warehouse.store import Warehouse
+from warehouse.tlog.check import check_revisions
+from warehouse.tlog.positions import LogPosition, corpus_current, corpus_positions
 
 KEY_HEX = 12
 _FIELD_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*\Z")
@@ -93,6 +96,8 @@ class RevisionMeta:
     valid_from: datetime
     valid_from_run: int
     first_seen_run: int
+    log_index: int | None = None  # its entry in the transparency log
+    log_tree_size: int | None = None  # the first checkpoint that covers that entry
 
 
 # -- pure pieces ---------------------------------------------------------------------------
@@ -190,6 +195,8 @@ def build_document(
         "capturedAt": _iso(meta.valid_from),
         "firstSeenRun": meta.first_seen_run,
         "lastVerifiedRun": meta.valid_from_run,
+        "logIndex": meta.log_index,
+        "logTreeSize": meta.log_tree_size,
         "ownedFields": sorted(fields),
     }
     provenance = {k: v for k, v in provenance.items() if v is not None}
@@ -236,7 +243,7 @@ def _input(row: CurrentDocument, sanity_id_of: Callable[[str], str]) -> Curation
     )
 
 
-def _meta(row: CurrentDocument) -> RevisionMeta:
+def _meta(row: CurrentDocument, position: LogPosition | None) -> RevisionMeta:
     return RevisionMeta(
         doc_id=row.doc_id,
         kind=row.kind,
@@ -247,6 +254,8 @@ def _meta(row: CurrentDocument) -> RevisionMeta:
         valid_from=row.valid_from,
         valid_from_run=int(row.valid_from_run),
         first_seen_run=int(row.first_seen_run),
+        log_index=None if position is None else position.entry,
+        log_tree_size=None if position is None else position.tree_size,
     )
 
 
@@ -286,6 +295,7 @@ def curate_manifest(
 
     documents: dict[str, CuratedDocument] = {}
     failures: list[str] = []
+    positions = corpus_positions(warehouse, manifest.name)
     for row in current_documents(warehouse, manifest.name):
         doc_id = row.doc_id
         source = sources.get(doc_id.split("/", 1)[0])
@@ -296,7 +306,8 @@ def curate_manifest(
             document_id = sanity_id_of(doc_id)
             curated = source.curate(_input(row, sanity_id_of), manifest.entries[source.name])
             _check_renames(manifest, curated, doc_id)
-            document = build_document(namespace, document_id, _meta(row), curated, manifest.publish)
+            meta = _meta(row, positions.get((doc_id, int(row.revision))))
+            document = build_document(namespace, document_id, meta, curated, manifest.publish)
         except ManifestError:
             raise
         except Exception as exc:  # labelled with the document, then the whole step fails
@@ -307,6 +318,8 @@ def curate_manifest(
             failures.append(f"{doc_id} and {clash.doc_id} would both be {document.id}")
             continue
         documents[document.id] = document
+    if positions:  # refuses members whose rows disagree with their log entries
+        check_revisions(warehouse, corpus_current(warehouse, manifest.name))
     if failures:
         shown = "; ".join(failures[:_SHOWN_FAILURES])
         more = f" (and {len(failures) - _SHOWN_FAILURES} more)" if len(failures) > 5 else ""

@@ -52,6 +52,11 @@ _PROVENANCE: dict[str, Label] = {
     "capturedAt": ("Captured at", "When the bytes of this revision were first captured."),
     "firstSeenRun": ("First seen in run", ""),
     "lastVerifiedRun": ("Captured in run", "The run that captured this revision's bytes."),
+    "logIndex": ("Log entry", "This revision's entry in the warehouse's transparency log."),
+    "logTreeSize": (
+        "Log checkpoint size",
+        "The checkpoint to ask for the entry's inclusion proof against (receipts log prove).",
+    ),
     "ownedFields": ("Fields the pipeline owns", "Edits to these are reported as target drift."),
     "curatedHash": ("Curated SHA-256", "SHA-256 of everything the pipeline owns in the document."),
 }

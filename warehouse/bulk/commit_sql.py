@@ -5,6 +5,8 @@ fingerprints and checkpoint."""
 from __future__ import annotations
 
 from warehouse.bulk.plan_sql import SCRATCH
+from warehouse.tlog.appends import select_entries
+from warehouse.tlog.entries_sql import RevisionColumns
 
 # A batch's documents: what the plan says of each, and its bytes' hash when it was built.
 BATCH_ROWS = f"""
@@ -171,6 +173,26 @@ SELECT c.doc_id, coalesce(c.current_revision, 0) + 1, c.hash, false, NULL,
 FROM _flat_classified c
 WHERE c.outcome <> 'unchanged'
 """
+
+# The transparency log's entries of the revisions INSERT_REVISIONS wrote (appended by
+# warehouse.tlog.store.append in the same transaction, in LOG_ORDER).
+LOG_ENTRIES = select_entries(
+    RevisionColumns(
+        doc_id="c.doc_id",
+        document="$kind",
+        revision="coalesce(c.current_revision, 0) + 1",
+        content_hash="c.hash",
+        tombstone="false",
+        reason="CAST(NULL AS VARCHAR)",
+        restores="c.outcome = 'restored'",
+        source_url="$url",
+        source_commit="CAST(NULL AS VARCHAR)",
+        seen_at="$fetched_at",
+        run="$run",
+    ),
+    "FROM _flat_classified c WHERE c.outcome <> 'unchanged'",
+)
+LOG_ORDER = "doc_id, revision"
 
 # A sighting of each document at this file, unless there is one: a new document has none,
 # an unchanged one was looked up when the run was planned (``sighted``); only a new hash of

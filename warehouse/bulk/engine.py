@@ -79,6 +79,8 @@ from warehouse.errors import WarehouseError
 from warehouse.ingest import Counts
 from warehouse.slices import in_slices
 from warehouse.store import Warehouse
+from warehouse.tlog import store as tlog_store
+from warehouse.tlog.transactions import logged_transaction
 
 
 @dataclass(frozen=True)
@@ -351,7 +353,7 @@ class FlatBulk:
         counts = Counts()
         rows = 0
         base = {"run": context.run_id}
-        with self.warehouse._transaction():
+        with logged_transaction(self.warehouse):
             if self._live:
                 con.execute(commit_sql.CLASSIFY_LIVE)
             for outcome, n, outcome_rows, stale in con.execute(
@@ -379,6 +381,9 @@ class FlatBulk:
                         "file_sha256": context.file_sha256,
                     },
                 )
+                log = {**base, "kind": self.spec.kind, "url": context.url,
+                       "fetched_at": context.fetched_at}  # fmt: skip
+                tlog_store.append(con, commit_sql.LOG_ENTRIES, commit_sql.LOG_ORDER, log)
             sighting = {**base, "url": context.url, "fetched_at": context.fetched_at}
             con.execute(commit_sql.INSERT_SIGHTINGS, {**sighting, "live": self._live})
             if self.warehouse._scalar(commit_sql.SIGHTINGS_TO_LOOK_UP, {"live": self._live}):

@@ -1,0 +1,97 @@
+"""The SQL that builds a revision's log entry (:mod:`warehouse.tlog.entries`) from the
+columns of the statement that writes it, or of the row that records it: one expression,
+evaluated in bulk, that produces the same bytes as :func:`warehouse.tlog.entries.revision_entry`.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from warehouse.tlog.entries import HEADER, REVISION_FIELDS
+
+
+class RevisionColumns(NamedTuple):
+    """SQL expressions for each value of a revision entry."""
+
+    doc_id: str
+    document: str  # the document's kind (``documents.kind``)
+    revision: str
+    content_hash: str
+    tombstone: str  # a boolean
+    reason: str
+    restores: str  # a boolean: the revision before is a tombstone
+    source_url: str
+    source_commit: str
+    seen_at: str  # a TIMESTAMPTZ
+    run: str
+
+
+def _escaped(value: str) -> str:
+    return f"replace(replace(replace({value}, '\\', '\\\\'), chr(10), '\\n'), chr(13), '\\r')"
+
+
+def _line(name: str, value: str) -> str:
+    """``name value\\n``, or ``name\\n`` when the value is NULL."""
+    return (
+        f"CASE WHEN ({value}) IS NULL THEN '{name}' || chr(10) "
+        f"ELSE '{name} ' || {_escaped(f'CAST(({value}) AS VARCHAR)')} || chr(10) END"
+    )
+
+
+def _instant(value: str) -> str:
+    return f"strftime(timezone('UTC', {value}), '%Y-%m-%dT%H:%M:%S.%fZ')"
+
+
+def revision_kind(c: RevisionColumns) -> str:
+    return (
+        f"CASE WHEN {c.tombstone} THEN 'tombstone' "
+        f"WHEN coalesce({c.restores}, false) THEN 'restoration' ELSE 'revision' END"
+    )
+
+
+def revision_entry(c: RevisionColumns) -> str:
+    """An expression whose value is the entry's bytes (a BLOB)."""
+    values = {
+        "kind": revision_kind(c),
+        "doc_id": c.doc_id,
+        "document": c.document,
+        "revision": c.revision,
+        "content_hash": c.content_hash,
+        "reason": c.reason,
+        "source_url": c.source_url,
+        "source_commit": c.source_commit,
+        "seen_at": _instant(c.seen_at),
+        "run": c.run,
+    }
+    parts = [f"'{HEADER}' || chr(10)"] + [_line(name, values[name]) for name in REVISION_FIELDS]
+    return "encode(" + " || ".join(parts) + ")"
+
+
+# The entry of each row of ``revisions`` (aliased ``r``), rebuilt from the rows: its
+# document's kind from ``documents`` (``d``), and whether it restores from the revision
+# before it (``p``).
+ROW_COLUMNS = RevisionColumns(
+    doc_id="r.doc_id",
+    document="d.kind",
+    revision="r.revision",
+    content_hash="r.content_hash",
+    tombstone="r.tombstone",
+    reason="r.tombstone_reason",
+    restores="p.tombstone",
+    source_url="r.source_url",
+    source_commit="r.source_commit",
+    seen_at="r.fetched_at",
+    run="r.valid_from_run",
+)
+
+# The rows of ``revisions`` with their document's kind and the revision before each,
+# restricted by ``{where}`` (on ``r``) and ``{docs}`` (a condition on ``doc_id`` that holds
+# for every row ``{where}`` keeps: the documents and earlier revisions read are only theirs).
+ROWS_WITH_CONTEXT = """
+FROM revisions r
+LEFT JOIN (SELECT doc_id, min(kind) AS kind FROM documents WHERE {docs} GROUP BY doc_id) d
+    ON d.doc_id = r.doc_id
+LEFT JOIN (SELECT doc_id, revision, tombstone FROM revisions WHERE {docs}) p
+    ON p.doc_id = r.doc_id AND p.revision = r.revision - 1
+WHERE {where}
+"""
