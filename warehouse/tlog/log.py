@@ -87,23 +87,21 @@ def prove(warehouse: Warehouse, doc_id: str, revision: int | None = None) -> Pro
     the latest checkpoint, as a C2SP tlog-proof file: the entry looked up, O(log n) stored
     hashes read."""
     con = warehouse._con
-    if revision is None:
-        revision = store.latest_logged_revision(con, doc_id)
-        if revision is None:
-            raise NotFound(f"{doc_id} has no entry in the log")
-    found = store.entry_of_revision(con, doc_id, revision)
+    found = store.entries_of_revision(con, doc_id, revision)
     if not found:
-        raise NotFound(f"{doc_id} revision {revision} has no entry in the log")
+        which = "" if revision is None else f" revision {revision}"
+        raise NotFound(f"{doc_id}{which} has no entry in the log")
+    logged = int(found[0].revision or 0)  # entries_of_revision keeps revisions only
     latest = latest_checkpoint(warehouse)
     index = found[0].index
     if index >= latest.size:
         raise NotFound(
-            f"{doc_id} revision {revision} (entry {index}) is not yet in a checkpoint (the "
+            f"{doc_id} revision {logged} (entry {index}) is not yet in a checkpoint (the "
             f"latest covers {latest.size} entries); the next writing run records one"
         )
     hashes = merkle.prove_record(latest.size, index, heads.reader(con))
     return Proof(
-        doc_id, revision, index, latest.size, format_proof(index, hashes, latest.note.encode())
+        doc_id, logged, index, latest.size, format_proof(index, hashes, latest.note.encode())
     )
 
 
