@@ -102,6 +102,22 @@ class Settings(BaseSettings):
         "warehouse",
         "DuckDB's memory limit on a warehouse's connection; beyond it DuckDB spills to disk.",
     )
+    log_key: str | None = _setting(
+        None,
+        "RECEIPTS_LOG_KEY",
+        "a key file made by `receipts log init` (mode 0600)",
+        "warehouse",
+        "The Ed25519 key each writing run signs the transparency log's checkpoint with; "
+        "unset, checkpoints are recorded unsigned.",
+    )
+    log_origin: str | None = _setting(
+        None,
+        "RECEIPTS_LOG_ORIGIN",
+        "a log name, e.g. example.org/receipts (one line)",
+        "warehouse",
+        "The origin line of the log's checkpoints (default: receipts/ and 16 hex digits "
+        "kept in the warehouse).",
+    )
     backfill_build_memory_limit: str = _setting(
         "256MB",
         "RECEIPTS_BACKFILL_BUILD_MEMORY_LIMIT",

@@ -44,6 +44,12 @@ TABLE_NOTES: dict[str, str] = {
     "schema_migrations": "The migrations applied to this warehouse, with their checksums.",
     "sightings": "Every distinct place (URL, commit) at which a document's bytes were seen.",
     "snapshots": "Content-addressed bytes: sha256(body) = content_hash, stored once.",
+    "tlog_checkpoints": "The transparency log's checkpoints: size, root hash and the C2SP "
+    "signed note, one per writing run that added entries.",
+    "tlog_entries": "The transparency log's entries, one per revision, tombstone, "
+    "restoration and push receipt, in commit order (docs/transparency-log.md).",
+    "tlog_hashes": "The log's Merkle tree as stored hashes (Go tlog's layout): every "
+    "complete subtree's hash at its stored-hash index.",
     "warehouse_meta": "Settings of the warehouse itself (key, value), append-only.",
 }
 

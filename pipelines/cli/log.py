@@ -120,7 +120,9 @@ def checkpoint_command(warehouse: str, as_json: bool) -> None:
 @log.command()
 @click.argument("doc_id")
 @warehouse_option
-@click.option("--revision", type=int, help="The revision's entry (default: the current one).")
+@click.option(
+    "--revision", type=click.IntRange(1), help="The revision's entry (default: the current one)."
+)
 @click.option(
     "--out",
     type=click.Path(path_type=Path, dir_okay=False),
@@ -172,8 +174,9 @@ def verify_command(warehouse: str, kept: Path | None, key: str | None, as_json: 
     (--checkpoint). Exit 1 naming the first bad entry.
 
     \b
-    Example:
-      receipts log verify --checkpoint kept-checkpoint --key "$(cat verifier.txt)"
+    Examples:
+      receipts log verify
+      receipts log verify --json
     """
     verifier = _verifier(key)
     kept_bytes = None if kept is None else kept.read_bytes()
@@ -217,11 +220,11 @@ def verify_command(warehouse: str, kept: Path | None, key: str | None, as_json: 
 def publish(warehouse: str, out: Path, as_json: bool) -> None:
     """Write the log up to its latest (signed) checkpoint as C2SP tlog-tiles static files
     into --out, with entry bundles and the checkpoint: only the tiles that are new or grew
-    since the last publish there.
+    since the last publish there. Copy the directory to any static host or bucket.
 
     \b
     Example:
-      receipts log publish --out public/log && rsync -a public/log/ host:/srv/log/
+      receipts log publish --out public/log
     """
     with Warehouse.open(warehouse, read_only=True) as wh:
         published = tlog.publish(wh, out)

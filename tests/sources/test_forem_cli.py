@@ -104,7 +104,7 @@ def test_ingest_json_reports_a_tree_below_comments_count(
     fake_forem.articles[thread["article"]].count_lag = 2
     result = ingest(tmp_path, warehouse_path, forem_entry(id=thread["article"], **FAST))
     assert result.exit_code == 0, result.output
-    report = json.loads(result.output)
+    report = json.loads(result.stdout)
     assert report["status"] == "ok"
     assert report["warnings"] == [
         {
@@ -163,7 +163,7 @@ def test_the_bundled_manifest_ingests_its_article_with_the_api_key_kept_secret(
             "--json",
         )
     assert result.exit_code == 0, result.output
-    report = json.loads(result.output)
+    report = json.loads(result.stdout)
     assert report["counts"]["forem"]["new"] == 3
     assert fake_forem.throttled == 0
     assert set(fake_forem.api_keys_seen) == {secret}

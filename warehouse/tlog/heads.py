@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 
+from warehouse import settings
 from warehouse.clock import now
 from warehouse.tlog import checkpoint as checkpoints
 from warehouse.tlog import merkle, note, store
@@ -45,7 +45,7 @@ def record_origin(con: duckdb.DuckDBPyConnection) -> None:
 
 def origin(con: duckdb.DuckDBPyConnection) -> str:
     """The origin line of this warehouse's checkpoints."""
-    configured = os.environ.get(ENV_ORIGIN)
+    configured = settings.current().log_origin
     if configured:
         return configured
     row = con.execute(
@@ -57,7 +57,7 @@ def origin(con: duckdb.DuckDBPyConnection) -> str:
 
 def configured_signer() -> note.Signer | None:
     """The key ``RECEIPTS_LOG_KEY`` names, if set (a :class:`KeyFileError` if unusable)."""
-    path = os.environ.get(ENV_KEY)
+    path = settings.current().log_key
     return load_key_file(Path(path)) if path else None
 
 
@@ -131,7 +131,7 @@ def record_head(
         log.warning("log: cannot sign the checkpoint: %s; it is recorded unsigned", exc)
         signer = None
     head = record(con, signer, run_id)
-    if signer is None and os.environ.get(ENV_KEY):
+    if signer is None and settings.current().log_key:
         return head
     if signer is None:
         log.log(
