@@ -75,6 +75,20 @@ def wait_for(path: Path, process: subprocess.Popen[str], timeout: float = 120) -
         time.sleep(0.05)
 
 
+def signal_when_held(
+    process: subprocess.Popen[str], held: Path, signum: signal.Signals = signal.SIGINT
+) -> str:
+    """Send ``signum`` once the run holds (``held`` exists); its stderr once it ended."""
+    try:
+        wait_for(held, process)
+        process.send_signal(signum)
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    return stderr
+
+
 def ledger(warehouse: Path) -> list[dict[str, Any]]:
     result = cli("runs", "--warehouse", warehouse, "--json")
     assert result.exit_code == 0, result.output
@@ -109,13 +123,7 @@ def test_a_signalled_run_exits_with_its_code_and_is_recorded_interrupted_then_re
     args = ["--out", warehouse.with_name("out.ndjson")] if command == "refresh" else []
     process = receipts(command, manifest, "--warehouse", warehouse, "--batch-size", BATCH,
                        *args, synthetic=True)  # fmt: skip
-    try:
-        wait_for(hold.with_name("hold.held"), process)  # three batches committed
-        process.send_signal(signum)
-        _, stderr = process.communicate(timeout=60)
-    finally:
-        if process.poll() is None:
-            process.kill()
+    stderr = signal_when_held(process, hold.with_name("hold.held"), signum)  # 3 batches in
     assert process.returncode == EXIT[signum], stderr
     assert "Aborted!" not in stderr and "failed" not in stderr
     assert stderr.splitlines()[-1] == (
@@ -347,13 +355,7 @@ def test_an_interrupted_run_is_notified_as_interrupted(
     with receiver() as hook:
         process = receipts("ingest", manifest, "--warehouse", warehouse, "--batch-size", BATCH,
                            "--notify", hook.url("json"), synthetic=True)  # fmt: skip
-        try:
-            wait_for(manifest.parent / "hold.held", process)
-            process.send_signal(signal.SIGINT)
-            _, stderr = process.communicate(timeout=60)
-        finally:
-            if process.poll() is None:
-                process.kill()
+        stderr = signal_when_held(process, manifest.parent / "hold.held")
     assert process.returncode == 130, stderr
     [post] = hook.bodies
     assert post["title"] == "receipts ingest interrupts: the run was interrupted"
