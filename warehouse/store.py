@@ -38,7 +38,7 @@ ENV_WAREHOUSE = "RECEIPTS_WAREHOUSE"
 # process's footprint would grow with the warehouse. A fixed limit on the warehouse's
 # connection keeps it bounded by the work at hand; beyond it DuckDB spills to disk.
 ENV_WAREHOUSE_MEMORY_LIMIT = "RECEIPTS_DUCKDB_MEMORY_LIMIT"
-DEFAULT_WAREHOUSE_MEMORY_LIMIT = "256MB"  # measured: bounds a 200k-record ingest at ~300 MB RSS
+DEFAULT_WAREHOUSE_MEMORY_LIMIT = settings.DEFAULT_WAREHOUSE_MEMORY_LIMIT
 # During bulk writes (an ingest, a backfill) the WAL is checkpointed into the database less
 # often than by default: a checkpoint costs an fsync and a rewrite of the table's open row
 # group, and batches commit every few thousand documents. (Measured: 150,000 ~1.3 KB bodies

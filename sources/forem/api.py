@@ -25,7 +25,6 @@ from warehouse.records import Provenance
 
 ACCEPT_V1 = "application/vnd.forem.api-v1+json"
 SOURCE_FORMAT = "forem-api-v1"
-ENV_API_KEY = "FOREM_API_KEY"
 USER_PAGE_SIZE = 100
 
 

@@ -32,20 +32,19 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
+from warehouse import settings
 from warehouse.bulk.out_of_memory import build_hint, governed_by
 from warehouse.slices import in_slices
 
 _SPILL_PREFIX = "receipts-build-"
 _OWNER = ".owner"
-BUILD_DATABASE_MEMORY_LIMIT = "256MB"  # the build database's buffers: one block's lines
+BUILD_DATABASE_MEMORY_LIMIT = settings.DEFAULT_BUILD_MEMORY_LIMIT
 ENV_BUILD_MEMORY_LIMIT = "RECEIPTS_BACKFILL_BUILD_MEMORY_LIMIT"
 
 
 def build_memory_limit() -> str:
     """The build database's limit: ``$RECEIPTS_BACKFILL_BUILD_MEMORY_LIMIT`` (or the config
     file's ``backfill_build_memory_limit``), else :data:`BUILD_DATABASE_MEMORY_LIMIT`."""
-    from warehouse import settings
-
     return settings.current().backfill_build_memory_limit
 
 

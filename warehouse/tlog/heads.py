@@ -24,7 +24,6 @@ from warehouse.tlog.errors import LogError
 from warehouse.tlog.keys import load_key_file
 
 ENV_KEY = "RECEIPTS_LOG_KEY"
-ENV_ORIGIN = "RECEIPTS_LOG_ORIGIN"
 ORIGIN_META = "log_origin"
 
 log = logging.getLogger("receipts.log")
