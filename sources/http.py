@@ -43,6 +43,9 @@ from warehouse.errors import (
     TransientHttpError,
 )
 
+ENV_RECORD = "RECEIPTS_RECORD"
+ENV_REPLAY = "RECEIPTS_REPLAY"
+
 log = logging.getLogger("receipts.http")
 
 TRANSIENT_STATUSES = frozenset({429, 502, 503, 504})
