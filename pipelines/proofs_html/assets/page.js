@@ -1,0 +1,194 @@
+/* The proof page: runs ReceiptsProof.verifyBundle (verify.js) on the bundle embedded in the
+ * page, or on a bundle file the reader opens, and shows each step and the quote in its
+ * document. Every text of the bundle reaches the page through textContent, never as markup;
+ * invisible and direction characters are shown as visible codes. */
+(function () {
+  "use strict";
+
+  const $ = (id) => document.getElementById(id);
+  const LABELS = {
+    format: "The file is a version 1 proof bundle",
+    snapshot: "The snapshot's bytes have the stated SHA-256 content hash",
+    quote: "The quote is the document's words at the stated place",
+    entry: "The log entry names this document, revision and content hash",
+    inclusion: "The entry is in the log (RFC 9162 inclusion proof)",
+    checkpoint: "The log's checkpoint is signed by the log's key (Ed25519)",
+  };
+  // Bidi embeddings, overrides, isolates and marks, zero-width and other invisible
+  // characters, C0/C1 controls but tab and line feed: shown as <U+XXXX>.
+  const HIDDEN = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u061C\u180E\u200B-\u200F\u2028\u2029\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF]/u;
+  const HIDDEN_ALL = new RegExp(HIDDEN.source, "gu");
+
+  /** Append `text` to `parent` as text nodes, each hidden character as a visible code. */
+  function appendText(parent, text) {
+    let last = 0;
+    for (const match of text.matchAll(HIDDEN_ALL)) {
+      if (match.index > last) parent.append(text.slice(last, match.index));
+      const code = document.createElement("span");
+      code.className = "hidden-char";
+      code.textContent = `<U+${match[0].codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}>`;
+      parent.append(code);
+      last = match.index + match[0].length;
+    }
+    if (last < text.length) parent.append(text.slice(last));
+  }
+
+  function setText(element, text) {
+    element.replaceChildren();
+    appendText(element, text);
+  }
+
+  function renderSteps(steps) {
+    const list = $("steps");
+    list.replaceChildren();
+    for (const result of steps) {
+      const item = document.createElement("li");
+      item.className = "step";
+      item.dataset.step = result.step;
+      item.dataset.status = result.status;
+      const badge = document.createElement("span");
+      badge.className = "badge";
+      badge.textContent = { ok: "ok", failed: "failed", "not run": "not run" }[result.status];
+      const name = document.createElement("strong");
+      name.textContent = result.step;
+      const label = document.createElement("span");
+      label.className = "label";
+      label.textContent = LABELS[result.step];
+      item.append(badge, " ", name, " ", label);
+      if (result.reason) {
+        const reason = document.createElement("p");
+        reason.className = "reason";
+        appendText(reason, result.reason);
+        item.append(reason);
+      }
+      list.append(item);
+    }
+  }
+
+  /** The located string with the quote's code points [start, end) marked. */
+  function markedString(points, start, end, escape) {
+    const span = document.createElement("span");
+    const piece = (from, to) => escape(points.slice(from, to).join(""));
+    appendText(span, piece(0, start));
+    const mark = document.createElement("mark");
+    mark.id = "quote-mark";
+    appendText(mark, piece(start, end));
+    span.append(mark);
+    appendText(span, piece(end, points.length));
+    return span;
+  }
+
+  const jsonInner = (s) => JSON.stringify(s).slice(1, -1);
+
+  /** A JSON value pretty-printed (two spaces) into `out`; the string at `target` (a list
+   * of keys) is written by `located` instead. */
+  function prettyJson(out, value, indent, path, target, located) {
+    const here = path.length === target.length && path.every((k, i) => k === target[i]);
+    if (here && typeof value === "string") {
+      out.append('"', located(), '"');
+      return;
+    }
+    const pad = "  ".repeat(indent + 1);
+    const close = "  ".repeat(indent);
+    if (Array.isArray(value)) {
+      if (value.length === 0) return out.append("[]");
+      out.append("[\n");
+      value.forEach((item, i) => {
+        out.append(pad);
+        prettyJson(out, item, indent + 1, [...path, String(i)], target, located);
+        out.append(i < value.length - 1 ? ",\n" : "\n");
+      });
+      out.append(close + "]");
+    } else if (value !== null && typeof value === "object") {
+      const keys = Object.keys(value);
+      if (keys.length === 0) return out.append("{}");
+      out.append("{\n");
+      keys.forEach((key, i) => {
+        out.append(pad);
+        appendText(out, JSON.stringify(key));
+        out.append(": ");
+        prettyJson(out, value[key], indent + 1, [...path, key], target, located);
+        out.append(i < keys.length - 1 ? ",\n" : "\n");
+      });
+      out.append(close + "}");
+    } else {
+      appendText(out, JSON.stringify(value));
+    }
+  }
+
+  function pointerTokens(pointer) {
+    if (!pointer) return [];
+    return pointer.slice(1).split("/").map((t) => t.replace(/~1/g, "/").replace(/~0/g, "~"));
+  }
+
+  function renderDocument(view) {
+    const box = $("document");
+    box.replaceChildren();
+    const where = $("document-where");
+    const bundle = view.bundle;
+    if (!view.located || view.start === undefined) {
+      setText(where, "The quote could not be located in the document (see the steps).");
+      return;
+    }
+    const pointer = bundle.quote.locator.pointer;
+    const { located, start, end } = view;
+    if (pointer !== null && view.document !== undefined) {
+      setText(where, `The JSON record; the quote is in the string at ${pointer}, code points ${start} to ${end}.`);
+      prettyJson(box, view.document, 0, [], pointerTokens(pointer), () =>
+        markedString(located, start, end, jsonInner));
+    } else {
+      setText(where, `The document's text; the quote is at code points ${start} to ${end}.`);
+      box.append(markedString(located, start, end, (s) => s));
+    }
+  }
+
+  function renderBundle(bundle) {
+    const doc = bundle.document || {};
+    setText($("doc-title"), doc.title || doc.doc_id || "");
+    setText($("doc-id"), doc.doc_id ? `${doc.doc_id} revision ${doc.revision}` : "");
+    const quote = bundle.quote || {};
+    setText($("quote-text"), quote.text || "");
+    setText($("quote-exact"), quote.exact || "");
+    const citation = bundle.citation || {};
+    const url = typeof citation.url === "string" ? citation.url : "";
+    const link = $("source-url");
+    setText(link, url);
+    if (/^https?:\/\//i.test(url)) link.setAttribute("href", url);
+    else link.removeAttribute("href");
+    setText($("captured-at"), citation.captured_at || "");
+    const snapshot = bundle.snapshot || {};
+    setText($("content-hash"), snapshot.content_hash || "");
+    setText($("canonical-form"), snapshot.canonical_form
+      ? `${snapshot.canonical_form} (${snapshot.media_type}, ${snapshot.size} bytes)` : "");
+    setText($("verifier-key"), (bundle.log && bundle.log.verifier_key) || "");
+  }
+
+  async function check(text) {
+    const verdict = $("verdict");
+    verdict.dataset.status = "running";
+    setText(verdict, "Checking…");
+    const result = await ReceiptsProof.verifyBundle(text, $("trusted-key").value);
+    renderSteps(result.steps);
+    renderBundle(result.view.bundle || {});
+    renderDocument(result.view);
+    const failed = result.steps.filter((s) => s.status === "failed").map((s) => s.step);
+    verdict.dataset.status = result.holds ? "ok" : "failed";
+    setText(verdict, result.holds
+      ? "The quote holds: all six steps of the proof check out."
+      : `This proof does not hold: the ${failed.join(", ")} step${failed.length > 1 ? "s" : ""} failed.`);
+    document.body.dataset.verdict = verdict.dataset.status;
+    const mark = $("quote-mark");
+    if (mark && result.holds) mark.scrollIntoView({ block: "center" });
+    window.scrollTo(0, 0);
+  }
+
+  let current = $("bundle").textContent;
+  $("recheck").addEventListener("click", () => check(current));
+  $("bundle-file").addEventListener("change", async (event) => {
+    const file = event.target.files[0];
+    if (!file) return;
+    current = await file.text();
+    check(current);
+  });
+  check(current);
+})();

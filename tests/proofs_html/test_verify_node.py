@@ -1,0 +1,126 @@
+"""The proof page's step logic (``verify.js``) run under Node against the same good and bad
+bundles as the browser tests: it is plain JavaScript over Web Crypto, the same in both."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from importlib import resources
+from typing import Any
+
+import pytest
+
+from tests.proofs_html import bundles as b
+
+RUNNER = resources.files("tests.proofs_html") / "verify_node.cjs"
+VERIFY_JS = resources.files("pipelines.proofs_html") / "assets" / "verify.js"
+
+
+def _verify(*cases: tuple[str, str]) -> list[dict[str, Any]]:
+    """The results of verify.js for each (bundle text, trusted key) under Node."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("needs node (Node.js 20 or later): apt-get install nodejs")
+    payload = json.dumps([{"text": text, "key": key} for text, key in cases])
+    done = subprocess.run(
+        [node, str(RUNNER), str(VERIFY_JS)],
+        input=payload,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    results: list[dict[str, Any]] = json.loads(done.stdout)
+    return results
+
+
+def _statuses(result: dict[str, Any]) -> tuple[str, ...]:
+    return tuple(step["status"] for step in result["steps"])
+
+
+def _reasons(result: dict[str, Any]) -> str:
+    return " | ".join(step["reason"] for step in result["steps"] if step["reason"])
+
+
+GOOD = {
+    "json": b.good_bundle,
+    "markdown": b.markdown_bundle,
+    "normalised": b.normalised_bundle,
+    "hostile": b.hostile_bundle,
+}
+
+
+def test_good_bundles_hold_at_every_step() -> None:
+    results = _verify(*[(json.dumps(make()), "") for make in GOOD.values()])
+    for name, result in zip(GOOD, results, strict=True):
+        assert [s["step"] for s in result["steps"]] == list(b.STEPS)
+        assert _statuses(result) == (b.OK,) * 6, (name, _reasons(result))
+        assert result["holds"] is True
+
+
+def test_each_bad_bundle_fails_at_its_step() -> None:
+    names = list(b.BAD)
+    cases = [(json.dumps(b.bad_bundle(name)), "") for name in names]
+    results = _verify(*cases, (b.truncated_text(), ""))
+    expected = [b.BAD[name][1] for name in names] + [b.TRUNCATED_STATUSES]
+    for name, result, statuses in zip([*names, "truncated"], results, expected, strict=True):
+        assert _statuses(result) == statuses, (name, _reasons(result))
+        assert b.REASONS[name] in _reasons(result), name
+        assert result["holds"] is False
+
+
+def test_a_trusted_key_must_be_the_bundles_key() -> None:
+    # A bundle whose log is signed by another key, naming that key: it holds on its own,
+    # and fails at the checkpoint when the reader gives the key they trust.
+    forged = json.dumps(b.good_bundle(signer=b.OTHER))
+    trusted = str(b.SIGNER.verifier)
+    own, given, same = _verify(
+        (forged, ""), (forged, trusted), (json.dumps(b.good_bundle()), trusted)
+    )
+    assert own["holds"] is True
+    assert _statuses(given) == (b.OK,) * 5 + (b.FAILED,)
+    reason = given["steps"][-1]["reason"]
+    assert str(b.OTHER.verifier) in reason and trusted in reason
+    assert same["holds"] is True
+
+
+def test_offsets_count_code_points_not_utf16_units() -> None:
+    # The Markdown bundle's quote comes after astral characters (two UTF-16 units each):
+    # offsets in UTF-16 units would land elsewhere.
+    bundle = b.markdown_bundle()
+    text = b.base64.b64decode(bundle["snapshot"]["bytes_base64"]).decode()
+    start = bundle["quote"]["locator"]["start"]
+    assert len(text.encode("utf-16-le")) // 2 > len(text)
+    shifted = json.loads(json.dumps(bundle))
+    shifted["quote"]["locator"]["start"] = start + 5
+    shifted["quote"]["locator"]["end"] += 5
+    good, bad = _verify((json.dumps(bundle), ""), (json.dumps(shifted), ""))
+    assert good["holds"] is True
+    assert _statuses(bad)[2] == b.FAILED
+
+
+@pytest.mark.parametrize(
+    ("spoil", "step", "reason"),
+    [
+        (lambda d: d.pop("log"), "format", '"log" is missing'),
+        (lambda d: d["document"].update(revision="2"), "format", "not a JSON integer"),
+        (lambda d: d["snapshot"].update(size=1), "snapshot", "the bundle says 1"),
+        (lambda d: d["snapshot"].update(bytes_base64="a b"), "snapshot", "not standard base64"),
+        (lambda d: d["quote"]["locator"].update(pointer="/nowhere"), "quote", "leads nowhere"),
+        (lambda d: d["quote"]["locator"].update(pointer="/odiNumber"), "quote", "not a string"),
+        (lambda d: d["quote"]["locator"].update(end=10**6), "quote", "not within"),
+        (lambda d: d["log"].update(proof="nonsense"), "inclusion", "no empty line"),
+        (
+            lambda d: d["log"].update(verifier_key="x+00000000+AAAA"),
+            "checkpoint",
+            "not an Ed25519 key",
+        ),
+    ],
+)
+def test_malformed_fields_are_named(spoil: Any, step: str, reason: str) -> None:
+    bundle = b.good_bundle()
+    spoil(bundle)
+    (result,) = _verify((json.dumps(bundle), ""))
+    failed = {s["step"]: s["reason"] for s in result["steps"] if s["status"] == b.FAILED}
+    assert step in failed and reason in failed[step], failed
