@@ -252,3 +252,27 @@ def test_light_mode_is_readable(browser: Any, pages: Path) -> None:
     assert checked
     poor = [c for c in checked if c["ratio"] < 4.5]
     assert poor == [], poor[:5]
+
+
+# A browser whose Web Crypto has no Ed25519 (as before Chrome 137, Firefox 129, Safari 17):
+# importKey refuses the algorithm with a NotSupportedError, as the Web Crypto spec says.
+NO_ED25519 = """
+const importKey = crypto.subtle.importKey.bind(crypto.subtle);
+crypto.subtle.importKey = (format, data, algorithm, ...rest) =>
+  (algorithm === 'Ed25519' || (algorithm && algorithm.name === 'Ed25519'))
+    ? Promise.reject(new DOMException('Unrecognized name.', 'NotSupportedError'))
+    : importKey(format, data, algorithm, ...rest);
+"""
+
+
+def test_a_browser_without_ed25519_says_so(browser: Any, pages: Path) -> None:
+    added = browser.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": NO_ED25519})
+    try:
+        steps = _open(browser, pages / "good.html")
+    finally:
+        browser.execute_cdp_cmd(
+            "Page.removeScriptToEvaluateOnNewDocument", {"identifier": added["identifier"]}
+        )
+    assert _statuses(steps) == (b.OK,) * 5 + (b.FAILED,)
+    assert "has no Ed25519 (NotSupportedError)" in steps[-1]["reason"]
+    assert _statuses(_open(browser, pages / "good.html")) == (b.OK,) * 6
