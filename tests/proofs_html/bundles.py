@@ -95,15 +95,18 @@ def bundle_of(
     doc_id: str = DOC_ID,
     revision: int = 2,
     signer: Signer = SIGNER,
+    around: tuple[int, int] = (5, 6),
 ) -> Bundle:
     """A bundle that holds at every step: ``quote`` found in ``located`` (the string at
-    ``pointer`` of the JSON snapshot ``data``, or its whole text)."""
+    ``pointer`` of the JSON snapshot ``data``, or its whole text), its entry in a log with
+    ``around`` entries of other documents before and after it."""
     points = list(located)
     start = next(i for i in range(len(points)) if "".join(points[i:]).startswith(quote))
     end = start + len(quote)
     digest = content_hash(data)
     own = entry(doc_id, revision, digest)
-    entries = [*filler(5), own, *filler(6, "later")]
+    before, after = around
+    entries = [*filler(before), own, *filler(after, "later")]
     return {
         "format": "receipts-proof-bundle",
         "version": 1,
@@ -139,7 +142,7 @@ def bundle_of(
         },
         "log": {
             "entry": own.decode(),
-            "proof": log_proof(entries, 5, signer),
+            "proof": log_proof(entries, before, signer),
             "verifier_key": str(signer.verifier),
         },
         "claim": None,

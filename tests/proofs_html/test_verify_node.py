@@ -12,6 +12,9 @@ from typing import Any
 import pytest
 
 from tests.proofs_html import bundles as b
+from warehouse.tlog import checkpoint, merkle
+from warehouse.tlog.errors import ProofError
+from warehouse.tlog.proof import parse_proof
 
 RUNNER = resources.files("tests.proofs_html") / "verify_node.cjs"
 VERIFY_JS = resources.files("pipelines.proofs_html") / "assets" / "verify.js"
@@ -124,3 +127,44 @@ def test_malformed_fields_are_named(spoil: Any, step: str, reason: str) -> None:
     (result,) = _verify((json.dumps(bundle), ""))
     failed = {s["step"]: s["reason"] for s in result["steps"] if s["status"] == b.FAILED}
     assert step in failed and reason in failed[step], failed
+
+
+def test_inclusion_proofs_of_every_place_in_small_trees() -> None:
+    # Every entry index of every tree of 1 to 17 entries (the warehouse's Merkle code makes
+    # the proofs): each holds. Then each proof against a checkpoint claiming one entry more:
+    # verify.js and the warehouse's checker must agree on every one.
+    places = [(i, size - 1 - i) for size in range(1, 18) for i in range(size)]
+    made = [b.good_bundle(around=place) for place in places]
+    grown = []
+    for bundle in made:
+        head, _, note = bundle["log"]["proof"].partition("\n\n")
+        origin, size, root, _ = note.split("\n", 3)
+        # The tree size in the checkpoint one larger (its signature no longer matters here).
+        grown.append(
+            dict(
+                bundle,
+                log=dict(bundle["log"], proof=f"{head}\n\n{origin}\n{int(size) + 1}\n{root}\n"),
+            )
+        )
+    results = _verify(*[(json.dumps(x), "") for x in made + grown])
+    held = results[: len(made)]
+    assert [r["steps"][4]["status"] for r in held] == [b.OK] * len(made)
+    assert all(r["holds"] for r in held)
+    statuses = [r["steps"][4]["status"] for r in results[len(made) :]]
+    # (A proof for a tree of n also leads to the same root for n + 1 when the path's shape
+    # does not change, RFC 9162; it fails otherwise.)
+    expected = [_python_inclusion(x) for x in grown]
+    assert statuses == expected
+    assert {b.OK, b.FAILED} <= set(expected)
+
+
+def _python_inclusion(bundle: dict[str, Any]) -> str:
+    """Step 5 by the warehouse's own checker (RFC 9162, warehouse.tlog.merkle)."""
+    proof = parse_proof(bundle["log"]["proof"].encode())
+    head = checkpoint.parse(proof.checkpoint.decode())
+    leaf = merkle.leaf_hash(bundle["log"]["entry"].encode())
+    try:
+        merkle.check_record(proof.hashes, head.size, head.root, proof.index, leaf)
+    except ProofError:
+        return b.FAILED
+    return b.OK
