@@ -4,8 +4,11 @@ bundles as the browser tests: it is plain JavaScript over Web Crypto, the same i
 from __future__ import annotations
 
 import json
+import random
+import re
 import shutil
 import subprocess
+import unicodedata
 from importlib import resources
 from typing import Any
 
@@ -22,10 +25,14 @@ VERIFY_JS = resources.files("pipelines.proofs_html") / "assets" / "verify.js"
 
 def _verify(*cases: tuple[str, str]) -> list[dict[str, Any]]:
     """The results of verify.js for each (bundle text, trusted key) under Node."""
+    return _node([{"text": text, "key": key} for text, key in cases])
+
+
+def _node(inputs: list[dict[str, str]]) -> list[Any]:
     node = shutil.which("node")
     if node is None:
         pytest.skip("needs node (Node.js 20 or later): apt-get install nodejs")
-    payload = json.dumps([{"text": text, "key": key} for text, key in cases])
+    payload = json.dumps(inputs)
     done = subprocess.run(
         [node, str(RUNNER), str(VERIFY_JS)],
         input=payload,
@@ -34,7 +41,7 @@ def _verify(*cases: tuple[str, str]) -> list[dict[str, Any]]:
         check=True,
         timeout=60,
     )
-    results: list[dict[str, Any]] = json.loads(done.stdout)
+    results: list[Any] = json.loads(done.stdout)
     return results
 
 
@@ -168,3 +175,35 @@ def _python_inclusion(bundle: dict[str, Any]) -> str:
     except ProofError:
         return b.FAILED
     return b.OK
+
+
+def _normalize(text: str) -> str:
+    """Step 3's normalisation as the bundle format words it, in Python."""
+    text = unicodedata.normalize("NFKC", text)
+    text = re.sub("[\u2018\u2019\u201b\u2032]", "'", text)
+    text = re.sub("[\u201c\u201d\u201f\u2033]", '"', text)
+    text = re.sub("[\u2010-\u2015\u2212]", "-", text)
+    spaces = "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+    text = re.sub(f"[{spaces}]+", " ", text)
+    return text.strip(" ").lower()
+
+
+# What the normalisation changes or must leave: quotes, primes, dashes, spaces of every kind,
+# compatibility forms (ligatures, full width, superscripts, circled), cases with special
+# lowering (dotted I, final sigma, sharp s), combining marks, astral letters.
+ALPHABET = (
+    "aZ09 .'\"-\u2018\u2019\u201b\u2032\u201c\u201d\u201f\u2033\u2010\u2011\u2013\u2014"
+    "\u2015\u2212\t\n\r\x0b\x0c\x85\xa0\u1680\u2003\u200a\u200b\u2028\u2029\u202f"
+    "\u205f\u3000\ufb01\uff21\uff41\u00b2\u2460\u0130\u03a3\u03c3\u00df\u1e9e\u0301"
+    "\u00e9\u212b\u2126\U0001d518\U0001f600\u00c5\u0041\u030a"
+)
+
+
+def test_the_normalisation_is_the_formats() -> None:
+    chooser = random.Random(50)
+    texts = ["".join(chooser.choices(ALPHABET, k=chooser.randint(0, 12))) for _ in range(600)]
+    texts += [
+        "  \u201cQuoted\u201d \u2014 it\u2019s \ufb01ne  ",
+        "\u0130stanbul \u039f\u0394\u039f\u03a3",
+    ]
+    assert _node([{"normalize": text} for text in texts]) == [_normalize(t) for t in texts]
