@@ -62,6 +62,14 @@ image.src = 'data:image/png;base64,' + png;
 """
 
 
+# A record of about 1 MB whose quoted string is in its middle (canonical JSON sorts keys).
+LARGE = {
+    "a_before": [{"n": n, "text": "x" * 80 + "\u00e9"} for n in range(5000)],
+    **b.RECORD,
+    "z_after": [{"n": n, "text": "\U0001d518" * 40} for n in range(3000)],
+}
+
+
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Every page of the tests, written as a user writes them: render_bundle_html to a file."""
@@ -71,6 +79,7 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "markdown": b.markdown_bundle(),
         "hostile": b.hostile_bundle(),
         "forged": b.good_bundle(signer=b.OTHER),
+        "large": b.good_bundle(LARGE),
         **{name: b.bad_bundle(name) for name in b.BAD},
     }
     for name, bundle in bundles.items():
@@ -276,3 +285,24 @@ def test_a_browser_without_ed25519_says_so(browser: Any, pages: Path) -> None:
     assert _statuses(steps) == (b.OK,) * 5 + (b.FAILED,)
     assert "has no Ed25519 (NotSupportedError)" in steps[-1]["reason"]
     assert _statuses(_open(browser, pages / "good.html")) == (b.OK,) * 6
+
+
+def test_a_large_document_shows_the_quote_in_context_then_whole(browser: Any, pages: Path) -> None:
+    started = time.monotonic()
+    steps = _open(browser, pages / "large.html")
+    seconds = time.monotonic() - started
+    assert _statuses(steps) == (b.OK,) * 6
+    assert seconds < 10, seconds  # about 0.4 s on a laptop: see docs/proof-page.md
+    shown = browser.execute_script(
+        "return [document.querySelectorAll('#document .elided').length,"
+        " document.querySelector('#document mark').textContent,"
+        " document.getElementById('document').textContent.length]"
+    )
+    assert shown[:2] == [2, b.QUOTE] and shown[2] < 60_000
+    browser.find_element("id", "document-whole").click()
+    whole, elided, hidden = browser.execute_script(
+        "return [document.getElementById('document').textContent,"
+        " document.querySelectorAll('#document .elided').length,"
+        " document.getElementById('document-whole').hidden]"
+    )
+    assert json.loads(whole) == LARGE and elided == 0 and hidden is True

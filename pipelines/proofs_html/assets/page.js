@@ -65,55 +65,48 @@
     }
   }
 
-  /** The located string with the quote's code points [start, end) marked. */
-  function markedString(points, start, end, escape) {
-    const span = document.createElement("span");
-    const piece = (from, to) => escape(points.slice(from, to).join(""));
-    appendText(span, piece(0, start));
-    const mark = document.createElement("mark");
-    mark.id = "quote-mark";
-    appendText(mark, piece(start, end));
-    span.append(mark);
-    appendText(span, piece(end, points.length));
-    return span;
-  }
-
   const jsonInner = (s) => JSON.stringify(s).slice(1, -1);
 
-  /** A JSON value pretty-printed (two spaces) into `out`; the string at `target` (a list
-   * of keys) is written by `located` instead. */
-  function prettyJson(out, value, indent, path, target, located) {
-    const here = path.length === target.length && path.every((k, i) => k === target[i]);
-    if (here && typeof value === "string") {
-      out.append('"', located(), '"');
-      return;
+  /** A JSON value pretty-printed (two spaces, as JSON.stringify(value, null, 2) writes it)
+   * as a list of text chunks, the string at `target` (a list of keys) as the object
+   * MARK instead. Text, not nodes: a record of megabytes stays quick to show. */
+  const MARK = {};
+  function prettyJson(value, target) {
+    const chunks = [];
+    function write(value, indent, path) {
+      const here = path.length === target.length && path.every((k, i) => k === target[i]);
+      if (here && typeof value === "string") {
+        chunks.push(MARK);
+        return;
+      }
+      const pad = "  ".repeat(indent + 1);
+      const close = "  ".repeat(indent);
+      if (Array.isArray(value)) {
+        if (value.length === 0) return chunks.push("[]");
+        chunks.push("[\n");
+        value.forEach((item, i) => {
+          chunks.push(pad);
+          write(item, indent + 1, [...path, String(i)]);
+          chunks.push(i < value.length - 1 ? ",\n" : "\n");
+        });
+        chunks.push(close + "]");
+      } else if (value !== null && typeof value === "object") {
+        const keys = Object.keys(value);
+        if (keys.length === 0) return chunks.push("{}");
+        chunks.push("{\n");
+        keys.forEach((key, i) => {
+          chunks.push(pad, JSON.stringify(key), ": ");
+          write(value[key], indent + 1, [...path, key]);
+          chunks.push(i < keys.length - 1 ? ",\n" : "\n");
+        });
+        chunks.push(close + "}");
+      } else {
+        chunks.push(JSON.stringify(value));
+      }
     }
-    const pad = "  ".repeat(indent + 1);
-    const close = "  ".repeat(indent);
-    if (Array.isArray(value)) {
-      if (value.length === 0) return out.append("[]");
-      out.append("[\n");
-      value.forEach((item, i) => {
-        out.append(pad);
-        prettyJson(out, item, indent + 1, [...path, String(i)], target, located);
-        out.append(i < value.length - 1 ? ",\n" : "\n");
-      });
-      out.append(close + "]");
-    } else if (value !== null && typeof value === "object") {
-      const keys = Object.keys(value);
-      if (keys.length === 0) return out.append("{}");
-      out.append("{\n");
-      keys.forEach((key, i) => {
-        out.append(pad);
-        appendText(out, JSON.stringify(key));
-        out.append(": ");
-        prettyJson(out, value[key], indent + 1, [...path, key], target, located);
-        out.append(i < keys.length - 1 ? ",\n" : "\n");
-      });
-      out.append(close + "}");
-    } else {
-      appendText(out, JSON.stringify(value));
-    }
+    write(value, 0, []);
+    const at = chunks.indexOf(MARK);
+    return [chunks.slice(0, at).join(""), chunks.slice(at + 1).join("")];
   }
 
   function pointerTokens(pointer) {
@@ -121,10 +114,45 @@
     return pointer.slice(1).split("/").map((t) => t.replace(/~1/g, "/").replace(/~0/g, "~"));
   }
 
-  function renderDocument(view) {
+  // How much of the document is shown on each side of the quote before "Show the whole
+  // document": laying out megabytes of text takes the browser seconds.
+  const CONTEXT = 20000;
+  const isLow = (text, i) => /[\uDC00-\uDFFF]/.test(text.charAt(i));
+  const countPoints = (text) => text.length - (text.match(/[\uD800-\uDBFF][\uDC00-\uDFFF]/g) || []).length;
+
+  /** The end of `text` that is shown (from a line's start where one is near), and the rest. */
+  function tail(text) {
+    if (text.length <= CONTEXT) return [text, ""];
+    let from = text.length - CONTEXT;
+    const line = text.indexOf("\n", from);
+    if (line >= 0 && line < text.length - CONTEXT / 2) from = line + 1;
+    else if (isLow(text, from)) from += 1;
+    return [text.slice(from), text.slice(0, from)];
+  }
+
+  /** The start of `text` that is shown (to a line's end where one is near), and the rest. */
+  function head(text) {
+    if (text.length <= CONTEXT) return [text, ""];
+    let to = CONTEXT;
+    const line = text.lastIndexOf("\n", to);
+    if (line > CONTEXT / 2) to = line;
+    else if (isLow(text, to)) to -= 1;
+    return [text.slice(0, to), text.slice(to)];
+  }
+
+  function elided(text, where) {
+    const note = document.createElement("span");
+    note.className = "elided";
+    note.textContent = `… ${countPoints(text).toLocaleString("en")} more characters ${where} …`;
+    return note;
+  }
+
+  function renderDocument(view, whole) {
     const box = $("document");
     box.replaceChildren();
     const where = $("document-where");
+    const button = $("document-whole");
+    button.hidden = true;
     const bundle = view.bundle;
     if (!view.located || view.start === undefined) {
       setText(where, "The quote could not be located in the document (see the steps).");
@@ -132,13 +160,35 @@
     }
     const pointer = bundle.quote.locator.pointer;
     const { located, start, end } = view;
+    const piece = (from, to) => located.slice(from, to).join("");
+    let before = piece(0, start);
+    let quoted = piece(start, end);
+    let after = piece(end, located.length);
     if (pointer !== null && view.document !== undefined) {
       setText(where, `The JSON record; the quote is in the string at ${pointer}, code points ${start} to ${end}.`);
-      prettyJson(box, view.document, 0, [], pointerTokens(pointer), () =>
-        markedString(located, start, end, jsonInner));
+      const [opening, closing] = prettyJson(view.document, pointerTokens(pointer));
+      before = opening + '"' + jsonInner(before);
+      quoted = jsonInner(quoted);
+      after = jsonInner(after) + '"' + closing;
     } else {
       setText(where, `The document's text; the quote is at code points ${start} to ${end}.`);
-      box.append(markedString(located, start, end, (s) => s));
+    }
+    const [shownBefore, cutBefore] = whole ? [before, ""] : tail(before);
+    const [shownAfter, cutAfter] = whole ? [after, ""] : head(after);
+    if (cutBefore) box.append(elided(cutBefore, "before"), "\n");
+    appendText(box, shownBefore);
+    const mark = document.createElement("mark");
+    mark.id = "quote-mark";
+    appendText(mark, quoted);
+    box.append(mark);
+    appendText(box, shownAfter);
+    if (cutAfter) box.append("\n", elided(cutAfter, "after"));
+    if (cutBefore || cutAfter) {
+      button.hidden = false;
+      button.onclick = () => {
+        renderDocument(view, true);
+        $("quote-mark").scrollIntoView({ block: "center" });
+      };
     }
   }
 
