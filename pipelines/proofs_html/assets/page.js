@@ -118,7 +118,7 @@
   // document": laying out megabytes of text takes the browser seconds.
   const CONTEXT = 20000;
   const isLow = (text, i) => /[\uDC00-\uDFFF]/.test(text.charAt(i));
-  const countPoints = (text) => text.length - (text.match(/[\uD800-\uDBFF][\uDC00-\uDFFF]/g) || []).length;
+  const countPoints = ReceiptsProof.countPoints;
 
   /** The end of `text` that is shown (from a line's start where one is near), and the rest. */
   function tail(text) {
@@ -154,16 +154,15 @@
     const button = $("document-whole");
     button.hidden = true;
     const bundle = view.bundle;
-    if (!view.located || view.start === undefined) {
+    if (view.from === undefined) {
       setText(where, "The quote could not be located in the document (see the steps).");
       return;
     }
     const pointer = bundle.quote.locator.pointer;
-    const { located, start, end } = view;
-    const piece = (from, to) => located.slice(from, to).join("");
-    let before = piece(0, start);
-    let quoted = piece(start, end);
-    let after = piece(end, located.length);
+    const { located, start, end, from, to } = view;
+    let before = located.slice(0, from);
+    let quoted = located.slice(from, to);
+    let after = located.slice(to);
     if (pointer !== null && view.document !== undefined) {
       setText(where, `The JSON record; the quote is in the string at ${pointer}, code points ${start} to ${end}.`);
       const [opening, closing] = prettyJson(view.document, pointerTokens(pointer));

@@ -4,9 +4,9 @@
  * file runs in the proof page and under Node (globalThis.crypto, Node 20 and later).
  *
  * verifyBundle(text, trustedKey) resolves to {steps, view}: steps is a list of
- * {step, status: "ok" | "failed" | "not run", reason}; view holds what the page shows
- * (the parsed bundle, the located string and the quote's code-point offsets), as far as the
- * steps got. It never throws: every failure is a step's reason. */
+ * {step, status: "ok" | "failed" | "not run", reason}; view holds what the page shows (the
+ * parsed bundle, the located string, the quote's code-point offsets and their UTF-16
+ * indexes), as far as the steps got. It never throws: every failure is a step's reason. */
 (function (root) {
   "use strict";
 
@@ -72,8 +72,21 @@
     return new Uint8Array(await subtle().digest("SHA-256", bytes));
   }
 
-  /** One code point per element (a string's length counts UTF-16 units instead). */
-  const codePoints = (text) => Array.from(text);
+  /** How many code points `text` has (its length counts UTF-16 units: a character
+   * outside the Basic Multilingual Plane is two of them; a lone surrogate is one). */
+  const countPoints = (text) => text.length - (text.match(/[\uD800-\uDBFF][\uDC00-\uDFFF]/g) || []).length;
+
+  /** The UTF-16 index of code point `n` of `text` (n at most its code point count). No
+   * array of code points is made: a snapshot may be 64 MiB. */
+  function unitIndex(text, n, from = 0, at = 0) {
+    let i = from;
+    for (let point = at; point < n; point++) {
+      const unit = text.charCodeAt(i);
+      const pair = unit >= 0xd800 && unit <= 0xdbff && /[\uDC00-\uDFFF]/.test(text.charAt(i + 1));
+      i += pair ? 2 : 1;
+    }
+    return i;
+  }
 
   // ---- step 1: format -------------------------------------------------------------------
 
@@ -225,14 +238,14 @@
       located = resolvePointer(doc, pointer);
       if (typeof located !== "string") fail(`the value at ${pointer} is not a string`);
     }
-    const points = codePoints(located);
-    view.located = points;
-    if (!(0 <= start && start < end && end <= points.length)) {
-      fail(`the offsets ${start}..${end} are not within the ${points.length} code points located`);
+    const length = countPoints(located);
+    if (!(0 <= start && start < end && end <= length)) {
+      fail(`the offsets ${start}..${end} are not within the ${length} code points located`);
     }
-    view.start = start;
-    view.end = end;
-    const slice = points.slice(start, end).join("");
+    const from = unitIndex(located, start);
+    const to = unitIndex(located, end, from, start);
+    Object.assign(view, { located, start, end, from, to });
+    const slice = located.slice(from, to);
     if (slice !== quote.exact) {
       fail(`the document reads ${JSON.stringify(clip(slice))} at ${start}..${end}, not the quote's exact words`);
     }
@@ -242,8 +255,7 @@
   }
 
   function clip(text) {
-    const points = codePoints(text);
-    return points.length > 60 ? points.slice(0, 60).join("") + "…" : text;
+    return countPoints(text) > 60 ? text.slice(0, unitIndex(text, 60)) + "…" : text;
   }
 
   // ---- step 4: entry --------------------------------------------------------------------
@@ -466,7 +478,7 @@
     return { steps, holds: steps.every((s) => s.status === "ok"), view };
   }
 
-  const api = { STEPS, verifyBundle, normalize, resolvePointer, codePoints };
+  const api = { STEPS, verifyBundle, normalize, resolvePointer, countPoints };
   root.ReceiptsProof = api;
   if (typeof module === "object" && module.exports) module.exports = api;
 })(typeof globalThis !== "undefined" ? globalThis : this);
