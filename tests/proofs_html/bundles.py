@@ -136,7 +136,7 @@ def bundle_of(
             "captured_at": "2026-01-02T03:04:05.123456Z",
             "robust_links": {
                 "data-originalurl": "https://api.nhtsa.gov/complaints/complaintsByVehicle",
-                "data-versionurl": None,
+                "data-versionurl": "https://web.archive.org/web/20260102030405/https://api.nhtsa.gov/complaints/complaintsByVehicle",
                 "data-versiondate": "2026-01-02",
             },
         },
@@ -145,7 +145,20 @@ def bundle_of(
             "proof": log_proof(entries, before, signer),
             "verifier_key": str(signer.verifier),
         },
-        "claim": None,
+        "claim": {
+            "id": "claim-brakes",
+            "status": "holds",
+            "history": [
+                {
+                    "check": n,
+                    "status": "holds",
+                    "at": f"2026-01-0{n}T00:00:00.000000Z",
+                    "revision": revision,
+                    "content_hash": digest,
+                }
+                for n in (1, 2, 3)
+            ],
+        },
     }
 
 
@@ -294,6 +307,9 @@ def hostile_bundle() -> Bundle:
     document id) is markup and script: the page must show it as text and run none of it."""
     record = dict(RECORD, summary=f"Before. {HOSTILE} After.", components=HOSTILE)
     record[HOSTILE] = HOSTILE  # a key too
-    return good_bundle(
+    bundle = good_bundle(
         record, quote=HOSTILE, title=f"{HOSTILE} title", doc_id=f"nhtsa/complaint/{HOSTILE}"
     )
+    bundle["claim"]["id"] = bundle["citation"]["url"] = HOSTILE
+    bundle["citation"]["robust_links"]["data-versionurl"] = "javascript:window.__pwned = 3"
+    return bundle

@@ -67,7 +67,7 @@ def test_the_bundle_is_embedded_whole_and_inert(make: Any) -> None:
     assert {t for t, _ in parsed.tags} <= {
         "html", "head", "meta", "title", "style", "body", "main", "header", "p", "h1",
         "h2", "code", "section", "ol", "blockquote", "q", "dl", "dt", "dd", "a", "pre",
-        "input", "button", "label", "script",
+        "input", "button", "label", "script", "div", "ul",
     }  # fmt: skip
     assert not [a for _, a in parsed.tags if {"src", "onerror", "onload"} & set(a)]
 

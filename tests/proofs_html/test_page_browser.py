@@ -146,6 +146,14 @@ def test_a_good_bundle_holds_at_every_step(browser: Any, pages: Path) -> None:
     assert mark == bundle["quote"]["exact"]
     assert json.loads(record) == b.RECORD
     assert f'"summary": "{b.SUMMARY}"' in record
+    claim, archived = browser.execute_script(
+        "return [[...document.querySelectorAll('#claim-history li')].map(li => li.textContent),"
+        " document.getElementById('archived-url').href]"
+    )
+    assert claim == [
+        f"check {n}: holds at 2026-01-0{n}T00:00:00.000000Z, revision 2" for n in (1, 2, 3)
+    ]
+    assert archived == bundle["citation"]["robust_links"]["data-versionurl"]
     errors = [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "WARNING")]
     assert errors == []
     pixels = _screenshot_pixels(browser, "good.png")
@@ -220,6 +228,10 @@ def test_hostile_text_is_shown_never_run(browser: Any, pages: Path) -> None:
     )
     pwned, scripts, images, mark, title, heading = ran
     assert (pwned, scripts, images) == (None, 2, 0)
+    links = browser.execute_script(
+        "return [...document.querySelectorAll('a')].map(a => a.getAttribute('href'))"
+    )
+    assert links == [None, None]  # neither javascript: nor markup becomes a link
     assert "<script>window.__pwned = 1</script>" in mark and "<img src=x" in mark
     assert "\u202e" not in mark and "<U+202E>" in mark  # the override is shown, not obeyed
     assert "<U+2028>" in mark

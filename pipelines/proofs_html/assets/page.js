@@ -199,17 +199,40 @@
     setText($("quote-text"), quote.text || "");
     setText($("quote-exact"), quote.exact || "");
     const citation = bundle.citation || {};
-    const url = typeof citation.url === "string" ? citation.url : "";
-    const link = $("source-url");
-    setText(link, url);
-    if (/^https?:\/\//i.test(url)) link.setAttribute("href", url);
-    else link.removeAttribute("href");
+    setLink($("source-url"), citation.url);
     setText($("captured-at"), citation.captured_at || "");
+    const robust = citation.robust_links || {};
+    setLink($("archived-url"), robust["data-versionurl"]);
+    if (!robust["data-versionurl"]) setText($("archived-url"), "none");
     const snapshot = bundle.snapshot || {};
     setText($("content-hash"), snapshot.content_hash || "");
     setText($("canonical-form"), snapshot.canonical_form
       ? `${snapshot.canonical_form} (${snapshot.media_type}, ${snapshot.size} bytes)` : "");
     setText($("verifier-key"), (bundle.log && bundle.log.verifier_key) || "");
+    renderClaim(bundle.claim);
+  }
+
+  /** A link only to an http(s) address (never javascript: or data:); else just the text. */
+  function setLink(link, url) {
+    url = typeof url === "string" ? url : "";
+    setText(link, url);
+    if (/^https?:\/\//i.test(url)) link.setAttribute("href", url);
+    else link.removeAttribute("href");
+  }
+
+  /** The claim's status and its history of checks (as the bundle says; not a step). */
+  function renderClaim(claim) {
+    const section = $("claim");
+    const list = $("claim-history");
+    list.replaceChildren();
+    section.hidden = !(claim && typeof claim === "object");
+    if (section.hidden) return;
+    setText($("claim-status"), `Claim ${claim.id}: ${claim.status}`);
+    for (const check of Array.isArray(claim.history) ? claim.history : []) {
+      const item = document.createElement("li");
+      appendText(item, `check ${check.check}: ${check.status} at ${check.at}, revision ${check.revision}`);
+      list.append(item);
+    }
   }
 
   async function check(text) {
