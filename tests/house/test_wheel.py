@@ -25,6 +25,8 @@ def test_the_wheel_contains_no_test_bench_or_demo_code(tmp_path: Path) -> None:
     assert packages == {"pipelines", "sources", "warehouse"}
     assert "warehouse/migrations/0001_initial.sql" in names
     assert "pipelines/reports/templates/drift.html.j2" in names
+    for asset in ("page.html.j2", "page.css", "page.js", "verify.js"):  # the proof page
+        assert f"pipelines/proofs_html/assets/{asset}" in names
     assert "pipelines/cli/__main__.py" in names
     leaked = [n for n in names if "synthetic" in n or "fake" in n or "demo" in n]
     assert leaked == []
