@@ -4,6 +4,7 @@ bundles as the browser tests: it is plain JavaScript over Web Crypto, the same i
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
 import shutil
@@ -31,6 +32,8 @@ def _verify(*cases: tuple[str, str]) -> list[dict[str, Any]]:
 def _node(inputs: list[dict[str, str]]) -> list[Any]:
     node = shutil.which("node")
     if node is None:
+        if os.environ.get("CI"):
+            pytest.fail("node is missing: apt-get install nodejs")
         pytest.skip("needs node (Node.js 20 or later): apt-get install nodejs")
     payload = json.dumps(inputs)
     done = subprocess.run(
