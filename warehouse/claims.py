@@ -10,7 +10,7 @@ in bulk, :mod:`warehouse.claim_check`'s. Their names are importable from here to
 from __future__ import annotations
 
 import os
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import NamedTuple
 
@@ -214,6 +214,25 @@ def claim_history(warehouse: Warehouse, claim_id: str) -> list[ClaimHistoryRow]:
         {"c": claim_id},
     ).fetchall()
     return [ClaimHistoryRow._make([*row[:11], [int(n) for n in row[11] or []]]) for row in rows]
+
+
+def claim_histories(
+    warehouse: Warehouse, claim_ids: Sequence[str]
+) -> dict[str, list[ClaimHistoryRow]]:
+    """:func:`claim_history` of many claims in one query."""
+    if not claim_ids:
+        return {}
+    rows = warehouse._con.execute(
+        "SELECT check_id, claim_set, run_id, recorded_at, doc_id, quote_hash, cited_revision, "
+        "cited_hash, status, checked_revision, at_revision, found_in, claim_id FROM claim_checks "
+        "WHERE claim_id IN (SELECT unnest($c::VARCHAR[])) ORDER BY check_id",
+        {"c": sorted(set(claim_ids))},
+    ).fetchall()
+    out: dict[str, list[ClaimHistoryRow]] = {}
+    for row in rows:
+        history = ClaimHistoryRow._make([*row[:11], [int(n) for n in row[11] or []]])
+        out.setdefault(str(row[12]), []).append(history)
+    return out
 
 
 def scan_revision_text(warehouse: Warehouse, needle: str) -> int:

@@ -467,6 +467,11 @@ class QuoteError(ReceiptsError, ValueError):
     """The quote cannot be checked (it is empty once reduced to reader text)."""
 
 
+class BundleRefused(ReceiptsError):
+    """No proof bundle for a quote: it does not occur in the revision, or no span of the
+    stored text reads as it under the bundle's normalisation (exit 1)."""
+
+
 class BackfillError(ReceiptsError):
     """A backfill could not be carried out; the message says why."""
 

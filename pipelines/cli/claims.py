@@ -17,6 +17,7 @@ from pipelines.cli.common import emit_json, handle_errors, json_option, warehous
 from pipelines.cli.observing import finished_at, observe_options, observe_run, started_at
 from pipelines.manifest import load_manifest
 from pipelines.observe.report import from_claims
+from pipelines.proofs.make import Written, write_claim_bundles
 from pipelines.reports.formats import FORMATS, render
 from pipelines.visible import visible_cell
 from warehouse import claims as ledger
@@ -49,6 +50,13 @@ from warehouse.timestamps import to_second, utc_iso
     is_flag=True,
     help="Record the check in the claims ledger even when it found what the latest did.",
 )
+@click.option(
+    "--bundles",
+    "bundles_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Write a proof bundle for every claim that holds into this directory, named after "
+    "the claim (<claim_id>.receipt.json), with its status history (needs RECEIPTS_LOG_KEY).",
+)
 @observe_options
 @json_option
 @handle_errors
@@ -59,6 +67,7 @@ def verify_claims(
     fmt: str | None,
     fail_on_drift: bool,
     record: bool,
+    bundles_dir: Path | None,
     as_json: bool,
 ) -> None:
     """Re-check every claim (a quote citing a revision of a document) against the warehouse,
@@ -82,6 +91,7 @@ def verify_claims(
     Examples:
       receipts verify-claims --file demo/claims.ndjson
       receipts verify-claims manifests/cr-v-aeb.toml --format md --fail-on-drift
+      receipts verify-claims --file demo/claims.ndjson --bundles proofs/
     """
     if manifest_file is None and claims_file is None:
         raise click.UsageError(
@@ -109,11 +119,31 @@ def verify_claims(
         # again (found the same, not recorded) tells them of none
         heard = replace(result, changed=[]) if result.not_recorded == "unchanged" else result
         observe_run(from_claims(heard, corpus, started_at(), finished_at()), loaded, wh)
+        written = None if bundles_dir is None else _write_bundles(wh, result, bundles_dir)
     click.echo(render(result, fmt), nl=False)
     _say_unrecorded(result)
+    if written is not None and written.refused:
+        sys.exit(exits.EXIT_FAILURE)
     if claims.bad or (record and not result.recorded and result.verdicts):
         sys.exit(exits.EXIT_FAILURE)
     sys.exit(exits.for_drift(result.drift_found, fail_on_drift))
+
+
+def _write_bundles(wh: Warehouse, result: ClaimsCheck, out: Path) -> Written:
+    """A bundle per claim that holds; one line on stderr for what was written and for each
+    holding claim that has none."""
+    written = write_claim_bundles(wh, result.verdicts, out)
+    logline.emit(
+        f"receipts: {len(written.written)} proof bundle(s) written to {out}",
+        event="claims.bundles",
+    )
+    for claim_id, reason in written.refused.items():
+        logline.emit(
+            f"receipts: no bundle for claim {visible_cell(claim_id)}: {reason}",
+            event="claims.bundle_refused",
+            level="warning",
+        )
+    return written
 
 
 def _say_unrecorded(result: ClaimsCheck) -> None:
