@@ -70,7 +70,8 @@ class Signed:
         return {"RECEIPTS_LOG_KEY": str(self.key_file)}
 
 
-def make_signed_warehouse(directory: Path) -> Signed:
+def make_signed_warehouse(directory: Path, another_log: bool = False) -> Signed:
+    """The warehouse; ``another_log``: one more document first, so its log's tree differs."""
     path = str(directory / "proofs.duckdb")
     Warehouse.open(path).close()
     key_file = directory / "log.key"
@@ -83,6 +84,10 @@ def make_signed_warehouse(directory: Path) -> Signed:
         _record(COMPLAINT, "complaint", complaint(SUMMARY_1), "application/json", url, None),
         _record(NOTES, "file", MARKDOWN.encode(), "text/markdown", notes_url, COMMIT),
     ]
+    if another_log:  # a run before: the same documents' entries name other runs
+        other = complaint("Another complaint.")
+        _ingest(path, [_record("nhtsa/complaint/1", "complaint", other, "application/json",
+                               url, None)], env)  # fmt: skip
     _ingest(path, first, env)
     second = [
         _record(COMPLAINT, "complaint", complaint(SUMMARY_2), "application/json", url, None),
