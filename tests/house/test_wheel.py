@@ -26,5 +26,6 @@ def test_the_wheel_contains_no_test_bench_or_demo_code(tmp_path: Path) -> None:
     assert "warehouse/migrations/0001_initial.sql" in names
     assert "pipelines/reports/templates/drift.html.j2" in names
     assert "pipelines/cli/__main__.py" in names
+    assert "pipelines/proofs/verify_receipt.py" in names  # verify-bundle --print-verifier
     leaked = [n for n in names if "synthetic" in n or "fake" in n or "demo" in n]
     assert leaked == []
