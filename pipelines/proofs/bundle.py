@@ -4,11 +4,12 @@ checked by :mod:`pipelines.proofs.verify_receipt` and docs/proof-bundle.schema.j
 from __future__ import annotations
 
 import base64
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
+
+import orjson
 
 from pipelines.checks.diffing import is_json_media
 from pipelines.proofs.locate import Location
@@ -126,5 +127,6 @@ def build_bundle(
 
 
 def bundle_bytes(bundle: dict[str, Any]) -> bytes:
-    """The file's bytes: UTF-8 JSON, indented for a reader, ending in a line feed."""
-    return (json.dumps(bundle, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
+    """The file's bytes: UTF-8 JSON, indented for a reader, ending in a line feed (orjson:
+    the standard library's encoder is pure Python once it indents, ~10x slower here)."""
+    return orjson.dumps(bundle, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)

@@ -105,12 +105,15 @@ def normalize_piece(text: str) -> str:
 
 def find_span(text: str, quote: str) -> tuple[int, int] | None:
     """The first span of ``text`` that reads as ``quote`` under :func:`normalize`, whole
-    words preferred; None when there is none."""
+    words preferred; None when there is none. The quote as written is looked for first (a
+    lower-cased search, each hit checked); only then the text normalised piece by piece."""
     target = normalize(quote)
-    if not target or target not in normalize(text):
+    if not target:
         return None
-    fallback = None
     for finder in (_direct, _mapped):
+        if finder is _mapped and target not in normalize(text):
+            return None
+        fallback = None
         for tried, (start, end) in enumerate(finder(text, target)):
             if tried >= MAX_CANDIDATES:
                 break

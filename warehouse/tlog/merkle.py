@@ -181,20 +181,16 @@ def prove_record(t: int, n: int, read: HashReader) -> list[bytes]:
 
 def prove_records(t: int, ns: Sequence[int], read: HashReader) -> dict[int, list[bytes]]:
     """The inclusion proofs of many records of the tree of ``t`` records, with one read of
-    every stored hash they need (:func:`prove_record` for each, in bulk)."""
-    covers: dict[int, list[list[tuple[int, int]]]] = {}
+    every stored hash they need (:func:`prove_record` for each, in bulk: a subtree hash that
+    several proofs share, as those along the tree's right edge, is computed once)."""
+    paths: dict[int, list[tuple[int, int]]] = {}
     for n in ns:
         if not 0 <= n < t:
             raise ValueError(f"no record {n} in a tree of {t} records")
-        covers[n] = [_subtrees(lo, hi) for lo, hi in _record_ranges(t, n)]
-    wanted = sorted(
-        {stored_hash_index(level, p) for c in covers.values() for cover in c for level, p in cover}
-    )
-    stored = dict(zip(wanted, _read(read, wanted), strict=True))
-    return {
-        n: [_fold([stored[stored_hash_index(level, p)] for level, p in cover]) for cover in c]
-        for n, c in covers.items()
-    }
+        paths[n] = _record_ranges(t, n)
+    distinct = list({r for ranges in paths.values() for r in ranges})
+    hashes = dict(zip(distinct, _range_hashes(distinct, read), strict=True))
+    return {n: [hashes[r] for r in ranges] for n, ranges in paths.items()}
 
 
 def _tree_ranges(t: int, n: int) -> list[tuple[int, int]]:
