@@ -17,7 +17,7 @@ from pipelines.cli.common import emit_json, handle_errors, json_option, warehous
 from pipelines.cli.observing import finished_at, observe_options, observe_run, started_at
 from pipelines.manifest import load_manifest
 from pipelines.observe.report import from_claims
-from pipelines.proofs.make import Written, write_claim_bundles
+from pipelines.proofs.make import ClaimBundles, write_claim_bundles
 from pipelines.reports.formats import FORMATS, render
 from pipelines.visible import visible_cell
 from warehouse import claims as ledger
@@ -129,12 +129,12 @@ def verify_claims(
     sys.exit(exits.for_drift(result.drift_found, fail_on_drift))
 
 
-def _write_bundles(wh: Warehouse, result: ClaimsCheck, out: Path) -> Written:
+def _write_bundles(wh: Warehouse, result: ClaimsCheck, out: Path) -> ClaimBundles:
     """A bundle per claim that holds; one line on stderr for what was written and for each
     holding claim that has none."""
     written = write_claim_bundles(wh, result.verdicts, out)
     logline.emit(
-        f"receipts: {len(written.written)} proof bundle(s) written to {out}",
+        f"receipts: {len(written.files)} proof bundle(s) written to {out}",
         event="claims.bundles",
     )
     for claim_id, reason in written.refused.items():

@@ -82,21 +82,21 @@ def bundle_name(claim_id: str) -> str:
 
 
 @dataclass
-class Written:
-    """What ``--bundles`` wrote, and the holding claims it could not write a bundle for."""
+class ClaimBundles:
+    """The bundle of every holding claim (file name, bytes), and the holding claims that
+    have none, with the reason."""
 
-    out: Path
-    written: list[str] = field(default_factory=list)
+    files: list[tuple[str, bytes]] = field(default_factory=list)
     refused: dict[str, str] = field(default_factory=dict)  # claim id -> reason
 
 
-def write_claim_bundles(wh: Warehouse, verdicts: Sequence[ClaimVerdict], out: Path) -> Written:
-    """One bundle per claim that holds, in ``out``, named after the claim, with the claim's
-    status history; claims whose quote has no span the bundle's normalisation finds are
-    listed in ``refused``, not written."""
+def claim_bundles(wh: Warehouse, verdicts: Sequence[ClaimVerdict]) -> ClaimBundles:
+    """One bundle per claim that holds, named after the claim, with the claim's status
+    history; a claim whose quote has no span the bundle's normalisation finds is refused.
+    Rows and bytes come from one query, every inclusion proof from one read of the hashes."""
     head = tlog.signed_head(wh)
     holding = [v for v in verdicts if v.holds and v.cited_revision is not None]
-    result = Written(out)
+    result = ClaimBundles()
     rows = proof_rows(wh, [(v.claim.doc_id, int(v.cited_revision or 0)) for v in holding])
     located = []
     for verdict in holding:
@@ -109,7 +109,6 @@ def write_claim_bundles(wh: Warehouse, verdicts: Sequence[ClaimVerdict], out: Pa
     proofs = _proofs(wh, [row for _, row, _ in located], head)
     histories = claim_histories(wh, [v.claim.claim_id for v, _, _ in located])
     verifier = str(head.verifier)
-    out.mkdir(parents=True, exist_ok=True)
     for verdict, row, location in located:
         claim_id = verdict.claim.claim_id
         checks = [
@@ -124,7 +123,14 @@ def write_claim_bundles(wh: Warehouse, verdicts: Sequence[ClaimVerdict], out: Pa
             verifier,
             claim_json(claim_id, verdict.status, checks),
         )
-        name = bundle_name(claim_id)
-        (out / name).write_bytes(bundle_bytes(bundle))
-        result.written.append(name)
+        result.files.append((bundle_name(claim_id), bundle_bytes(bundle)))
     return result
+
+
+def write_claim_bundles(wh: Warehouse, verdicts: Sequence[ClaimVerdict], out: Path) -> ClaimBundles:
+    """:func:`claim_bundles`, each file written into ``out`` (made if need be)."""
+    made = claim_bundles(wh, verdicts)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, data in made.files:
+        (out / name).write_bytes(data)
+    return made

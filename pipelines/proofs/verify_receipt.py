@@ -113,7 +113,9 @@ class Report:
 
 
 def _one_line(text: str) -> str:
-    return " ".join(str(text).split())
+    """One line, with no character a terminal would act on (a bundle's text is untrusted)."""
+    line = " ".join(str(text).split())
+    return "".join(c if c.isprintable() else f"\\u{ord(c):04x}" for c in line)
 
 
 # -- 1. format -------------------------------------------------------------------------------
