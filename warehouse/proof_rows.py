@@ -4,7 +4,7 @@ revision's document, snapshot bytes (checked against their hash), provenance and
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import NamedTuple
 
 import pyarrow as pa
@@ -24,15 +24,18 @@ class ProofRow(NamedTuple):
     body: bytes
     source_url: str | None
     source_commit: str | None
-    fetched_at: datetime | None
-    valid_from: datetime
+    captured_at: datetime  # when the bytes were fetched, else when the revision was recorded
     log_index: int | None  # None: the revision has no entry in the log
     entry: bytes | None
 
 
+# Instants as microseconds since the epoch: DuckDB hands TIMESTAMPTZ to Python through pytz,
+# row by row (a third of the time of 10,000 bundles).
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _ROWS = f"""
 SELECT r.doc_id, r.revision, r.content_hash, d.kind, d.source, s.media_type, s.body,
-       r.source_url, r.source_commit, r.fetched_at, r.valid_from, e.idx, e.entry
+       r.source_url, r.source_commit,
+       epoch_us(coalesce(r.fetched_at, r.valid_from)), e.idx, e.entry
 FROM _proof_wanted w
 JOIN revisions r ON r.doc_id = w.doc_id AND r.revision = w.revision
 JOIN documents d ON d.doc_id = r.doc_id
@@ -80,10 +83,9 @@ def proof_rows(
             body,
             row[7],
             row[8] or None,
-            row[9],
-            row[10],
-            None if row[11] is None else int(row[11]),
-            None if row[12] is None else bytes(row[12]),
+            _EPOCH + timedelta(microseconds=int(row[9])),
+            None if row[10] is None else int(row[10]),
+            None if row[11] is None else bytes(row[11]),
         )
         out[(found.doc_id, found.revision)] = found  # the first entry wins (sorted last)
     return out

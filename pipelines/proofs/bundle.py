@@ -40,7 +40,7 @@ def citation(row: ProofRow) -> dict[str, Any]:
     """The upstream URL, the capture instant (when the bytes were fetched, else when the
     revision was recorded) and the Robust Links attributes
     (https://robustlinks.mementoweb.org/spec/) a page citing this version carries."""
-    captured = (row.fetched_at or row.valid_from).astimezone(UTC)
+    captured = row.captured_at
     return {
         "url": row.source_url,
         "captured_at": instant(captured),
