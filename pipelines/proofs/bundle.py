@@ -127,6 +127,6 @@ def build_bundle(
 
 
 def bundle_bytes(bundle: dict[str, Any]) -> bytes:
-    """The file's bytes: UTF-8 JSON, indented for a reader, ending in a line feed (orjson:
-    the standard library's encoder is pure Python once it indents, ~10x slower here)."""
-    return orjson.dumps(bundle, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
+    """The file's bytes: UTF-8 JSON on one line, ending in a line feed (orjson: ~10x the
+    standard library's encoder on these; ``jq .`` indents a bundle for reading)."""
+    return orjson.dumps(bundle, option=orjson.OPT_APPEND_NEWLINE)

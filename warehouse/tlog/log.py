@@ -4,6 +4,7 @@ check, publishing tiles), each returning plain values."""
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +18,7 @@ from warehouse.tlog import checkpoint as checkpoints
 from warehouse.tlog import heads, merkle, note, store, tiles
 from warehouse.tlog.check import check_log
 from warehouse.tlog.errors import CheckpointError, NoteError
-from warehouse.tlog.proof import format_proof
+from warehouse.tlog.proof import HEADER, format_proof
 from warehouse.tlog.transactions import logged_transaction
 
 
@@ -265,6 +266,12 @@ def signed_head(warehouse: Warehouse) -> SignedHead:
 def prove_indexes(warehouse: Warehouse, indexes: Sequence[int], tree_size: int) -> dict[int, bytes]:
     """The inclusion proofs (C2SP tlog-proof files, without their checkpoint) of entries
     ``indexes`` in the tree of ``tree_size``, with one read of the stored hashes; the
-    checkpoint's note is appended by the caller (:func:`~warehouse.tlog.proof.format_proof`)."""
+    checkpoint's note is appended by the caller. Each hash is written in base64 once, however
+    many proofs share it."""
     hashes = merkle.prove_records(tree_size, sorted(set(indexes)), heads.reader(warehouse._con))
-    return {n: format_proof(n, path, b"") for n, path in hashes.items()}
+    lines: dict[bytes, str] = {}
+    out = {}
+    for n, path in hashes.items():
+        encoded = [lines.get(h) or lines.setdefault(h, base64.b64encode(h).decode()) for h in path]
+        out[n] = "\n".join([HEADER, f"index {n}", *encoded, "", ""]).encode()
+    return out
