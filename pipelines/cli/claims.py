@@ -24,6 +24,7 @@ from warehouse import claims as ledger
 from warehouse.errors import NotFound
 from warehouse.store import Warehouse
 from warehouse.timestamps import to_second, utc_iso
+from warehouse.tlog.log import signed_head
 
 
 @click.command("verify-claims")
@@ -114,6 +115,8 @@ def verify_claims(
         assert claims_file is not None
         claims = read_claims_file(claims_file)
     with Warehouse.open(warehouse, read_only=ledger.cannot_write(warehouse)) as wh:
+        if bundles_dir is not None:
+            signed_head(wh)  # refuses before the check when bundles cannot be signed
         result = check_claims(wh, claims, corpus=corpus, record=True if record else None)
         # observers hear of a change once, from the check that recorded it: a check shown
         # again (found the same, not recorded) tells them of none

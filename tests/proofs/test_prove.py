@@ -156,6 +156,15 @@ def test_verify_claims_writes_a_bundle_per_holding_claim(signed: Signed, tmp_pat
     assert verify(out / "aeb%2F1.receipt.json", "--key", signed.verifier)[0] == 0
 
 
+def test_verify_claims_bundles_need_the_key_before_checking(signed: Signed, tmp_path: Path) -> None:
+    claims = tmp_path / "claims.ndjson"
+    claims.write_text(json.dumps({"claim_id": "c", "doc_id": COMPLAINT, "quote": QUOTE}) + "\n")
+    result = cli("verify-claims", "--file", claims, "--bundles", tmp_path / "b",
+                 "--warehouse", signed.warehouse)  # fmt: skip
+    assert result.exit_code == 2 and "RECEIPTS_LOG_KEY" in result.stderr
+    assert not (tmp_path / "b").exists()
+
+
 def test_print_verifier_prints_the_file_verify_bundle_runs() -> None:
     from pipelines.proofs import verify_receipt
 
