@@ -75,7 +75,8 @@ def normalize(text: str) -> str:
     apostrophes and primes as ``'``, curly double quotes as ``"``, hyphens, dashes and the
     minus sign as ``-``; every run of whitespace as one space, none at either end; lower
     case."""
-    text = unicodedata.normalize("NFKC", text).translate(_FOLD)
+    if not text.isascii():  # ASCII is its own NFKC form, with nothing to fold
+        text = unicodedata.normalize("NFKC", text).translate(_FOLD)
     return _SPACE_RUN.sub(" ", text).strip(" ").lower()
 
 

@@ -268,10 +268,11 @@ def prove_indexes(warehouse: Warehouse, indexes: Sequence[int], tree_size: int) 
     ``indexes`` in the tree of ``tree_size``, with one read of the stored hashes; the
     checkpoint's note is appended by the caller. Each hash is written in base64 once, however
     many proofs share it."""
-    hashes = merkle.prove_records(tree_size, sorted(set(indexes)), heads.reader(warehouse._con))
-    lines: dict[bytes, str] = {}
-    out = {}
-    for n, path in hashes.items():
-        encoded = [lines.get(h) or lines.setdefault(h, base64.b64encode(h).decode()) for h in path]
-        out[n] = "\n".join([HEADER, f"index {n}", *encoded, "", ""]).encode()
-    return out
+    paths, hashes = merkle.record_paths(
+        tree_size, sorted(set(indexes)), heads.reader(warehouse._con)
+    )
+    encoded = {r: base64.b64encode(h).decode() for r, h in hashes.items()}
+    return {
+        n: "\n".join([HEADER, f"index {n}", *[encoded[r] for r in ranges], "", ""]).encode()
+        for n, ranges in paths.items()
+    }
