@@ -20,7 +20,16 @@ import duckdb
 from rich.console import Console
 from rich.table import Table
 
-from bench import claims, ingest, lake, nhtsa_backfill, publish_plan, refresh_requests, tlog
+from bench import (
+    claims,
+    ingest,
+    lake,
+    nhtsa_backfill,
+    proofs,
+    publish_plan,
+    refresh_requests,
+    tlog,
+)
 from pipelines import __version__
 
 # Generated flat files and scratch warehouses of the backfill benchmark (git-ignored).
@@ -35,6 +44,7 @@ BENCHMARKS: dict[str, Callable[[bool], dict[str, Any]]] = {
     "refresh_requests": lambda quick: refresh_requests.run(),
     # full size: claims.run(revisions=1_000_000, claims=100_000)
     "claims": lambda quick: claims.run(20_000 if quick else 100_000, 2_000 if quick else 10_000),
+    "proofs": lambda quick: proofs.run(2_000 if quick else 10_000, repeats=1 if quick else 3),
     # file vs ducklake:sqlite vs ducklake:postgres, (bench/lake.py)
     "lake": lambda quick: lake.run(5_000 if quick else 50_000),
     "tlog": lambda quick: tlog.run(
@@ -256,6 +266,7 @@ ROWS: dict[str, Callable[[dict[str, Any]], list[Row]]] = {
     "claims": claims_rows,
     "lake": lake.rows,
     "tlog": tlog.rows,
+    "proofs": proofs.rows,
 }
 
 

@@ -57,6 +57,7 @@ shows the traceback only with ``--debug``, and the run ledger records it as such
     │   │       └── MutationRateLimited  …and answered 429
     │   └── RevisionConflict         a document's ``_rev`` was not the one expected
     ├── QuoteError                   a quote cannot be checked
+    ├── BundleRefused                no proof bundle for a quote (not held, or no span)
     ├── BackfillError                a backfill could not be carried out
     └── LogError                     the transparency log's formats refused something
         ├── ProofError               a proof that does not hold
@@ -465,6 +466,11 @@ class RevisionConflict(PublishError):
 # -- audits and backfills ------------------------------------------------------------------
 class QuoteError(ReceiptsError, ValueError):
     """The quote cannot be checked (it is empty once reduced to reader text)."""
+
+
+class BundleRefused(ReceiptsError):
+    """No proof bundle for a quote: it does not occur in the revision, or no span of the
+    stored text reads as it under the bundle's normalisation (exit 1)."""
 
 
 class BackfillError(ReceiptsError):

@@ -39,6 +39,7 @@ COMMANDS: dict[str, Entry] = {
     "manifest": Entry("manifest:manifest", "Work with manifests (closed-world corpora)."),
     "migrate": Entry("lake:migrate", "Bring the warehouse's schema up to this receipts."),
     "pin": Entry("pins:pin", "Pin the GitHub entries of a manifest to a commit SHA."),
+    "prove": Entry("proofs:prove", "Write a quote's proof bundle, checkable offline."),
     "publish": Entry("publish:publish", "Publish a corpus's curated documents (Sanity, NDJSON)."),
     "pushes": Entry("publish:pushes", "The push ledger, newest first, with each push's receipt."),
     "refresh": Entry("refresh:refresh", "Ingest a manifest, publish the corpus, print the drift."),
@@ -49,6 +50,7 @@ COMMANDS: dict[str, Entry] = {
     "show": Entry("ledger:show", "Write the verbatim stored bytes of a document."),
     "studio-schema": Entry("studio:studio_schema", "Write a Sanity Studio schema for corpora."),
     "verify": Entry("ledger:verify", "Recompute every stored hash and check every revision."),
+    "verify-bundle": Entry("proofs:verify_bundle", "Check a proof bundle, every step named."),
     "verify-claims": Entry("claims:verify_claims", "Re-check every claim and record the check."),
     "verify-quote": Entry("revisions:verify_quote", "Check that a quote is in a cited revision."),
 }

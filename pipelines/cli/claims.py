@@ -17,12 +17,14 @@ from pipelines.cli.common import emit_json, handle_errors, json_option, warehous
 from pipelines.cli.observing import finished_at, observe_options, observe_run, started_at
 from pipelines.manifest import load_manifest
 from pipelines.observe.report import from_claims
+from pipelines.proofs.make import ClaimBundles, write_claim_bundles
 from pipelines.reports.formats import FORMATS, render
 from pipelines.visible import visible_cell
 from warehouse import claims as ledger
 from warehouse.errors import NotFound
 from warehouse.store import Warehouse
 from warehouse.timestamps import to_second, utc_iso
+from warehouse.tlog.log import signed_head
 
 
 @click.command("verify-claims")
@@ -49,6 +51,13 @@ from warehouse.timestamps import to_second, utc_iso
     is_flag=True,
     help="Record the check in the claims ledger even when it found what the latest did.",
 )
+@click.option(
+    "--bundles",
+    "bundles_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Write a proof bundle for every claim that holds into this directory, named after "
+    "the claim (<claim_id>.receipt.json), with its status history (needs RECEIPTS_LOG_KEY).",
+)
 @observe_options
 @json_option
 @handle_errors
@@ -59,6 +68,7 @@ def verify_claims(
     fmt: str | None,
     fail_on_drift: bool,
     record: bool,
+    bundles_dir: Path | None,
     as_json: bool,
 ) -> None:
     """Re-check every claim (a quote citing a revision of a document) against the warehouse,
@@ -82,6 +92,7 @@ def verify_claims(
     Examples:
       receipts verify-claims --file demo/claims.ndjson
       receipts verify-claims manifests/cr-v-aeb.toml --format md --fail-on-drift
+      receipts verify-claims --file demo/claims.ndjson --bundles proofs/
     """
     if manifest_file is None and claims_file is None:
         raise click.UsageError(
@@ -104,16 +115,38 @@ def verify_claims(
         assert claims_file is not None
         claims = read_claims_file(claims_file)
     with Warehouse.open(warehouse, read_only=ledger.cannot_write(warehouse)) as wh:
+        if bundles_dir is not None:
+            signed_head(wh)  # refuses before the check when bundles cannot be signed
         result = check_claims(wh, claims, corpus=corpus, record=True if record else None)
         # observers hear of a change once, from the check that recorded it: a check shown
         # again (found the same, not recorded) tells them of none
         heard = replace(result, changed=[]) if result.not_recorded == "unchanged" else result
         observe_run(from_claims(heard, corpus, started_at(), finished_at()), loaded, wh)
+        written = None if bundles_dir is None else _write_bundles(wh, result, bundles_dir)
     click.echo(render(result, fmt), nl=False)
     _say_unrecorded(result)
+    if written is not None and written.refused:
+        sys.exit(exits.EXIT_FAILURE)
     if claims.bad or (record and not result.recorded and result.verdicts):
         sys.exit(exits.EXIT_FAILURE)
     sys.exit(exits.for_drift(result.drift_found, fail_on_drift))
+
+
+def _write_bundles(wh: Warehouse, result: ClaimsCheck, out: Path) -> ClaimBundles:
+    """A bundle per claim that holds; one line on stderr for what was written and for each
+    holding claim that has none."""
+    written = write_claim_bundles(wh, result.verdicts, out)
+    logline.emit(
+        f"receipts: {len(written.files)} proof bundle(s) written to {out}",
+        event="claims.bundles",
+    )
+    for claim_id, reason in written.refused.items():
+        logline.emit(
+            f"receipts: no bundle for claim {visible_cell(claim_id)}: {reason}",
+            event="claims.bundle_refused",
+            level="warning",
+        )
+    return written
 
 
 def _say_unrecorded(result: ClaimsCheck) -> None:

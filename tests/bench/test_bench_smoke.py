@@ -81,3 +81,17 @@ def test_the_readme_table_is_rendered_from_a_results_file(tmp_path: Path) -> Non
     larger = results["results"]["ingest"]["larger_warehouse"]
     (row,) = [r for r in table.splitlines() if "in a warehouse of 2,000 documents" in r]
     assert f"| {larger['ratio']}× the same in a warehouse of its records alone" in row
+
+
+def test_proofs_benchmark_writes_a_bundle_per_claim_and_verifies_the_big_one() -> None:
+    from bench import proofs
+
+    result = proofs.run(claims=40, big_bytes=20_000, repeats=1)
+    assert result["holding"] == result["bundles_written"] == 40
+    assert result["seconds"]["bundles"]["median"] > 0 and result["ratio"]["median"] > 0
+    assert result["big_bundle_bytes"] > 20_000
+    assert set(result["targets"]) == {
+        "bundles_within_3x_of_the_check",
+        "1mb_bundle_verifies_under_1s",
+    }
+    assert len(proofs.rows(result)) == 5

@@ -31,13 +31,16 @@ from warehouse.errors import (
 from warehouse.store import Warehouse
 
 PACKAGES = ("pipelines", "sources", "warehouse")
+# The single-file verifier of proof bundles runs where receipts is not installed: it imports
+# nothing of ours, so its one exception (a step that does not hold) is its own.
+STANDALONE = (REPO / "pipelines" / "proofs" / "verify_receipt.py",)
 
 
 def _exception_classes_outside_the_tree() -> list[str]:
     found = []
     for package in PACKAGES:
         for path in sorted((REPO / package).rglob("*.py")):
-            if path == REPO / "warehouse" / "errors.py":
+            if path == REPO / "warehouse" / "errors.py" or path in STANDALONE:
                 continue
             for node in ast.walk(ast.parse(path.read_text("utf-8"))):
                 if isinstance(node, ast.ClassDef):

@@ -94,7 +94,7 @@ def test_completion_lists_command_names_from_the_table() -> None:
     env = {"_RECEIPTS_COMPLETE": "bash_complete", "COMP_WORDS": "receipts ver", "COMP_CWORD": "1"}
     done = _run([], env)
     names = [line.split(",", 1)[1] for line in done.stdout.splitlines()]
-    assert names == ["verify", "verify-claims", "verify-quote"]
+    assert names == ["verify", "verify-bundle", "verify-claims", "verify-quote"]
 
 
 def test_help_lists_every_command_with_its_line_of_the_table() -> None:

@@ -28,5 +28,6 @@ def test_the_wheel_contains_no_test_bench_or_demo_code(tmp_path: Path) -> None:
     for asset in ("page.html.j2", "page.css", "page.js", "verify.js"):  # the proof page
         assert f"pipelines/proofs_html/assets/{asset}" in names
     assert "pipelines/cli/__main__.py" in names
+    assert "pipelines/proofs/verify_receipt.py" in names  # verify-bundle --print-verifier
     leaked = [n for n in names if "synthetic" in n or "fake" in n or "demo" in n]
     assert leaked == []

@@ -360,3 +360,18 @@ def test_proofs_of_larger_trees_hold_and_bind(large_tree: StoredTree, data: st.D
     if m < t:
         with pytest.raises(merkle.ProofError):
             merkle.check_tree(tree_proof, t, root, m, merkle.tree_hash(m - 1 or t, read))
+
+
+def test_bulk_inclusion_proofs_are_the_single_ones(small_tree: StoredTree) -> None:
+    reads: list[int] = []
+
+    def read(indexes: Sequence[int]) -> list[bytes]:
+        reads.append(len(indexes))
+        return small_tree.read(indexes)
+
+    for t in range(1, small_tree.size + 1):
+        wanted = list(range(t))
+        reads.clear()
+        bulk = merkle.prove_records(t, wanted, read)
+        assert len(reads) <= 1  # one read for every proof
+        assert bulk == {n: merkle.prove_record(t, n, small_tree.read) for n in wanted}

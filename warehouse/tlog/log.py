@@ -4,6 +4,7 @@ check, publishing tiles), each returning plain values."""
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +18,7 @@ from warehouse.tlog import checkpoint as checkpoints
 from warehouse.tlog import heads, merkle, note, store, tiles
 from warehouse.tlog.check import check_log
 from warehouse.tlog.errors import CheckpointError, NoteError
-from warehouse.tlog.proof import format_proof
+from warehouse.tlog.proof import HEADER, format_proof
 from warehouse.tlog.transactions import logged_transaction
 
 
@@ -227,3 +228,51 @@ def publish(warehouse: Warehouse, out: Path) -> Published:
         latest.note.encode(),
     )
     return Published(out, latest.size, old, written)
+
+
+@dataclass(frozen=True)
+class SignedHead:
+    """The latest checkpoint and the verifier key of the key that signed it."""
+
+    checkpoint: store.StoredCheckpoint
+    verifier: note.Verifier
+
+
+def signed_head(warehouse: Warehouse) -> SignedHead:
+    """The latest checkpoint, which must be signed by the key ``RECEIPTS_LOG_KEY`` names (a
+    proof anyone can check needs both); :class:`UsageError` saying what to run otherwise."""
+    latest = latest_checkpoint(warehouse)
+    signer = heads.configured_signer()
+    setup = (
+        f"make a key once (`receipts log init --key FILE`), set {heads.ENV_KEY}=FILE, and run "
+        "a writing command (ingest, refresh) so that it records a signed checkpoint"
+    )
+    if signer is None:
+        raise UsageError(
+            f"a proof needs the log's signing key and {heads.ENV_KEY} is not set: " + setup
+        )
+    if latest.key_name is None:
+        raise UsageError(f"the latest checkpoint (size {latest.size}) is unsigned: " + setup)
+    try:
+        checkpoints.open(latest.note.encode(), [signer.verifier], None)
+    except (NoteError, CheckpointError) as exc:
+        raise UsageError(
+            f"the latest checkpoint is not signed by the key {heads.ENV_KEY} names ({exc}); "
+            "run a writing command to record one it signs"
+        ) from None
+    return SignedHead(latest, signer.verifier)
+
+
+def prove_indexes(warehouse: Warehouse, indexes: Sequence[int], tree_size: int) -> dict[int, bytes]:
+    """The inclusion proofs (C2SP tlog-proof files, without their checkpoint) of entries
+    ``indexes`` in the tree of ``tree_size``, with one read of the stored hashes; the
+    checkpoint's note is appended by the caller. Each hash is written in base64 once, however
+    many proofs share it."""
+    paths, hashes = merkle.record_paths(
+        tree_size, sorted(set(indexes)), heads.reader(warehouse._con)
+    )
+    encoded = {r: base64.b64encode(h).decode() for r, h in hashes.items()}
+    return {
+        n: "\n".join([HEADER, f"index {n}", *[encoded[r] for r in ranges], "", ""]).encode()
+        for n, ranges in paths.items()
+    }

@@ -161,7 +161,7 @@ def _record_ranges(t: int, n: int) -> list[tuple[int, int]]:
     ranges = []
     lo, hi = 0, t
     while hi - lo > 1:
-        k = _split(hi - lo)
+        k = 1 << ((hi - lo - 1).bit_length() - 1)  # _split, inlined: bulk proofs call this a lot
         if n < lo + k:
             ranges.append((lo + k, hi))
             hi = lo + k
@@ -177,6 +177,28 @@ def prove_record(t: int, n: int, read: HashReader) -> list[bytes]:
     if not 0 <= n < t:
         raise ValueError(f"no record {n} in a tree of {t} records")
     return _range_hashes(_record_ranges(t, n), read)
+
+
+def record_paths(
+    t: int, ns: Sequence[int], read: HashReader
+) -> tuple[dict[int, list[tuple[int, int]]], dict[tuple[int, int], bytes]]:
+    """The inclusion proofs of many records of the tree of ``t`` records, as each proof's
+    subtrees (``[lo, hi)`` ranges, from the leaf up) and every distinct subtree's hash, with
+    one read of the stored hashes: a subtree several proofs share (those along the tree's
+    right edge) is hashed once."""
+    paths: dict[int, list[tuple[int, int]]] = {}
+    for n in ns:
+        if not 0 <= n < t:
+            raise ValueError(f"no record {n} in a tree of {t} records")
+        paths[n] = _record_ranges(t, n)
+    distinct = list({r for ranges in paths.values() for r in ranges})
+    return paths, dict(zip(distinct, _range_hashes(distinct, read), strict=True))
+
+
+def prove_records(t: int, ns: Sequence[int], read: HashReader) -> dict[int, list[bytes]]:
+    """:func:`prove_record` for each of ``ns``, in bulk (:func:`record_paths`)."""
+    paths, hashes = record_paths(t, ns, read)
+    return {n: [hashes[r] for r in ranges] for n, ranges in paths.items()}
 
 
 def _tree_ranges(t: int, n: int) -> list[tuple[int, int]]:

@@ -1,0 +1,132 @@
+"""A proof bundle from the warehouse's rows (pure): the format is docs/proof-bundles.md,
+checked by :mod:`pipelines.proofs.verify_receipt` and docs/proof-bundle.schema.json."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+
+from pipelines.checks.diffing import is_json_media
+from pipelines.proofs.locate import Location
+from pipelines.proofs.verify_receipt import FORMAT, VERSION
+from sources.github.entry import web_file_url
+from warehouse.proof_rows import ProofRow
+from warehouse.tlog.entries import instant
+
+SUFFIX = ".receipt.json"
+
+
+def canonical_form(media_type: str) -> str:
+    """How a snapshot's bytes were made: receipts' canonical JSON (v1) for JSON records,
+    the bytes as served for everything else."""
+    return "receipts-json-v1" if is_json_media(media_type) else "raw"
+
+
+def version_url(row: ProofRow) -> str | None:
+    """A URL of this exact version, where the upstream has one: a GitHub file at its pinned
+    commit. NHTSA and Forem serve only the current record."""
+    if row.source != "github" or not row.source_commit:
+        return None
+    _, owner, name, path = row.doc_id.split("/", 3)
+    return web_file_url(f"{owner}/{name}", row.source_commit, path)
+
+
+def citation(row: ProofRow) -> dict[str, Any]:
+    """The upstream URL, the capture instant (when the bytes were fetched, else when the
+    revision was recorded) and the Robust Links attributes
+    (https://robustlinks.mementoweb.org/spec/) a page citing this version carries."""
+    captured = row.captured_at
+    return {
+        "url": row.source_url,
+        "captured_at": instant(captured),
+        "robust_links": {
+            "data-originalurl": row.source_url,
+            "data-versionurl": version_url(row),
+            "data-versiondate": captured.date().isoformat(),
+        },
+    }
+
+
+@dataclass(frozen=True)
+class ClaimCheck:
+    """One check of a claim, as a bundle's ``claim.history`` lists it."""
+
+    check: int
+    status: str
+    at: datetime
+    revision: int | None
+    content_hash: str | None
+
+
+def claim_json(claim_id: str, status: str, history: Sequence[ClaimCheck]) -> dict[str, Any]:
+    return {
+        "id": claim_id,
+        "status": status,
+        "history": [
+            {
+                "check": c.check,
+                "status": c.status,
+                "at": instant(c.at if c.at.tzinfo else c.at.replace(tzinfo=UTC)),
+                "revision": c.revision,
+                "content_hash": c.content_hash,
+            }
+            for c in history
+        ],
+    }
+
+
+def build_bundle(
+    row: ProofRow,
+    quote: str,
+    location: Location,
+    proof: bytes,
+    verifier_key: str,
+    claim: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The bundle of ``quote`` at ``location`` in ``row``'s snapshot; ``proof`` is the C2SP
+    tlog-proof of ``row.entry`` with its signed checkpoint."""
+    if row.entry is None:
+        raise ValueError(f"{row.doc_id} revision {row.revision} has no log entry")
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "document": {
+            "doc_id": row.doc_id,
+            "revision": row.revision,
+            "kind": row.kind,
+            "source": row.source,
+            "title": None,
+        },
+        "snapshot": {
+            "content_hash": row.content_hash,
+            "canonical_form": canonical_form(row.media_type),
+            "media_type": row.media_type,
+            "size": len(row.body),
+            "bytes_base64": base64.b64encode(row.body).decode("ascii"),
+        },
+        "quote": {
+            "text": quote,
+            "exact": location.exact,
+            "locator": {"pointer": location.pointer, "start": location.start, "end": location.end},
+            "prefix": location.prefix,
+            "suffix": location.suffix,
+        },
+        "citation": citation(row),
+        "log": {
+            "entry": row.entry.decode("utf-8"),
+            "proof": proof.decode("utf-8"),
+            "verifier_key": verifier_key,
+        },
+        "claim": claim,
+    }
+
+
+def bundle_bytes(bundle: dict[str, Any]) -> bytes:
+    """The file's bytes: UTF-8 JSON on one line, ending in a line feed (orjson: ~10x the
+    standard library's encoder on these; ``jq .`` indents a bundle for reading)."""
+    return orjson.dumps(bundle, option=orjson.OPT_APPEND_NEWLINE)

@@ -1,0 +1,136 @@
+"""Proof bundles from a warehouse: one for a quote (``receipts prove``), or one per claim
+that holds (``receipts verify-claims --bundles``), every proof against the latest signed
+checkpoint."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pipelines.checks.claims import ClaimVerdict
+from pipelines.checks.quote import find_quote, short_hash
+from pipelines.proofs.bundle import SUFFIX, ClaimCheck, build_bundle, bundle_bytes, claim_json
+from pipelines.proofs.locate import locate
+from warehouse import history
+from warehouse.claims import claim_histories
+from warehouse.errors import BundleRefused, NotFound
+from warehouse.proof_rows import ProofRow, proof_rows
+from warehouse.store import Warehouse
+from warehouse.tlog import log as tlog
+
+NO_SPAN = (
+    "the quote holds under receipts' reading rules, but no span of the stored text reads as it "
+    "under the bundle's normalisation (it crosses Markdown or HTML markup, or invisible "
+    "characters): quote the words as they are stored"
+)
+
+
+def _proofs(wh: Warehouse, rows: Sequence[ProofRow], head: tlog.SignedHead) -> dict[int, bytes]:
+    size = head.checkpoint.size
+    for row in rows:
+        if row.log_index is None:
+            raise NotFound(f"{row.doc_id} revision {row.revision} has no entry in the log")
+        if row.log_index >= size:
+            raise NotFound(
+                f"{row.doc_id} revision {row.revision} (entry {row.log_index}) is not yet in a "
+                f"checkpoint (the latest covers {size} entries); the next writing run records one"
+            )
+    note = head.checkpoint.note.encode()
+    found = tlog.prove_indexes(wh, [r.log_index for r in rows if r.log_index is not None], size)
+    return {index: proof + note for index, proof in found.items()}
+
+
+def prove(
+    wh: Warehouse,
+    doc_id: str,
+    quote: str,
+    revision: int | None = None,
+    content_hash: str | None = None,
+) -> dict[str, Any]:
+    """The bundle of ``quote`` in ``doc_id``'s revision (the current one unless ``revision``
+    or ``content_hash`` names one). Refuses (:class:`BundleRefused`) a quote the revision
+    does not hold, or one with no span the bundle's normalisation finds."""
+    head = tlog.signed_head(wh)
+    snapshot = history.snapshot(wh, doc_id, revision, content_hash)
+    where = f"{doc_id} revision {snapshot.revision} (hash {short_hash(snapshot.content_hash)})"
+    if find_quote(quote, snapshot.body, snapshot.media_type) is None:
+        raise BundleRefused(
+            f"the quote does not occur in {where}; `receipts verify-quote` says which "
+            "revisions hold it"
+        )
+    location = locate(quote, snapshot.body, snapshot.media_type)
+    if location is None:
+        raise BundleRefused(f"{where}: {NO_SPAN}")
+    row = proof_rows(wh, [(doc_id, snapshot.revision)])[(doc_id, snapshot.revision)]
+    proof = _proofs(wh, [row], head)[row.log_index or 0]
+    return build_bundle(row, quote, location, proof, str(head.verifier))
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+
+
+def bundle_name(claim_id: str) -> str:
+    """A claim's bundle file name: its id with every character but letters, digits, ``.``,
+    ``_`` and ``-`` written ``%XX`` (so no two ids share a name), then ``.receipt.json``."""
+    safe = _UNSAFE.sub(lambda m: "".join(f"%{b:02X}" for b in m.group().encode()), claim_id)
+    if safe.startswith("."):
+        safe = "%2E" + safe[1:]
+    return safe + SUFFIX
+
+
+@dataclass
+class ClaimBundles:
+    """The bundle of every holding claim (file name, bytes), and the holding claims that
+    have none, with the reason."""
+
+    files: list[tuple[str, bytes]] = field(default_factory=list)
+    refused: dict[str, str] = field(default_factory=dict)  # claim id -> reason
+
+
+def claim_bundles(wh: Warehouse, verdicts: Sequence[ClaimVerdict]) -> ClaimBundles:
+    """One bundle per claim that holds, named after the claim, with the claim's status
+    history; a claim whose quote has no span the bundle's normalisation finds is refused.
+    Rows and bytes come from one query, every inclusion proof from one read of the hashes."""
+    head = tlog.signed_head(wh)
+    holding = [v for v in verdicts if v.holds and v.cited_revision is not None]
+    result = ClaimBundles()
+    rows = proof_rows(wh, [(v.claim.doc_id, int(v.cited_revision or 0)) for v in holding])
+    located = []
+    for verdict in holding:
+        row = rows.get((verdict.claim.doc_id, int(verdict.cited_revision or 0)))
+        location = None if row is None else locate(verdict.claim.quote, row.body, row.media_type)
+        if row is None or location is None:
+            result.refused[verdict.claim.claim_id] = NO_SPAN
+            continue
+        located.append((verdict, row, location))
+    proofs = _proofs(wh, [row for _, row, _ in located], head)
+    histories = claim_histories(wh, [v.claim.claim_id for v, _, _ in located])
+    verifier = str(head.verifier)
+    for verdict, row, location in located:
+        claim_id = verdict.claim.claim_id
+        checks = [
+            ClaimCheck(h.check_id, h.status, h.recorded_at, h.cited_revision, h.cited_hash)
+            for h in histories.get(claim_id, [])
+        ]
+        bundle = build_bundle(
+            row,
+            verdict.claim.quote,
+            location,
+            proofs[row.log_index or 0],
+            verifier,
+            claim_json(claim_id, verdict.status, checks),
+        )
+        result.files.append((bundle_name(claim_id), bundle_bytes(bundle)))
+    return result
+
+
+def write_claim_bundles(wh: Warehouse, verdicts: Sequence[ClaimVerdict], out: Path) -> ClaimBundles:
+    """:func:`claim_bundles`, each file written into ``out`` (made if need be)."""
+    made = claim_bundles(wh, verdicts)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, data in made.files:
+        (out / name).write_bytes(data)
+    return made

@@ -1,0 +1,173 @@
+"""`receipts prove` writes a bundle that `receipts verify-bundle` checks step by step; every
+bad bundle of the issue is refused with the failing step named, never a traceback."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from pipelines.proofs.verify_receipt import STEPS
+from tests.conftest import cli
+from tests.proofs.bad_bundles import bad_files
+from tests.proofs.conftest import (
+    COMMIT,
+    COMPLAINT,
+    NOTES,
+    SUMMARY_1,
+    Signed,
+    load,
+    make_signed_warehouse,
+    prove,
+)
+
+SCHEMA = json.loads((Path(__file__).parents[2] / "docs/proof-bundle.schema.json").read_text())
+QUOTE = "the vehicle\u2019s automatic emergency braking engaged"
+
+
+def verify(path: Path, *args: object) -> tuple[int, dict[str, str]]:
+    result = cli("verify-bundle", path, "--json", *args)
+    report = json.loads(result.stdout)
+    return result.exit_code, {s["step"]: s["status"] for s in report["steps"]}
+
+
+@pytest.fixture(scope="module")
+def other(tmp_path_factory: pytest.TempPathFactory) -> Signed:
+    """Another warehouse: another log, another key."""
+    return make_signed_warehouse(tmp_path_factory.mktemp("other"), another_log=True)
+
+
+def test_a_json_quote_proves_and_verifies(signed: Signed, tmp_path: Path) -> None:
+    out = tmp_path / "c.receipt.json"
+    code, _, stderr = prove(signed, out, COMPLAINT, QUOTE, "--revision", "1")
+    assert code == 0, stderr
+    bundle = load(out)
+    jsonschema.validate(bundle, SCHEMA)
+    quote = bundle["quote"]
+    assert quote["locator"]["pointer"] == "/summary"  # type: ignore[index]
+    start, end = quote["locator"]["start"], quote["locator"]["end"]  # type: ignore[index]
+    assert SUMMARY_1[start:end] == quote["exact"]  # type: ignore[index]
+    assert quote["exact"] == "the vehicle\u2019s  automatic emergency braking engaged"  # type: ignore[index]
+    assert bundle["document"]["revision"] == 1  # type: ignore[index]
+    assert bundle["snapshot"]["canonical_form"] == "receipts-json-v1"  # type: ignore[index]
+    assert verify(out, "--key", signed.verifier) == (0, dict.fromkeys(STEPS, "ok"))
+    text = cli("verify-bundle", out)
+    assert text.exit_code == 0 and "the bundle holds" in text.stdout
+    assert [line.split()[-1] for line in text.stdout.splitlines()[:6]] == list(STEPS)
+
+
+def test_a_markdown_quote_carries_its_version_url(signed: Signed, tmp_path: Path) -> None:
+    out = tmp_path / "n.receipt.json"
+    code, _, stderr = prove(signed, out, NOTES, "The pedal went *all the way* down.")
+    assert code == 0, stderr
+    bundle = load(out)
+    jsonschema.validate(bundle, SCHEMA)
+    links = bundle["citation"]["robust_links"]  # type: ignore[index]
+    assert links["data-versionurl"] == (
+        f"https://github.com/acme/notes/blob/{COMMIT}/docs/brakes.md"
+    )
+    assert links["data-originalurl"].startswith("https://raw.githubusercontent.com/acme/notes/")
+    assert bundle["quote"]["locator"]["pointer"] is None  # type: ignore[index]
+    assert bundle["snapshot"]["canonical_form"] == "raw"  # type: ignore[index]
+    assert verify(out)[0] == 0
+
+
+def test_a_quote_that_holds_only_across_markup_is_refused(signed: Signed, tmp_path: Path) -> None:
+    out = tmp_path / "m.receipt.json"
+    holds = cli("verify-quote", NOTES, "The pedal went all the way down.",
+                "--warehouse", signed.warehouse)  # fmt: skip
+    assert holds.exit_code == 0  # receipts' reading rules: emphasis is not text
+    code, _, stderr = prove(signed, out, NOTES, "The pedal went all the way down.")
+    assert code == 1 and "no span of the stored text reads as it" in stderr
+    assert not out.exists()
+
+
+def test_a_quote_the_revision_does_not_hold_is_refused(signed: Signed, tmp_path: Path) -> None:
+    out = tmp_path / "r.receipt.json"
+    code, _, stderr = prove(signed, out, COMPLAINT, "A software update was applied",
+                            "--revision", "1")  # fmt: skip
+    assert code == 1 and "does not occur in nhtsa/complaint/11561420 revision 1" in stderr
+    assert prove(signed, out, COMPLAINT, "A software update was applied")[0] == 0
+
+
+def test_without_the_signing_key_prove_says_what_to_run(signed: Signed, tmp_path: Path) -> None:
+    result = cli("prove", COMPLAINT, QUOTE, "--out", tmp_path / "x.receipt.json",
+                 "--warehouse", signed.warehouse)  # fmt: skip
+    assert result.exit_code == 2
+    assert "receipts log init" in result.stderr and "RECEIPTS_LOG_KEY" in result.stderr
+
+
+@pytest.fixture(scope="module")
+def good_and_other(
+    signed: Signed, other: Signed, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[bytes, bytes]:
+    directory = tmp_path_factory.mktemp("bundles")
+    assert prove(signed, directory / "good.json", COMPLAINT, QUOTE)[0] == 0
+    assert prove(other, directory / "other.json", COMPLAINT, QUOTE)[0] == 0
+    return (directory / "good.json").read_bytes(), (directory / "other.json").read_bytes()
+
+
+def test_every_bad_bundle_is_refused_at_its_step(
+    good_and_other: tuple[bytes, bytes], tmp_path: Path
+) -> None:
+    for name, (data, step) in bad_files(*good_and_other).items():
+        path = tmp_path / f"{name}.receipt.json"
+        path.write_bytes(data)
+        result = cli("verify-bundle", path)
+        assert result.exit_code == 1, (name, result.output)
+        assert f"FAILED   {step}:" in result.stdout, (name, result.stdout)
+        assert "Traceback" not in result.output
+
+
+def test_another_trusted_key_is_named(
+    good_and_other: tuple[bytes, bytes], other: Signed, tmp_path: Path
+) -> None:
+    path = tmp_path / "g.receipt.json"
+    path.write_bytes(good_and_other[0])
+    result = cli("verify-bundle", path, "--key", other.verifier)
+    assert result.exit_code == 1
+    assert f"is not the trusted key {other.verifier}" in result.stdout
+
+
+def test_an_unreadable_file_exits_2(tmp_path: Path) -> None:
+    result = cli("verify-bundle", tmp_path / "missing.receipt.json")
+    assert result.exit_code == 2 and "cannot read" in result.stderr
+
+
+def test_verify_claims_writes_a_bundle_per_holding_claim(signed: Signed, tmp_path: Path) -> None:
+    claims = tmp_path / "claims.ndjson"
+    rows = [
+        {"claim_id": "aeb/1", "doc_id": COMPLAINT, "quote": QUOTE, "revision": 1},
+        {"claim_id": "update", "doc_id": COMPLAINT, "quote": "software update", "revision": 1},
+    ]
+    claims.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "bundles"
+    result = cli("verify-claims", "--file", claims, "--bundles", out,
+                 "--warehouse", signed.warehouse, env=signed.env)  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in out.iterdir()) == ["aeb%2F1.receipt.json"]
+    bundle = load(out / "aeb%2F1.receipt.json")
+    jsonschema.validate(bundle, SCHEMA)
+    claim = bundle["claim"]
+    assert claim["id"] == "aeb/1" and claim["status"] == "holds"  # type: ignore[index]
+    assert [h["status"] for h in claim["history"]] == ["holds"]  # type: ignore[index]
+    assert verify(out / "aeb%2F1.receipt.json", "--key", signed.verifier)[0] == 0
+
+
+def test_verify_claims_bundles_need_the_key_before_checking(signed: Signed, tmp_path: Path) -> None:
+    claims = tmp_path / "claims.ndjson"
+    claims.write_text(json.dumps({"claim_id": "c", "doc_id": COMPLAINT, "quote": QUOTE}) + "\n")
+    result = cli("verify-claims", "--file", claims, "--bundles", tmp_path / "b",
+                 "--warehouse", signed.warehouse)  # fmt: skip
+    assert result.exit_code == 2 and "RECEIPTS_LOG_KEY" in result.stderr
+    assert not (tmp_path / "b").exists()
+
+
+def test_print_verifier_prints_the_file_verify_bundle_runs() -> None:
+    from pipelines.proofs import verify_receipt
+
+    printed = cli("verify-bundle", "--print-verifier")
+    assert printed.exit_code == 0
+    assert printed.stdout == Path(verify_receipt.__file__).read_text("utf-8")
