@@ -28,6 +28,13 @@ VERIFIER_FILE = "verify_receipt.py"
     required=True,
     help="The bundle file to write (by convention *.receipt.json).",
 )
+@click.option(
+    "--html",
+    "html",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Also write the proof page: one HTML file that checks the bundle in the reader's "
+    "browser (Web Crypto) and shows the quote in its document.",
+)
 @warehouse_option
 @json_option
 @handle_errors
@@ -37,6 +44,7 @@ def prove(
     revision: int | None,
     content_hash: str | None,
     out: Path,
+    html: Path | None,
     warehouse: str,
     as_json: bool,
 ) -> None:
@@ -45,7 +53,8 @@ def prove(
     `receipts verify-bundle` or the single-file verifier. It holds the snapshot's bytes, the
     quote's location (a JSON Pointer and code-point offsets) with its context, the upstream
     URL, capture time and Robust Links attributes, and the revision's log entry with its
-    inclusion proof and the latest signed checkpoint.
+    inclusion proof and the latest signed checkpoint. With --html, also the proof page
+    (docs/proof-page.md): open it in a browser to see each step checked.
 
     The log's key must be set (RECEIPTS_LOG_KEY, made by `receipts log init`) and the latest
     checkpoint signed with it. Exit 1 when the revision does not hold the quote, or holds it
@@ -54,6 +63,7 @@ def prove(
     \b
     Example:
       receipts prove nhtsa/complaint/11561420 "the brakes failed" --out c.receipt.json
+      receipts prove nhtsa/complaint/11561420 "stalled" --out s.receipt.json --html s.html
     """
     from pipelines.proofs.bundle import bundle_bytes
     from pipelines.proofs.make import prove as make_bundle
@@ -63,11 +73,16 @@ def prove(
     with Warehouse.open(warehouse, read_only=True) as wh:
         bundle = make_bundle(wh, doc_id, quote, revision, content_hash)
     out.write_bytes(bundle_bytes(bundle))
+    if html is not None:
+        from pipelines.proofs_html import render_bundle_html
+
+        html.write_text(render_bundle_html(bundle), encoding="utf-8")
     document, located = bundle["document"], bundle["quote"]["locator"]
     if as_json:
         emit_json(
             {
                 "out": str(out),
+                "html": None if html is None else str(html),
                 "doc_id": document["doc_id"],
                 "revision": document["revision"],
                 "content_hash": bundle["snapshot"]["content_hash"],
@@ -80,6 +95,7 @@ def prove(
     click.echo(
         f"wrote {out}: {document['doc_id']} revision {document['revision']}, "
         f"{where} [{located['start']}:{located['end']}]"
+        + ("" if html is None else f"; the proof page: {html}")
     )
 
 
