@@ -47,12 +47,27 @@ ROW_GROUP_SIZE = 16_384
 # Where the receipts locks of a PostgreSQL catalog are taken (a plain attach of the same
 # database, beside DuckLake's own).
 LOCKS_ALIAS = "receipts_locks"
-LAKE_EXTRA_HINT = (
-    "a DuckLake warehouse needs DuckDB's ducklake extension: pip install 'receipts[lake]' "
-    "(DuckDB 1.5.5 and the extension wheels), or a DuckDB that can `INSTALL ducklake`"
-)
 # The extension each catalog needs besides ducklake itself (and the PyPI wheel's name).
 _CATALOG_EXTENSIONS = {"sqlite": "sqlite_scanner", "postgres": "postgres_scanner"}
+# What needs each extension, for the line that says one is missing.
+_EXTENSION_NEEDED_BY = {
+    "ducklake": "a DuckLake warehouse",
+    "sqlite_scanner": "a DuckLake on a SQLite catalog",
+    "postgres_scanner": "a DuckLake on a PostgreSQL catalog",
+    "httpfs": "an s3:// data path",
+}
+
+
+def missing_extension(name: str) -> str:
+    """The one line saying that DuckDB's extension ``name`` is missing, and how to get it."""
+    needed_by = _EXTENSION_NEEDED_BY.get(name, "this warehouse")
+    return (
+        f"{needed_by} needs DuckDB's {name} extension: pip install 'receipts[lake]' "
+        f"(DuckDB 1.5.5 and the extension wheels), or a DuckDB that can `INSTALL {name}`"
+    )
+
+
+LAKE_EXTRA_HINT = missing_extension("ducklake")
 
 
 class WarehouseURL(str):
@@ -154,13 +169,15 @@ def load_extension(con: duckdb.DuckDBPyConnection, name: str) -> None:
     try:
         con.execute(f"LOAD {name}")
     except duckdb.Error:
-        raise WarehouseError(LAKE_EXTRA_HINT) from None
+        raise WarehouseError(missing_extension(name)) from None
 
 
-def _s3_secret(con: duckdb.DuckDBPyConnection) -> None:
-    """Credentials for an s3:// data path, from the environment (never stored)."""
-    load_extension(con, "httpfs")
-    options = ["TYPE s3"]
+def s3_secret_options() -> list[str]:
+    """The options of DuckDB's S3 secret for an s3:// data path, from the settings: the keys,
+    the region, and with an endpoint (``AWS_ENDPOINT_URL``) that endpoint for every request,
+    its scheme deciding SSL, and the URL style (``RECEIPTS_S3_URL_STYLE``: path-style by
+    default for an endpoint, as S3-compatible stores on one host serve)."""
+    options = ["TYPE s3", "PROVIDER config"]
     names = {
         "KEY_ID": "AWS_ACCESS_KEY_ID",
         "SECRET": "AWS_SECRET_ACCESS_KEY",
@@ -171,14 +188,35 @@ def _s3_secret(con: duckdb.DuckDBPyConnection) -> None:
     for option, env in names.items():
         if given.get(env):
             options.append(f"{option} {_quote(given[env])}")
-    endpoint = settings.current().aws_endpoint_url
-    if endpoint:
-        scheme, _, host = endpoint.partition("://")
-        options.append(f"ENDPOINT {_quote(host or scheme)}")
-        options.append("URL_STYLE 'path'")
-        if scheme == "http":
-            options.append("USE_SSL false")
-    con.execute(f"CREATE OR REPLACE SECRET receipts_s3 ({', '.join(options)})")
+    current = settings.current()
+    style = current.s3_url_style
+    if current.aws_endpoint_url:
+        scheme, _, host = current.aws_endpoint_url.partition("://")
+        options.append(f"ENDPOINT {_quote(host.rstrip('/'))}")
+        options.append(f"USE_SSL {'true' if scheme == 'https' else 'false'}")
+        style = style or "path"
+    if style:
+        options.append(f"URL_STYLE {_quote(style)}")
+    return options
+
+
+def _s3_secret(con: duckdb.DuckDBPyConnection) -> None:
+    """DuckDB's httpfs and the credentials for an s3:// data path, from the settings (never
+    stored): every S3 request of the connection goes to the configured endpoint."""
+    load_extension(con, "httpfs")
+    con.execute(f"CREATE OR REPLACE SECRET receipts_s3 ({', '.join(s3_secret_options())})")
+
+
+def _needs_httpfs(error: duckdb.Error) -> bool:
+    """Whether attaching failed because the lake's data path needs httpfs, not yet loaded."""
+    return "'httpfs'" in str(error) or '"httpfs"' in str(error)
+
+
+def _lake_data_path(con: duckdb.DuckDBPyConnection) -> str:
+    row = con.execute(
+        f"SELECT value FROM {LAKE_ALIAS}.options() WHERE option_name = 'data_path'"
+    ).fetchone()
+    return str(row[0]) if row else ""
 
 
 class AttachedConnection:
@@ -203,7 +241,8 @@ def connect_lake(
 ) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection with the lake attached as its default catalog."""
     assert target.catalog is not None and target.catalog_dsn is not None
-    con = duckdb.connect(":memory:", config=config)
+    # Extensions come from their wheels (or DuckDB's own folder), never downloaded mid-run.
+    con = duckdb.connect(":memory:", config={**config, "autoinstall_known_extensions": False})
     try:
         load_extension(con, "ducklake")
         load_extension(con, _CATALOG_EXTENSIONS[target.catalog])
@@ -220,6 +259,7 @@ def connect_lake(
                     f"--data-path DIR (or {ENV_DATA_PATH})"
                 )
         options = []
+        on_s3 = False
         if target.data_path:
             data_path = target.data_path
             if "://" not in data_path:
@@ -227,12 +267,23 @@ def connect_lake(
                 data_path = str(Path(data_path).resolve()) + "/"
             elif data_path.startswith("s3://"):
                 _s3_secret(con)
+                on_s3 = True
             options.append(f"DATA_PATH {_quote(data_path)}")
         if read_only:
             options.append("READ_ONLY")
         suffix = f" ({', '.join(options)})" if options else ""
+        attach = f"ATTACH {_quote(target.attach_sql())} AS {LAKE_ALIAS}{suffix}"
         try:
-            con.execute(f"ATTACH {_quote(target.attach_sql())} AS {LAKE_ALIAS}{suffix}")
+            try:
+                con.execute(attach)
+            except duckdb.Error as exc:
+                # A lake whose catalog remembers an s3:// data path: httpfs and the
+                # credentials, then again.
+                if on_s3 or not _needs_httpfs(exc):
+                    raise
+                _s3_secret(con)
+                on_s3 = True
+                con.execute(attach)
         except duckdb.Error as exc:
             text = str(exc).strip()
             message = without_password(text.splitlines()[0] if text else repr(exc))
@@ -242,6 +293,8 @@ def connect_lake(
                     f"--data-path DIR (or {ENV_DATA_PATH}): {message}"
                 ) from None
             raise WarehouseError(f"cannot open warehouse {target.location}: {message}") from None
+        if not on_s3 and _lake_data_path(con).startswith("s3://"):
+            _s3_secret(con)  # httpfs was loaded from DuckDB's own folder: the endpoint, too
         con.execute(f"USE {LAKE_ALIAS}")
         if target.catalog == "postgres":
             con.execute(f"ATTACH {_quote(target.catalog_dsn)} AS {LOCKS_ALIAS} (TYPE postgres)")
