@@ -29,7 +29,7 @@ from typing import Any
 
 import duckdb
 
-from warehouse import settings
+from warehouse import object_store, settings
 from warehouse.errors import UsageError, WarehouseError
 
 ENV_DATA_PATH = "RECEIPTS_DATA_PATH"
@@ -172,39 +172,14 @@ def load_extension(con: duckdb.DuckDBPyConnection, name: str) -> None:
         raise WarehouseError(missing_extension(name)) from None
 
 
-def s3_secret_options() -> list[str]:
-    """The options of DuckDB's S3 secret for an s3:// data path, from the settings: the keys,
-    the region, and with an endpoint (``AWS_ENDPOINT_URL``) that endpoint for every request,
-    its scheme deciding SSL, and the URL style (``RECEIPTS_S3_URL_STYLE``: path-style by
-    default for an endpoint, as S3-compatible stores on one host serve)."""
-    options = ["TYPE s3", "PROVIDER config"]
-    names = {
-        "KEY_ID": "AWS_ACCESS_KEY_ID",
-        "SECRET": "AWS_SECRET_ACCESS_KEY",
-        "SESSION_TOKEN": "AWS_SESSION_TOKEN",
-        "REGION": "AWS_REGION",
-    }
-    given = settings.as_environ(tuple(names.values()))
-    for option, env in names.items():
-        if given.get(env):
-            options.append(f"{option} {_quote(given[env])}")
-    current = settings.current()
-    style = current.s3_url_style
-    if current.aws_endpoint_url:
-        scheme, _, host = current.aws_endpoint_url.partition("://")
-        options.append(f"ENDPOINT {_quote(host.rstrip('/'))}")
-        options.append(f"USE_SSL {'true' if scheme == 'https' else 'false'}")
-        style = style or "path"
-    if style:
-        options.append(f"URL_STYLE {_quote(style)}")
-    return options
-
-
-def _s3_secret(con: duckdb.DuckDBPyConnection) -> None:
+def _s3_secret(con: duckdb.DuckDBPyConnection, data_path: str | None) -> None:
     """DuckDB's httpfs and the credentials for an s3:// data path, from the settings (never
-    stored): every S3 request of the connection goes to the configured endpoint."""
+    stored): every S3 request of the connection goes to the configured endpoint. With the
+    data path known, a first listing checks the bucket and the credentials."""
     load_extension(con, "httpfs")
-    con.execute(f"CREATE OR REPLACE SECRET receipts_s3 ({', '.join(s3_secret_options())})")
+    con.execute(object_store.secret_sql())
+    if data_path:
+        object_store.check_bucket(con, data_path)
 
 
 def _needs_httpfs(error: duckdb.Error) -> bool:
@@ -266,7 +241,7 @@ def connect_lake(
                 Path(data_path).mkdir(parents=True, exist_ok=True)
                 data_path = str(Path(data_path).resolve()) + "/"
             elif data_path.startswith("s3://"):
-                _s3_secret(con)
+                _s3_secret(con, data_path)
                 on_s3 = True
             options.append(f"DATA_PATH {_quote(data_path)}")
         if read_only:
@@ -281,9 +256,10 @@ def connect_lake(
                 # credentials, then again.
                 if on_s3 or not _needs_httpfs(exc):
                     raise
-                _s3_secret(con)
-                on_s3 = True
+                _s3_secret(con, None)
                 con.execute(attach)
+                object_store.check_bucket(con, _lake_data_path(con))
+                on_s3 = True
         except duckdb.Error as exc:
             text = str(exc).strip()
             message = without_password(text.splitlines()[0] if text else repr(exc))
@@ -294,7 +270,7 @@ def connect_lake(
                 ) from None
             raise WarehouseError(f"cannot open warehouse {target.location}: {message}") from None
         if not on_s3 and _lake_data_path(con).startswith("s3://"):
-            _s3_secret(con)  # httpfs was loaded from DuckDB's own folder: the endpoint, too
+            _s3_secret(con, _lake_data_path(con))  # httpfs was found in DuckDB's own folder
         con.execute(f"USE {LAKE_ALIAS}")
         if target.catalog == "postgres":
             con.execute(f"ATTACH {_quote(target.catalog_dsn)} AS {LOCKS_ALIAS} (TYPE postgres)")
