@@ -1,0 +1,219 @@
+"""Several hosts on one lake: writer processes that present different host names (each in
+a UTS namespace of its own, ``unshare --uts``, as two machines would) share one PostgreSQL
+catalog and one ``s3://`` data path (moto's S3 server, tests/s3_server.py). Different
+corpora refresh side by side while a third process reads, with exact counts; a writer
+killed with SIGKILL mid-run is completed by a re-run on the other host; the catalog's
+PostgreSQL going away mid-run (a cluster of this module's own, stopped and started again)
+fails the run naming the catalog, and a re-run completes it exactly."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests import pg_cluster
+from tests.conftest import write_manifest
+from tests.lake.test_lake_backends import needs_lake
+from tests.lake_support import REPO, clean_env, receipts_argv
+from tests.pg_cluster import PgCluster
+
+pytestmark = [
+    pytest.mark.lake,
+    pytest.mark.slow,
+    needs_lake,
+    pytest.mark.skipif(
+        pg_cluster.available() is not None or shutil.which("unshare") is None,
+        reason=f"{pg_cluster.available() or 'needs unshare'}",
+    ),
+]
+
+MANIFEST = """
+[corpus]
+name = "{name}"
+namespace = "{name}"
+
+[[synthetic]]
+name = "{name}"
+count = {count}
+size = 200
+seed = {seed}
+complete = true
+pause_every = 100
+pause_ms = {pause_ms}
+"""
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[PgCluster]:
+    made = PgCluster()
+    yield made
+    made.remove()
+
+
+@pytest.fixture
+def lake(cluster: PgCluster, s3_path: str) -> str:
+    """A new lake: a database of its own in the cluster, its data path in the bucket."""
+    return f"ducklake:postgres:{cluster.create_database(f'hosts_{uuid.uuid4().hex[:10]}')}"
+
+
+def corpus(
+    folder: Path, name: str, count: int, pause_ms: int = 0, hold: Path | None = None
+) -> Path:
+    """A synthetic corpus; documents of ``beta`` differ from those of the others, whose
+    ``N``-th documents have the same bytes (so ``seed``'s one document is ``alpha-0``'s)."""
+    seed = 1 if name == "beta" else 0
+    body = MANIFEST.format(name=name, count=count, pause_ms=pause_ms, seed=seed)
+    if hold is not None:
+        body += f'hold_while = "{hold}"\n'
+    return write_manifest(folder, body, f"{name}.toml")
+
+
+def on_host(host: str, *args: object) -> subprocess.Popen[str]:
+    """receipts as a process whose host name is ``host`` (its own UTS namespace)."""
+    argv = ["unshare", "--uts", "sh", "-c", 'hostname "$0" && exec "$@"', host]
+    return subprocess.Popen(
+        [*argv, *receipts_argv(*args)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=clean_env(RECEIPTS_LOCK_WAIT="0"),
+    )
+
+
+def run(*args: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        receipts_argv(*args), cwd=REPO, capture_output=True, text=True, env=clean_env(), timeout=300
+    )
+
+
+def finish(proc: subprocess.Popen[str]) -> tuple[int, str, str]:
+    out, err = proc.communicate(timeout=300)
+    return proc.returncode, out, err
+
+
+def until_stored(lake: str, doc_id: str, writer: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + 120
+    while run("show", doc_id, "--warehouse", lake).returncode != 0:
+        assert writer.poll() is None, writer.communicate()[1]
+        assert time.monotonic() < deadline, "the writer's first batch never showed"
+        time.sleep(0.3)
+
+
+def seeded(lake: str, s3_path: str, tmp_path: Path) -> None:
+    made = run("ingest", corpus(tmp_path, "seed", 1), "--warehouse", lake, "--data-path", s3_path)
+    assert made.returncode == 0, made.stderr
+
+
+def test_two_hosts_refresh_side_by_side_while_a_third_reads(
+    lake: str, s3_path: str, tmp_path: Path
+) -> None:
+    seeded(lake, s3_path, tmp_path)
+    sizes = {"alpha": 900, "beta": 700}
+    writers = {
+        host: on_host(
+            host,
+            "refresh",
+            corpus(tmp_path, name, count, pause_ms=50),
+            "--warehouse",
+            lake,
+            "--json",
+            "--out",
+            tmp_path / f"{name}.ndjson",
+        )
+        for host, (name, count) in zip(("host-a", "host-b"), sizes.items(), strict=True)
+    }
+    reads = 0
+    while any(w.poll() is None for w in writers.values()):
+        for args in (("runs", "--json"), ("ls", "--json"), ("verify", "--json")):
+            read = run(*args, "--warehouse", lake)
+            assert read.returncode == 0, (args, read.stderr)
+            reads += 1
+    results = {host: finish(w) for host, w in writers.items()}
+    for code, _, err in results.values():
+        assert code == 0, err
+    assert reads >= 3
+    for (name, count), (_, out, _) in zip(sizes.items(), results.values(), strict=True):
+        assert json.loads(out)["run"]["counts"]["synthetic"]["new"] == count, name
+    ledger = json.loads(run("runs", "--warehouse", lake, "--json").stdout)
+    hosts = {row["manifest"]: row["host"] for row in ledger}
+    assert (hosts["alpha"], hosts["beta"]) == ("host-a", "host-b")
+    assert sorted(row["run_id"] for row in ledger) == [1, 2, 3]
+    verified = json.loads(run("verify", "--warehouse", lake, "--json").stdout)
+    assert verified["checked"] == sum(sizes.values())  # seed-0 has alpha-0's bytes
+
+
+def test_a_writer_killed_on_one_host_is_completed_from_the_other(
+    lake: str, s3_path: str, tmp_path: Path
+) -> None:
+    seeded(lake, s3_path, tmp_path)
+    total = 3000
+    slow = corpus(tmp_path, "alpha", total, pause_ms=30)
+    other = on_host("host-b", "ingest", corpus(tmp_path, "beta", 600), "--warehouse", lake)
+    writer = on_host("host-a", "ingest", slow, "--warehouse", lake, "--batch-size", 100)
+    try:
+        until_stored(lake, "synthetic/record/alpha-150", writer)  # batches committing
+        writer.send_signal(signal.SIGKILL)
+    finally:
+        finish(writer)
+    assert writer.returncode == -signal.SIGKILL
+    code, _, err = finish(other)
+    assert code == 0, err
+
+    ledger = json.loads(run("runs", "--warehouse", lake, "--json").stdout)
+    killed = next(row for row in ledger if row["manifest"] == "alpha")
+    assert (killed["status"], killed["host"]) == ("interrupted", "host-a")
+    rerun = on_host("host-b", "ingest", slow, "--warehouse", lake, "--json")
+    code, out, err = finish(rerun)
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["resumes_run"] == killed["run_id"]
+    counts = report["counts"]["synthetic"]
+    assert counts["new"] + counts["unchanged"] == total and counts["unchanged"] >= 100
+    verified = json.loads(run("verify", "--warehouse", lake, "--json").stdout)
+    assert verified["checked"] == total + 600
+
+
+def test_the_catalog_going_away_mid_run_is_named_and_a_rerun_completes(
+    lake: str, s3_path: str, cluster: PgCluster, tmp_path: Path
+) -> None:
+    seeded(lake, s3_path, tmp_path)
+    total = 2000
+    hold = tmp_path / "hold"
+    hold.touch()
+    slow = corpus(tmp_path, "alpha", total, hold=hold)
+    writer = on_host("host-a", "ingest", slow, "--warehouse", lake, "--batch-size", 100)
+    try:
+        until_stored(lake, "synthetic/record/alpha-50", writer)
+        cluster.stop("immediate")  # the catalog's server goes away
+        hold.unlink()
+        code, _, err = finish(writer)
+    finally:
+        if writer.poll() is None:
+            writer.kill()
+            finish(writer)
+        cluster.start()
+    rerun = on_host("host-b", "ingest", slow, "--warehouse", lake, "--json")
+    again, out, rerun_err = finish(rerun)
+    assert again == 0, rerun_err
+    counts = json.loads(out)["counts"]["synthetic"]
+    assert counts["new"] + counts["unchanged"] == total and counts["unchanged"] >= 100
+    verified = json.loads(run("verify", "--warehouse", lake, "--json").stdout)
+    assert verified["checked"] == total
+
+    # The failed run's own line. Known: DuckDB's postgres extension aborts the process
+    # (SIGABRT, "terminate called ... ROLLBACK") when the catalog is gone at a rollback;
+    # the catalog faults of #51 are handled in the error classification, not here.
+    if code == -signal.SIGABRT and "terminate called" in err:
+        pytest.xfail("the catalog going away mid-run aborts the process (SIGABRT)")
+    assert code == 1, err
+    last = err.strip().splitlines()[-1]
+    assert "catalog" in last and "internal error" not in err, err
