@@ -9,6 +9,8 @@ fails the run naming the catalog, and a re-run completes it exactly."""
 from __future__ import annotations
 
 import json
+import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -20,10 +22,11 @@ from pathlib import Path
 import pytest
 
 from tests import pg_cluster
-from tests.conftest import write_manifest
+from tests.conftest import cli, write_manifest
 from tests.lake.test_lake_backends import needs_lake
 from tests.lake_support import REPO, clean_env, receipts_argv
 from tests.pg_cluster import PgCluster
+from tests.s3_server import BUCKET, S3Server
 
 pytestmark = [
     pytest.mark.lake,
@@ -217,3 +220,57 @@ def test_the_catalog_going_away_mid_run_is_named_and_a_rerun_completes(
     assert code == 1, err
     last = err.strip().splitlines()[-1]
     assert "catalog" in last and "internal error" not in err, err
+
+
+def readme_section() -> tuple[dict[str, str], list[list[str]]]:
+    """The README's "Several hosts" section: the variables its first block exports, and the
+    ``receipts`` commands of the others, as written."""
+    readme = (REPO / "README.md").read_text("utf-8")
+    section = readme.split("## Several hosts", 1)[1].split("\n## ", 1)[0]
+    exported: dict[str, str] = {}
+    commands = []
+    for block in re.findall(r"```sh\n(.*?)```", section, re.S):
+        for line in block.splitlines():
+            words = shlex.split(line, comments=True)
+            if words[:1] == ["export"]:
+                exported.update(word.split("=", 1) for word in words[1:])  # type: ignore[misc]
+            elif words[:1] == ["receipts"]:
+                commands.append(words[1:])
+    return exported, commands
+
+
+def test_the_readme_several_hosts_section_runs_as_written(
+    cluster: PgCluster,
+    s3_server: S3Server,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each variable the section exports is given this test's value (the catalog database,
+    the S3 server, its keys); each command runs as written, in the folder of a checkout (its
+    manifests and recorded sessions), the section's bucket standing for the test's."""
+    exported, commands = readme_section()
+    database = cluster.create_database(f"readme_{uuid.uuid4().hex[:10]}")
+    ours = {"RECEIPTS_WAREHOUSE": f"ducklake:postgres:{database}", **s3_server.env()}
+    assert set(exported) == set(ours)
+    assert exported["RECEIPTS_WAREHOUSE"].startswith("ducklake:postgres:")
+    for name, value in ours.items():
+        monkeypatch.setenv(name, value)
+    for folder in ("manifests", "demo"):
+        (tmp_path / folder).symlink_to(REPO / folder)
+    monkeypatch.chdir(tmp_path)
+    prefix = uuid.uuid4().hex[:12]
+    (data_path,) = {w for args in commands for w in args if w.startswith("s3://")}
+    for args in commands:
+        args = [w.replace(data_path, f"s3://{BUCKET}/{prefix}/") for w in args]
+        done = cli(*args)
+        assert done.exit_code == 0, (args, done.stderr[-2000:])
+
+    runs = json.loads(cli("runs", "--json").stdout)
+    assert sorted((r["manifest"], r["status"]) for r in runs) == [
+        ("ask-the-record", "ok"),
+        ("cr-v-aeb", "ok"),
+    ]
+    assert any(key.endswith(".parquet") for key in s3_server.keys(prefix))
+    backup = tmp_path / "receipts-backup.duckdb"
+    listed = cli("ls", "--warehouse", backup, "--json")
+    assert listed.exit_code == 0 and listed.stdout == cli("ls", "--json").stdout
