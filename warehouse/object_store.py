@@ -21,6 +21,7 @@ _KEYS = {
 }
 # DuckDB's HTTP errors name the object as s3://… or as the URL it requested.
 _URL = re.compile(r"(s3://[^\s'\"]+|https?://[^\s'\"/]+)")
+_HTTP = re.compile(r"HTTP Error|\bHTTP (GET|PUT|HEAD|POST|DELETE)\b")
 _UNREACHABLE = ("Could not connect", "Could not establish connection", "Connection refused")
 _REFUSED_KEYS = ("SignatureDoesNotMatch", "InvalidAccessKeyId", "InvalidToken", "ExpiredToken")
 
@@ -59,15 +60,17 @@ def _has_keys() -> bool:
 
 
 def describe(message: str, data_path: str | None = None) -> str | None:
-    """One line for an S3 failure in DuckDB's ``message`` (None when it is not one)."""
+    """One line for an S3 failure in DuckDB's ``message`` (None when it is not one: only an
+    HTTP request's failure is, never the catalog's)."""
+    if "s3://" not in message and _HTTP.search(message) is None:
+        return None
     found = _URL.search(message)
     where = data_path or (found.group(1) if found else "the data path")
-    endpoint = settings.current().aws_endpoint_url or "AWS S3"
-    if any(marker in message for marker in _UNREACHABLE) and (
-        "s3://" in message or "HTTP" in message
-    ):
+    given = settings.current().aws_endpoint_url
+    endpoint = f"{given} (AWS_ENDPOINT_URL)" if given else "AWS S3"
+    if any(marker in message for marker in _UNREACHABLE):
         return (
-            f"cannot reach the object storage at {endpoint} (AWS_ENDPOINT_URL) for {where}: "
+            f"cannot reach the object storage at {endpoint} for {where}: "
             "what was committed stays; run the command again once it answers"
         )
     if "NoSuchBucket" in message:
@@ -76,29 +79,22 @@ def describe(message: str, data_path: str | None = None) -> str | None:
             "or give --data-path a bucket that exists"
         )
     refused = next((code for code in _REFUSED_KEYS if code in message), None)
+    if not _has_keys():
+        return (
+            f"the object storage at {endpoint} refused a request for {where} and no "
+            "credentials are set: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
+        )
     if refused or "Authentication Failure" in message or "AccessDenied" in message:
-        if not _has_keys():
-            return (
-                f"the object storage at {endpoint} refused an unsigned request for {where}: "
-                "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
-            )
         return (
             f"the object storage at {endpoint} refused the credentials for {where} "
             f"({refused or 'access denied'}): check AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY "
             "(and AWS_SESSION_TOKEN)"
         )
-    if "HTTP" in message and ("s3://" in message or "/" in where):
-        if not _has_keys():
-            return (
-                f"the object storage at {endpoint} refused a request for {where} and no "
-                "credentials are set: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
-            )
-        first = message.strip().splitlines()[0]
-        return (
-            f"the object storage at {endpoint} failed a request for {where} ({first}): what "
-            "was committed stays; run the command again"
-        )
-    return None
+    first = message.strip().splitlines()[0]
+    return (
+        f"the object storage at {endpoint} failed a request for {where} ({first}): what "
+        "was committed stays; run the command again"
+    )
 
 
 def check_bucket(con: duckdb.DuckDBPyConnection, data_path: str) -> None:

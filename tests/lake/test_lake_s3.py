@@ -25,6 +25,7 @@ from tests.lake_support import REPO, clean_env, receipts_argv
 from tests.s3_server import BUCKET, Relay, S3Server
 from warehouse.digests import table_digests
 from warehouse.errors import WarehouseError
+from warehouse.object_store import describe
 from warehouse.store import Warehouse
 
 pytestmark = [pytest.mark.lake, needs_lake]
@@ -179,7 +180,7 @@ def test_the_endpoint_going_away_mid_run_then_a_rerun_completes_exactly(
             writer.send_signal(signal.SIGKILL)
             writer.communicate()
     assert writer.returncode == 1, err
-    assert "cannot reach the object storage at " + relay.endpoint in err.strip().splitlines()[-1]
+    assert f"cannot reach the object storage at {relay.endpoint} " in err.strip().splitlines()[-1]
     assert "internal error" not in err
 
     relay.restore()
@@ -224,3 +225,14 @@ def test_without_httpfs_the_line_names_httpfs(
     monkeypatch.setenv("HOME", str(tmp_path))  # nothing in DuckDB's own extension folder
     with pytest.raises(WarehouseError, match=r"s3:// data path needs DuckDB's httpfs extension"):
         Warehouse.open(f"ducklake:sqlite:{tmp_path / 'c.sqlite'}", data_path=s3_path)
+
+
+def test_only_a_failed_http_request_is_taken_for_object_storage() -> None:
+    """The catalog's own failures (its server gone) are not the object storage's."""
+    catalog_gone = (
+        "IO Error: Failed to query most recent snapshot for DuckLake: Unable to connect to "
+        'Postgres at "dbname=r host=127.0.0.1": Connection refused'
+    )
+    assert describe(catalog_gone) is None
+    cut = "IO Error: Could not connect to server error for HTTP GET to 'http://127.0.0.1:9/b/k'"
+    assert (describe(cut) or "").startswith("cannot reach the object storage at AWS S3")
