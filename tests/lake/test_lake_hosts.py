@@ -22,8 +22,9 @@ from pathlib import Path
 import pytest
 
 from tests import pg_cluster
-from tests.conftest import cli, write_manifest
+from tests.conftest import cli
 from tests.lake.test_lake_backends import needs_lake
+from tests.lake.test_lake_concurrency import corpus as synthetic_corpus
 from tests.lake_support import REPO, clean_env, receipts_argv
 from tests.pg_cluster import PgCluster
 from tests.s3_server import BUCKET, S3Server
@@ -37,21 +38,6 @@ pytestmark = [
         reason=f"{pg_cluster.available() or 'needs unshare'}",
     ),
 ]
-
-MANIFEST = """
-[corpus]
-name = "{name}"
-namespace = "{name}"
-
-[[synthetic]]
-name = "{name}"
-count = {count}
-size = 200
-seed = {seed}
-complete = true
-pause_every = 100
-pause_ms = {pause_ms}
-"""
 
 
 @pytest.fixture(scope="module")
@@ -73,10 +59,7 @@ def corpus(
     """A synthetic corpus; documents of ``beta`` differ from those of the others, whose
     ``N``-th documents have the same bytes (so ``seed``'s one document is ``alpha-0``'s)."""
     seed = 1 if name == "beta" else 0
-    body = MANIFEST.format(name=name, count=count, pause_ms=pause_ms, seed=seed)
-    if hold is not None:
-        body += f'hold_while = "{hold}"\n'
-    return write_manifest(folder, body, f"{name}.toml")
+    return synthetic_corpus(folder, name, count, pause_ms=pause_ms, seed=seed, hold=hold)
 
 
 def on_host(host: str, *args: object) -> subprocess.Popen[str]:
