@@ -10,7 +10,7 @@ import re
 import duckdb
 
 from warehouse import settings
-from warehouse.errors import WarehouseError
+from warehouse.errors import ObjectStoreError
 
 SECRET_NAME = "receipts_s3"
 _KEYS = {
@@ -24,11 +24,6 @@ _URL = re.compile(r"(s3://[^\s'\"]+|https?://[^\s'\"/]+)")
 _HTTP = re.compile(r"HTTP Error|\bHTTP (GET|PUT|HEAD|POST|DELETE)\b")
 _UNREACHABLE = ("Could not connect", "Could not establish connection", "Connection refused")
 _REFUSED_KEYS = ("SignatureDoesNotMatch", "InvalidAccessKeyId", "InvalidToken", "ExpiredToken")
-
-
-class ObjectStoreError(WarehouseError):
-    """The object storage of a lake's data path refused a request or could not be reached;
-    what a run committed stays committed, and re-running it completes it."""
 
 
 def _quote(text: str) -> str:
