@@ -24,6 +24,7 @@ pytest_plugins = [
     "tests.fixtures.forem",
     "tests.fixtures.sanity",
     "tests.fixtures.upstreams",
+    "tests.fixtures.s3",
 ]
 
 # Scaffolding the wheel does not register: ``[[synthetic]]`` entries, for the many tests that
@@ -37,7 +38,7 @@ def _isolated_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     endpoints = {endpoint.env_var for endpoint in registry.endpoints()}
     for name in list(os.environ):
         if (
-            name.startswith(("RECEIPTS_", "SANITY_"))
+            name.startswith(("RECEIPTS_", "SANITY_", "AWS_"))
             or name in ("GITHUB_TOKEN", "FOREM_API_KEY")
             or name in endpoints
         ):
@@ -76,6 +77,8 @@ LAKE_MODULES = frozenset(
         "test_row_groups",
         "test_table_digests",
         "test_large_listings",
+        "test_lake_s3",
+        "test_lake_hosts",
     }
 )
 LAKE_SUBSET_MODULES = frozenset(

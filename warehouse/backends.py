@@ -29,7 +29,7 @@ from typing import Any
 
 import duckdb
 
-from warehouse import settings
+from warehouse import object_store, settings
 from warehouse.errors import UsageError, WarehouseError
 
 ENV_DATA_PATH = "RECEIPTS_DATA_PATH"
@@ -47,12 +47,27 @@ ROW_GROUP_SIZE = 16_384
 # Where the receipts locks of a PostgreSQL catalog are taken (a plain attach of the same
 # database, beside DuckLake's own).
 LOCKS_ALIAS = "receipts_locks"
-LAKE_EXTRA_HINT = (
-    "a DuckLake warehouse needs DuckDB's ducklake extension: pip install 'receipts[lake]' "
-    "(DuckDB 1.5.5 and the extension wheels), or a DuckDB that can `INSTALL ducklake`"
-)
 # The extension each catalog needs besides ducklake itself (and the PyPI wheel's name).
 _CATALOG_EXTENSIONS = {"sqlite": "sqlite_scanner", "postgres": "postgres_scanner"}
+# What needs each extension, for the line that says one is missing.
+_EXTENSION_NEEDED_BY = {
+    "ducklake": "a DuckLake warehouse",
+    "sqlite_scanner": "a DuckLake on a SQLite catalog",
+    "postgres_scanner": "a DuckLake on a PostgreSQL catalog",
+    "httpfs": "an s3:// data path",
+}
+
+
+def missing_extension(name: str) -> str:
+    """The one line saying that DuckDB's extension ``name`` is missing, and how to get it."""
+    needed_by = _EXTENSION_NEEDED_BY.get(name, "this warehouse")
+    return (
+        f"{needed_by} needs DuckDB's {name} extension: pip install 'receipts[lake]' "
+        f"(DuckDB 1.5.5 and the extension wheels), or a DuckDB that can `INSTALL {name}`"
+    )
+
+
+LAKE_EXTRA_HINT = missing_extension("ducklake")
 
 
 class WarehouseURL(str):
@@ -154,31 +169,29 @@ def load_extension(con: duckdb.DuckDBPyConnection, name: str) -> None:
     try:
         con.execute(f"LOAD {name}")
     except duckdb.Error:
-        raise WarehouseError(LAKE_EXTRA_HINT) from None
+        raise WarehouseError(missing_extension(name)) from None
 
 
-def _s3_secret(con: duckdb.DuckDBPyConnection) -> None:
-    """Credentials for an s3:// data path, from the environment (never stored)."""
+def _s3_secret(con: duckdb.DuckDBPyConnection, data_path: str | None) -> None:
+    """DuckDB's httpfs and the credentials for an s3:// data path, from the settings (never
+    stored): every S3 request of the connection goes to the configured endpoint. With the
+    data path known, a first listing checks the bucket and the credentials."""
     load_extension(con, "httpfs")
-    options = ["TYPE s3"]
-    names = {
-        "KEY_ID": "AWS_ACCESS_KEY_ID",
-        "SECRET": "AWS_SECRET_ACCESS_KEY",
-        "SESSION_TOKEN": "AWS_SESSION_TOKEN",
-        "REGION": "AWS_REGION",
-    }
-    given = settings.as_environ(tuple(names.values()))
-    for option, env in names.items():
-        if given.get(env):
-            options.append(f"{option} {_quote(given[env])}")
-    endpoint = settings.current().aws_endpoint_url
-    if endpoint:
-        scheme, _, host = endpoint.partition("://")
-        options.append(f"ENDPOINT {_quote(host or scheme)}")
-        options.append("URL_STYLE 'path'")
-        if scheme == "http":
-            options.append("USE_SSL false")
-    con.execute(f"CREATE OR REPLACE SECRET receipts_s3 ({', '.join(options)})")
+    con.execute(object_store.secret_sql())
+    if data_path:
+        object_store.check_bucket(con, data_path)
+
+
+def _needs_httpfs(error: duckdb.Error) -> bool:
+    """Whether attaching failed because the lake's data path needs httpfs, not yet loaded."""
+    return "'httpfs'" in str(error) or '"httpfs"' in str(error)
+
+
+def _lake_data_path(con: duckdb.DuckDBPyConnection) -> str:
+    row = con.execute(
+        f"SELECT value FROM {LAKE_ALIAS}.options() WHERE option_name = 'data_path'"
+    ).fetchone()
+    return str(row[0]) if row else ""
 
 
 class AttachedConnection:
@@ -203,7 +216,8 @@ def connect_lake(
 ) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection with the lake attached as its default catalog."""
     assert target.catalog is not None and target.catalog_dsn is not None
-    con = duckdb.connect(":memory:", config=config)
+    # Extensions come from their wheels (or DuckDB's own folder), never downloaded mid-run.
+    con = duckdb.connect(":memory:", config={**config, "autoinstall_known_extensions": False})
     try:
         load_extension(con, "ducklake")
         load_extension(con, _CATALOG_EXTENSIONS[target.catalog])
@@ -220,19 +234,32 @@ def connect_lake(
                     f"--data-path DIR (or {ENV_DATA_PATH})"
                 )
         options = []
+        on_s3 = False
         if target.data_path:
             data_path = target.data_path
             if "://" not in data_path:
                 Path(data_path).mkdir(parents=True, exist_ok=True)
                 data_path = str(Path(data_path).resolve()) + "/"
             elif data_path.startswith("s3://"):
-                _s3_secret(con)
+                _s3_secret(con, data_path)
+                on_s3 = True
             options.append(f"DATA_PATH {_quote(data_path)}")
         if read_only:
             options.append("READ_ONLY")
         suffix = f" ({', '.join(options)})" if options else ""
+        attach = f"ATTACH {_quote(target.attach_sql())} AS {LAKE_ALIAS}{suffix}"
         try:
-            con.execute(f"ATTACH {_quote(target.attach_sql())} AS {LAKE_ALIAS}{suffix}")
+            try:
+                con.execute(attach)
+            except duckdb.Error as exc:
+                # A lake whose catalog remembers an s3:// data path: httpfs and the
+                # credentials, then again.
+                if on_s3 or not _needs_httpfs(exc):
+                    raise
+                _s3_secret(con, None)
+                con.execute(attach)
+                object_store.check_bucket(con, _lake_data_path(con))
+                on_s3 = True
         except duckdb.Error as exc:
             text = str(exc).strip()
             message = without_password(text.splitlines()[0] if text else repr(exc))
@@ -242,6 +269,8 @@ def connect_lake(
                     f"--data-path DIR (or {ENV_DATA_PATH}): {message}"
                 ) from None
             raise WarehouseError(f"cannot open warehouse {target.location}: {message}") from None
+        if not on_s3 and _lake_data_path(con).startswith("s3://"):
+            _s3_secret(con, _lake_data_path(con))  # httpfs was found in DuckDB's own folder
         con.execute(f"USE {LAKE_ALIAS}")
         if target.catalog == "postgres":
             con.execute(f"ATTACH {_quote(target.catalog_dsn)} AS {LOCKS_ALIAS} (TYPE postgres)")

@@ -47,7 +47,8 @@ shows the traceback only with ``--debug``, and the run ledger records it as such
     │   ├── PointError               a RUN|DATE argument is malformed or names no run
     │   ├── MassRetireRefused        a run would retire more than half of a scope
     │   ├── LogDamaged               the log's stored tree lacks a hash it should hold
-    │   └── OutOfMemory              a statement needed more memory than DuckDB's limit
+    │   ├── OutOfMemory              a statement needed more memory than DuckDB's limit
+    │   └── ObjectStoreError         an s3:// data path refused a request or is unreachable
     ├── PublishError                 nothing (more) was published; the message says why
     │   ├── CurationError
     │   ├── NamespaceViolation       a mutation would write outside the namespace
@@ -425,6 +426,11 @@ class OutOfMemory(WarehouseError):
             f"give it more: {variable}=2GB (the default is {default}); a backfill also takes "
             "--memory-limit"
         )
+
+
+class ObjectStoreError(WarehouseError):
+    """The object storage of a lake's data path refused a request (credentials, bucket) or
+    could not be reached; what a run committed stays, and re-running it completes it."""
 
 
 class CurationError(PublishError):

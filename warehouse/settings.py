@@ -218,7 +218,16 @@ class Settings(BaseSettings):
         "AWS_ENDPOINT_URL",
         "an http(s):// URL",
         "endpoints",
-        "An S3-compatible endpoint for an s3:// data path (MinIO, R2, ...).",
+        "An S3-compatible endpoint for an s3:// data path (MinIO, R2, ...): every S3 request "
+        "goes there; http:// turns SSL off.",
+    )
+    s3_url_style: Literal["path", "vhost"] | None = _setting(
+        None,
+        "RECEIPTS_S3_URL_STYLE",
+        "path or vhost",
+        "warehouse",
+        "How an s3:// data path's URLs name the bucket: path (s3.host/bucket/key) or vhost "
+        "(bucket.s3.host/key); default path with AWS_ENDPOINT_URL, else vhost.",
     )
     # -- limits -----------------------------------------------------------------------------
     github_max_rate_wait: float = _setting(

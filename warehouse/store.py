@@ -18,7 +18,7 @@ from typing import Any
 
 import duckdb
 
-from warehouse import backends, schema, settings
+from warehouse import backends, object_store, schema, settings
 from warehouse.catalog_lock import CatalogLocks
 from warehouse.errors import (
     NotAWarehouse,
@@ -527,6 +527,9 @@ def known_error(exc: BaseException) -> ReceiptsError | None:
     line is left out: the hint says what to change here)."""
     if isinstance(exc, ReceiptsError):
         return exc
+    on_s3 = object_store.known_error(exc)
+    if on_s3 is not None:
+        return on_s3
     if isinstance(exc, duckdb.OutOfMemoryException):
         detail = str(exc).strip().splitlines()[0] if str(exc).strip() else "out of memory"
         return OutOfMemory(detail, ENV_WAREHOUSE_MEMORY_LIMIT, DEFAULT_WAREHOUSE_MEMORY_LIMIT)
