@@ -18,7 +18,7 @@ from typing import Any
 
 import duckdb
 
-from warehouse import backends, schema, settings
+from warehouse import backends, faults, schema, settings
 from warehouse.catalog_lock import CatalogLocks
 from warehouse.errors import (
     NotAWarehouse,
@@ -264,6 +264,8 @@ class Warehouse:
         )
         warehouse = cls(con, target.location, None)
         warehouse.target = target
+        if target.catalog == "postgres":
+            _POSTGRES_CATALOGS.append(target.location)
         warehouse._locks = CatalogLocks(target, con)
         try:
             if read_only:
@@ -488,7 +490,10 @@ class Warehouse:
         try:
             yield self._con
         except BaseException:
-            self._con.execute("ROLLBACK")
+            # A rollback that fails (the catalog went away) still ends the transaction;
+            # the error that stopped it says why.
+            with contextlib.suppress(duckdb.Error):
+                self._con.execute("ROLLBACK")
             raise
         try:
             self._con.execute("COMMIT")
@@ -530,4 +535,16 @@ def known_error(exc: BaseException) -> ReceiptsError | None:
     if isinstance(exc, duckdb.OutOfMemoryException):
         detail = str(exc).strip().splitlines()[0] if str(exc).strip() else "out of memory"
         return OutOfMemory(detail, ENV_WAREHOUSE_MEMORY_LIMIT, DEFAULT_WAREHOUSE_MEMORY_LIMIT)
+    if isinstance(exc, duckdb.Error):
+        message = str(exc)
+        if _POSTGRES_CATALOGS:
+            lost = faults.catalog_fault(message, _POSTGRES_CATALOGS[-1])
+            if lost is not None:
+                return lost
+        return faults.data_file_fault(message)
     return None
+
+
+# The PostgreSQL catalogs of the lakes this process opened, the latest last: a lost
+# connection is told of naming the catalog (DuckDB's message does not).
+_POSTGRES_CATALOGS: list[str] = []
