@@ -406,8 +406,8 @@ class CatalogLost(WarehouseError):
     def __init__(self, location: str, detail: str) -> None:
         super().__init__(f"lost the connection to the lake's catalog {location}: {detail}")
         self.hint = (
-            "nothing half-done was committed; once the PostgreSQL server answers again "
-            "(check it with `pg_isready`), run the same command again: it completes the work"
+            "what committed before stays, nothing half-done does; once the PostgreSQL server "
+            "answers again (`pg_isready`), run the same command again: it completes the work"
         )
         self.location = location
 

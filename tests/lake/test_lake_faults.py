@@ -7,14 +7,17 @@ Needs ``receipts[lake]`` (``make install``) and, for PostgreSQL, a server at
 
 from __future__ import annotations
 
+import json
 import subprocess
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import TEST_PG
-from tests.lake_support import REPO, clean_env, receipts_argv
+from bench.nhtsa_backfill import generate
+from tests.conftest import TEST_PG, write_manifest
+from tests.lake_support import REPO, PrivateCluster, clean_env, receipts_argv, start
 
 pytest.importorskip("duckdb_extension_ducklake", reason="needs receipts[lake]: make install")
 
@@ -44,3 +47,96 @@ def test_a_postgres_database_without_a_lake_is_no_warehouse(
         )
     sqlite = run("runs", "--warehouse", f"ducklake:sqlite:{tmp_path / 'none.sqlite'}")
     assert sqlite.stderr.startswith("receipts: no warehouse at ducklake:sqlite:")
+
+
+MANIFEST = """
+[corpus]
+name = "alpha"
+namespace = "alpha"
+
+[[synthetic]]
+name = "alpha"
+count = 600
+size = 200
+seed = 0
+complete = true
+pause_every = 100
+hold_while = "{hold}"
+"""
+
+
+@pytest.fixture
+def cluster() -> Iterator[PrivateCluster]:
+    if not PrivateCluster.available():
+        pytest.skip("needs root and PostgreSQL 15's initdb to start a cluster of its own")
+    made = PrivateCluster()
+    try:
+        made.start()
+        made.create_database("catalog")
+        yield made
+    finally:
+        made.remove()
+
+
+def _lost(url: str, proc: subprocess.Popen[str]) -> None:
+    """The run failed with one line naming the catalog: no abort, no internal error."""
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 1, err  # an abort was -6 (SIGABRT) or 134
+    assert f"receipts: lost the connection to the lake's catalog {url}: " in err, err
+    assert "run the same command again" in err
+    assert "terminate called" not in err and "internal error" not in err, err
+
+
+def test_the_catalog_going_away_mid_ingest_then_a_rerun(
+    cluster: PrivateCluster, tmp_path: Path
+) -> None:
+    url = f"ducklake:postgres:dbname=catalog {cluster.dsn}"
+    hold = tmp_path / "hold"
+    hold.touch()
+    manifest = write_manifest(tmp_path, MANIFEST.format(hold=hold))
+    args = ("ingest", manifest, "--warehouse", url, "--batch-size", 100)
+    writer = start(*args, "--data-path", tmp_path / "data")
+    deadline = time.monotonic() + 120
+    while not Path(f"{hold}.held").exists():  # its first batch committed
+        assert writer.poll() is None and time.monotonic() < deadline, writer.communicate()
+        time.sleep(0.1)
+    cluster.stop()
+    hold.unlink()
+    _lost(url, writer)
+
+    cluster.start()
+    again = run(*args, "--json")
+    assert again.returncode == 0, again.stderr
+    counts = json.loads(again.stdout)["counts"]["synthetic"]
+    assert (counts["unchanged"], counts["new"]) == (100, 500)
+    verified = run("verify", "--warehouse", url, "--json")
+    assert verified.returncode == 0, verified.stderr
+    assert json.loads(verified.stdout)["checked"] == 600
+
+
+def test_the_catalog_going_away_mid_backfill_then_a_rerun(
+    cluster: PrivateCluster, tmp_path: Path
+) -> None:
+    url = f"ducklake:postgres:dbname=catalog {cluster.dsn}"
+    flat = generate(tmp_path / "FLAT_CMPL.zip", 60_000, seed=1)
+    args = ("backfill", "nhtsa", "--file", flat, "--kind", "complaints", "--warehouse", url)
+    writer = start(*args, "--data-path", tmp_path / "data")
+    deadline = time.monotonic() + 120
+    while True:  # stopped once the ledger shows the backfill running
+        assert writer.poll() is None and time.monotonic() < deadline, writer.communicate()
+        listed = run("runs", "--warehouse", url, "--json")
+        if listed.returncode == 0 and any(
+            r["status"] == "running" for r in json.loads(listed.stdout)
+        ):
+            break
+        time.sleep(0.2)
+    cluster.stop()
+    _lost(url, writer)
+
+    cluster.start()
+    again = run(*args, "--json")
+    assert again.returncode == 0, again.stderr
+    documents = json.loads(again.stdout)["documents"]
+    once = run("verify", "--warehouse", url, "--json")
+    assert once.returncode == 0, once.stderr
+    assert json.loads(once.stdout)["checked"] == documents["new"] + documents["unchanged"]
