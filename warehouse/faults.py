@@ -43,7 +43,7 @@ def data_file_fault(message: str) -> DataFileDamaged | None:
     if any(marker in lowered for marker in _MISSING):
         detail = "missing"
     elif any(marker in lowered for marker in _DAMAGED):
-        said = _first_line(message).replace(found.group(0), "it")
+        said = " ".join(_first_line(message).replace(found.group(0), "").split())
         detail = f"damaged ({said})"
     else:
         return None

@@ -140,3 +140,84 @@ def test_the_catalog_going_away_mid_backfill_then_a_rerun(
     once = run("verify", "--warehouse", url, "--json")
     assert once.returncode == 0, once.stderr
     assert json.loads(once.stdout)["checked"] == documents["new"] + documents["unchanged"]
+
+
+CORPUS = """
+[corpus]
+name = "{name}"
+namespace = "{name}"
+
+[[synthetic]]
+name = "{name}"
+count = 40
+size = 200
+seed = {seed}
+complete = true
+"""
+
+
+@pytest.fixture
+def two_runs(tmp_path: Path) -> tuple[str, Path]:
+    """A SQLite-catalog lake written by two runs (two data files per table), and its data
+    path's table folders."""
+    url = f"ducklake:sqlite:{tmp_path / 'catalog.sqlite'}"
+    for seed, name in enumerate(("alpha", "beta")):
+        manifest = write_manifest(tmp_path, CORPUS.format(name=name, seed=seed), f"{name}.toml")
+        made = run("ingest", manifest, "--warehouse", url, "--data-path", tmp_path / "data")
+        assert made.returncode == 0, made.stderr
+    return url, tmp_path / "data" / "main"
+
+
+def _damaged(done: subprocess.CompletedProcess[str], table: str, path: Path) -> None:
+    assert done.returncode == 1, done.stderr
+    assert f"receipts: table {table}'s data file {path} is " in done.stderr, done.stderr
+    assert "the lake's data path was damaged" in done.stderr
+    assert "restore the file" in done.stderr and "internal error" not in done.stderr
+
+
+def test_verify_reads_every_data_file_two_swapped_are_found(two_runs: tuple[str, Path]) -> None:
+    url, tables = two_runs
+    assert run("verify", "--warehouse", url).returncode == 0
+    first, second = sorted((tables / "snapshots").glob("*.parquet"))
+    held = first.read_bytes()
+    first.write_bytes(second.read_bytes())
+    second.write_bytes(held)
+    # Every row still hashes to its address: only the catalog's record of each file tells.
+    done = run("verify", "--warehouse", url, "--json")
+    assert done.returncode == 1, done.stderr
+    problems = json.loads(done.stdout)["problems"]
+    assert {(p["table"], p["path"]) for p in problems} == {
+        ("snapshots", str(first)),
+        ("snapshots", str(second)),
+    }
+    assert all("where the catalog recorded" in p["message"] for p in problems)
+
+
+def test_a_deleted_memberships_file_is_named_by_verify_and_every_reader(
+    two_runs: tuple[str, Path],
+) -> None:
+    url, tables = two_runs
+    gone = sorted((tables / "memberships").glob("*.parquet"))[0]
+    gone.unlink()
+    verified = run("verify", "--warehouse", url, "--json")
+    assert verified.returncode == 1
+    (problem,) = json.loads(verified.stdout)["problems"]
+    assert (problem["table"], problem["path"]) == ("memberships", str(gone))
+    assert "is missing: the lake's data path was damaged" in problem["message"]
+    for args in (("ls", "--corpus", "alpha"), ("as-of", "1", "--corpus", "alpha"), ("drift",)):
+        _damaged(run(*args, "--warehouse", url), "memberships", gone)
+
+
+def test_a_truncated_or_altered_snapshots_file_is_named(two_runs: tuple[str, Path]) -> None:
+    url, tables = two_runs
+    damaged = sorted((tables / "snapshots").glob("*.parquet"))[0]
+    whole = damaged.read_bytes()
+    damaged.write_bytes(whole[: len(whole) // 2])
+    _damaged(run("show", "synthetic/record/alpha-1", "--warehouse", url), "snapshots", damaged)
+    verified = run("verify", "--warehouse", url)
+    assert verified.returncode == 1 and str(damaged) in verified.stdout
+    # The same length, its footer overwritten.
+    damaged.write_bytes(whole[:-40] + b"\0" * 40)
+    _damaged(run("show", "synthetic/record/alpha-1", "--warehouse", url), "snapshots", damaged)
+    verified = run("verify", "--warehouse", url)
+    assert verified.returncode == 1 and "cannot be read" in verified.stdout
