@@ -281,7 +281,7 @@ class Warehouse:
     def _refuse_foreign_database(self) -> None:
         """A DuckDB database holding tables but none of receipts' is someone else's: neither
         read as a warehouse behind this version nor migrated into."""
-        if self.applied_migrations():
+        if self.applied_migrations() or schema.unfinished_copy(self._con):
             return
         found = self._first_row(
             "SELECT table_name FROM information_schema.tables "
@@ -415,11 +415,10 @@ class Warehouse:
         )
 
     def create_schema(self) -> None:
-        """Every shipped migration's tables and views, on a warehouse with none yet (a copy's
-        destination: see :func:`warehouse.schema.create_schema`)."""
-        schema.create_schema(
-            self._con, self.location, is_lake=self.is_lake, transaction=self._transaction
-        )
+        """Every shipped migration's tables and views, in the transaction under way, on a
+        warehouse with none yet (a copy's destination: see
+        :func:`warehouse.schema.create_schema`)."""
+        schema.create_schema(self._con, self.location, is_lake=self.is_lake)
 
     def meta(self) -> dict[str, str]:
         return schema.meta(self._con)

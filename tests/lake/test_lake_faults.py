@@ -18,6 +18,7 @@ import pytest
 from bench.nhtsa_backfill import generate
 from tests.conftest import TEST_PG, write_manifest
 from tests.lake_support import REPO, PrivateCluster, clean_env, receipts_argv, start
+from warehouse.store import Warehouse
 
 pytest.importorskip("duckdb_extension_ducklake", reason="needs receipts[lake]: make install")
 
@@ -221,3 +222,36 @@ def test_a_truncated_or_altered_snapshots_file_is_named(two_runs: tuple[str, Pat
     _damaged(run("show", "synthetic/record/alpha-1", "--warehouse", url), "snapshots", damaged)
     verified = run("verify", "--warehouse", url)
     assert verified.returncode == 1 and "cannot be read" in verified.stdout
+
+
+@pytest.mark.parametrize("destination", ["lake", "file"])
+def test_an_unfinished_copy_is_completed_by_running_it_again(
+    tmp_path: Path, destination: str
+) -> None:
+    source = tmp_path / "source.duckdb"
+    manifest = write_manifest(tmp_path, CORPUS.format(name="alpha", seed=0))
+    assert run("ingest", manifest, "--warehouse", source).returncode == 0
+    data = tmp_path / "copy-data"
+    target = (
+        f"ducklake:sqlite:{tmp_path / 'copy.sqlite'}"
+        if destination == "lake"
+        else str(tmp_path / "copy.duckdb")
+    )
+    # What a copy killed after making its schema left, when it made it in a transaction of
+    # its own: every table, not one row, schema version 0.
+    half = Warehouse.open(target, data_path=str(data), migrate=False)
+    with half, half._transaction():
+        half.create_schema()
+    for args in (("runs",), ("migrate",), ("ingest", manifest)):
+        done = run(*args, "--warehouse", target)
+        assert done.returncode == 1, done.stderr
+        assert "holds the empty tables of a `receipts copy` that did not finish" in done.stderr
+        assert f"run the same `receipts copy --to {target}` again" in done.stderr
+
+    again = run("copy", "--warehouse", source, "--to", target, "--to-data-path", data)
+    assert again.returncode == 0, again.stderr
+    assert run("migrate", "--check", "--warehouse", target).returncode == 0
+    verified = run("verify", "--warehouse", target, "--json")
+    assert json.loads(verified.stdout)["checked"] == 40
+    refused = run("copy", "--warehouse", source, "--to", target)
+    assert refused.returncode == 2 and "already has tables" in refused.stderr
