@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from warehouse.backends import LAKE_ALIAS, ROW_GROUP_SIZE
 from warehouse.digests import Progress, row_counts, table_digests
 from warehouse.errors import IntegrityError, UsageError
 from warehouse.schema import Table
@@ -55,11 +54,7 @@ def copy_warehouse(
     copied = 0
     with destination._transaction() as con:
         destination.create_schema()
-        if destination.is_lake:
-            # DuckLake buffers a Parquet row group in memory while writing it, 122,880 rows
-            # by default: of snapshots' bodies, more than the default memory limit (100,000
-            # documents ran out of memory). Row groups as a DuckDB file's keep it bounded.
-            con.execute(f"CALL {LAKE_ALIAS}.set_option('parquet_row_group_size', {ROW_GROUP_SIZE})")
+        destination.bound_row_groups()  # 100,000 documents ran out of memory without
         theirs = {t.name for t in destination.tables() if not t.view}
         missing = [t.name for t in tables if t.name not in theirs]
         if missing:

@@ -445,6 +445,26 @@ class Warehouse:
         finally:
             self._con.execute(f"SET memory_limit = '{previous}'")
 
+    def bound_row_groups(self) -> None:
+        """On a lake, Parquet row groups of :data:`~warehouse.backends.ROW_GROUP_SIZE` rows
+        from now on (a lake-wide DuckLake option, kept in its catalog). DuckLake buffers a
+        whole row group while writing it, 122,880 rows by default: of the snapshots' bodies
+        that is more than the default memory limit, when a statement writes that many at
+        once (``copy`` into a lake, ``maintain`` merging files). A DuckDB file's row groups
+        are this size already."""
+        if not self.is_lake:
+            return
+        option = "parquet_row_group_size"
+        current = self._scalar(
+            f"SELECT value FROM ducklake_options('{backends.LAKE_ALIAS}') "
+            "WHERE option_name = $o AND scope = 'GLOBAL'",
+            {"o": option},
+        )
+        if str(current) != str(backends.ROW_GROUP_SIZE):
+            self._con.execute(
+                f"CALL {backends.LAKE_ALIAS}.set_option('{option}', {backends.ROW_GROUP_SIZE})"
+            )
+
     @contextmanager
     def bulk_writes(self) -> Iterator[None]:
         """Settings for a run of many large commits: the WAL is checkpointed into the
