@@ -13,11 +13,13 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from bench.nhtsa_backfill import generate
 from tests.conftest import TEST_PG, write_manifest
 from tests.lake_support import REPO, PrivateCluster, clean_env, receipts_argv, start
+from warehouse.backends import ROW_GROUP_SIZE
 from warehouse.store import Warehouse
 
 pytest.importorskip("duckdb_extension_ducklake", reason="needs receipts[lake]: make install")
@@ -255,3 +257,28 @@ def test_an_unfinished_copy_is_completed_by_running_it_again(
     assert json.loads(verified.stdout)["checked"] == 40
     refused = run("copy", "--warehouse", source, "--to", target)
     assert refused.returncode == 2 and "already has tables" in refused.stderr
+
+
+def test_copy_into_a_lake_writes_bounded_row_groups(tmp_path: Path) -> None:
+    """DuckLake buffers a whole Parquet row group while writing it (122,880 rows by default):
+    a copy of 100,000 documents into a new lake ran out of memory at the default limit on
+    its snapshots, and so did ``maintain`` merging a backfill's 250 files. Both now have the
+    lake write row groups of 16,384 rows; here a table larger than that is copied, and no
+    row group of the lake's files is larger. (At 100,000 documents: see docs/backends.md.)"""
+    flat = generate(tmp_path / "FLAT_CMPL.zip", 25_000, seed=1)
+    source = tmp_path / "source.duckdb"
+    made = run("backfill", "nhtsa", "--file", flat, "--kind", "complaints", "--warehouse", source)
+    assert made.returncode == 0, made.stderr
+    lake = f"ducklake:sqlite:{tmp_path / 'copy.sqlite'}"
+    data = tmp_path / "copy-data"
+    copied = run("copy", "--warehouse", source, "--to", lake, "--to-data-path", data, "--json")
+    assert copied.returncode == 0, copied.stderr
+    assert json.loads(copied.stdout)["rows"]["snapshots"] > ROW_GROUP_SIZE
+    files = [str(p) for p in data.rglob("*.parquet")]
+    with duckdb.connect() as con:
+        largest = con.execute(
+            "SELECT max(row_group_num_rows) FROM parquet_metadata($files)", {"files": files}
+        ).fetchone()
+    assert largest is not None and largest[0] == ROW_GROUP_SIZE
+    maintained = run("maintain", "--warehouse", lake)
+    assert maintained.returncode == 0, maintained.stderr
