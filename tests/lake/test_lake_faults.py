@@ -8,6 +8,7 @@ Needs ``receipts[lake]`` (``make install``) and, for PostgreSQL, a server at
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -259,19 +260,48 @@ def test_an_unfinished_copy_is_completed_by_running_it_again(
     assert refused.returncode == 2 and "already has tables" in refused.stderr
 
 
-def test_copy_into_a_lake_writes_bounded_row_groups(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def backfilled(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A DuckDB file holding a backfill of about 19,000 documents (more rows in each of its
+    large tables than a row group of :data:`ROW_GROUP_SIZE`)."""
+    folder = tmp_path_factory.mktemp("backfilled")
+    flat = generate(folder / "FLAT_CMPL.zip", 25_000, seed=1)
+    source = folder / "source.duckdb"
+    made = run("backfill", "nhtsa", "--file", flat, "--kind", "complaints", "--warehouse", source)
+    assert made.returncode == 0, made.stderr
+    return source
+
+
+def test_a_killed_copy_is_completed_by_running_it_again(backfilled: Path, tmp_path: Path) -> None:
+    lake = f"ducklake:sqlite:{tmp_path / 'copy.sqlite'}"
+    args = ("copy", "--warehouse", backfilled, "--to", lake)
+    data = tmp_path / "copy-data"
+    copying = start(*args, "--to-data-path", data)
+    deadline = time.monotonic() + 120
+    while not any(data.rglob("*.parquet")):  # killed once its transaction writes rows
+        assert copying.poll() is None and time.monotonic() < deadline, copying.communicate()
+        time.sleep(0.02)
+    copying.send_signal(signal.SIGKILL)
+    copying.communicate(timeout=300)
+    assert copying.returncode == -signal.SIGKILL
+    # Nothing committed but the lake's catalog itself: no table to mistake for a warehouse.
+    assert "schema version 0" in run("runs", "--warehouse", lake).stderr
+    again = run(*args, "--json")
+    assert again.returncode == 0, again.stderr
+    verified = run("verify", "--warehouse", lake, "--json")
+    assert verified.returncode == 0, verified.stderr
+    assert json.loads(verified.stdout)["checked"] == json.loads(again.stdout)["rows"]["snapshots"]
+
+
+def test_copy_into_a_lake_writes_bounded_row_groups(backfilled: Path, tmp_path: Path) -> None:
     """DuckLake buffers a whole Parquet row group while writing it (122,880 rows by default):
     a copy of 100,000 documents into a new lake ran out of memory at the default limit on
     its snapshots, and so did ``maintain`` merging a backfill's 250 files. Both now have the
     lake write row groups of 16,384 rows; here a table larger than that is copied, and no
     row group of the lake's files is larger. (At 100,000 documents: see docs/backends.md.)"""
-    flat = generate(tmp_path / "FLAT_CMPL.zip", 25_000, seed=1)
-    source = tmp_path / "source.duckdb"
-    made = run("backfill", "nhtsa", "--file", flat, "--kind", "complaints", "--warehouse", source)
-    assert made.returncode == 0, made.stderr
     lake = f"ducklake:sqlite:{tmp_path / 'copy.sqlite'}"
     data = tmp_path / "copy-data"
-    copied = run("copy", "--warehouse", source, "--to", lake, "--to-data-path", data, "--json")
+    copied = run("copy", "--warehouse", backfilled, "--to", lake, "--to-data-path", data, "--json")
     assert copied.returncode == 0, copied.stderr
     assert json.loads(copied.stdout)["rows"]["snapshots"] > ROW_GROUP_SIZE
     files = [str(p) for p in data.rglob("*.parquet")]
