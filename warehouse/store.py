@@ -265,6 +265,8 @@ class Warehouse:
         warehouse = cls(con, target.location, None)
         warehouse.target = target
         if target.catalog == "postgres":
+            if target.location in _POSTGRES_CATALOGS:
+                _POSTGRES_CATALOGS.remove(target.location)
             _POSTGRES_CATALOGS.append(target.location)
         warehouse._locks = CatalogLocks(target, con)
         try:
