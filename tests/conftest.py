@@ -72,6 +72,7 @@ LAKE_MODULES = frozenset(
     {
         "test_lake_concurrency",
         "test_lake_backends",
+        "test_lake_faults",
         "test_demo_lake",
         "test_one_engine",
         "test_row_groups",

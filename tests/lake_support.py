@@ -3,9 +3,13 @@ real process on any warehouse."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
+import socket
 import subprocess
 import sys
+import tempfile
 import uuid
 from pathlib import Path
 
@@ -67,3 +71,53 @@ def start(*args: object, wait: float = 0) -> subprocess.Popen[str]:
         text=True,
         env=clean_env(RECEIPTS_LOCK_WAIT=str(wait)),
     )
+
+
+PG_BIN = Path("/usr/lib/postgresql/15/bin")
+
+
+class PrivateCluster:
+    """A PostgreSQL cluster of a test's own, on its own port: a catalog the test can stop
+    (``pg_ctl stop -m immediate``, as a crash or a power cut would) and start again.
+    Run as the ``postgres`` user (PostgreSQL refuses root), in a folder of its own."""
+
+    def __init__(self) -> None:
+        self.folder = Path(tempfile.mkdtemp(prefix="receipts-pg-"))
+        shutil.chown(self.folder, "postgres")
+        self.port = _free_port()
+        self._as_postgres("initdb", "-D", self.folder / "data", "-A", "trust", "-U", "postgres")
+
+    @staticmethod
+    def available() -> bool:
+        return os.geteuid() == 0 and (PG_BIN / "initdb").exists() and bool(shutil.which("runuser"))
+
+    @property
+    def dsn(self) -> str:
+        return f"host=127.0.0.1 port={self.port} user=postgres"
+
+    def _as_postgres(self, tool: str, *args: object) -> None:
+        argv = ["runuser", "-u", "postgres", "--", str(PG_BIN / tool), *map(str, args)]
+        subprocess.run(argv, check=True, capture_output=True, timeout=120)
+
+    def start(self) -> None:
+        options = f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1"
+        data, log = self.folder / "data", self.folder / "log"
+        self._as_postgres("pg_ctl", "-D", data, "-o", options, "-l", log, "-w", "start")
+
+    def stop(self) -> None:
+        """Stopped at once: every connection cut, as if the server had crashed."""
+        self._as_postgres("pg_ctl", "-D", self.folder / "data", "-m", "immediate", "-w", "stop")
+
+    def create_database(self, name: str) -> None:
+        psql(self.dsn, f'CREATE DATABASE "{name}"')
+
+    def remove(self) -> None:
+        with contextlib.suppress(subprocess.CalledProcessError):
+            self.stop()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])

@@ -23,6 +23,9 @@ from __future__ import annotations
 
 import importlib
 import re
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,7 +33,7 @@ from typing import Any
 import duckdb
 
 from warehouse import object_store, settings
-from warehouse.errors import UsageError, WarehouseError
+from warehouse.errors import ReceiptsError, UsageError, WarehouseBusy, WarehouseError
 
 ENV_DATA_PATH = "RECEIPTS_DATA_PATH"
 LAKE_PREFIX = "ducklake:"
@@ -47,6 +50,10 @@ ROW_GROUP_SIZE = 16_384
 # Where the receipts locks of a PostgreSQL catalog are taken (a plain attach of the same
 # database, beside DuckLake's own).
 LOCKS_ALIAS = "receipts_locks"
+# The catalog lock held while attaching a lake (which creates it when it does not exist), and
+# the least time a writer waits for another to finish creating it.
+CREATION_LOCK = "serial:create"
+CREATION_WAIT = 60.0
 # The extension each catalog needs besides ducklake itself (and the PyPI wheel's name).
 _CATALOG_EXTENSIONS = {"sqlite": "sqlite_scanner", "postgres": "postgres_scanner"}
 # What needs each extension, for the line that says one is missing.
@@ -194,6 +201,59 @@ def _lake_data_path(con: duckdb.DuckDBPyConnection) -> str:
     return str(row[0]) if row else ""
 
 
+def _no_warehouse(target: Target) -> str:
+    return (
+        f"no warehouse at {target.location}: run `receipts ingest MANIFEST` first, or point "
+        "--warehouse at an existing one"
+    )
+
+
+def _open_error(target: Target, exc: duckdb.Error) -> ReceiptsError:
+    """What a refused ``ATTACH`` of the lake (or of its PostgreSQL catalog) tells the user."""
+    text = str(exc).strip()
+    message = without_password(text.splitlines()[0] if text else repr(exc))
+    if "data_path" in message.lower() or "data path" in message.lower():
+        return UsageError(
+            f"a new DuckLake warehouse needs a data path for its files: "
+            f"--data-path DIR (or {ENV_DATA_PATH}): {message}"
+        )
+    return WarehouseError(f"cannot open warehouse {target.location}: {message}")
+
+
+# The table every DuckLake catalog has (DuckLake's specification: ``ducklake_metadata``).
+_LAKE_TABLE = "ducklake_metadata"
+
+
+def _postgres_holds_lake(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether the PostgreSQL database attached as :data:`LOCKS_ALIAS` holds a DuckLake
+    catalog (a database made for one, but never written to, holds none yet)."""
+    sql = f"SELECT count(*) AS n FROM pg_tables WHERE tablename = ''{_LAKE_TABLE}''"
+    row = con.execute(f"SELECT * FROM postgres_query('{LOCKS_ALIAS}', '{sql}')").fetchone()
+    return bool(row and row[0])
+
+
+@contextmanager
+def _creation_lock(target: Target, con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """Held around attaching the lake, which creates its catalog when there is none yet:
+    of several first writers at once, one creates it and the others wait, then attach what
+    it made (two creating at once fail: SQLite answers "database is locked", PostgreSQL
+    "duplicate key value"). A catalog lock (:mod:`warehouse.catalog_lock`): an advisory
+    lock on PostgreSQL, a ``flock`` beside a SQLite catalog."""
+    from warehouse.catalog_lock import CatalogLocks
+    from warehouse.lock import lock_wait
+
+    locks = CatalogLocks(target, con)
+    deadline = time.monotonic() + max(lock_wait(), CREATION_WAIT)
+    while not locks.try_acquire(CREATION_LOCK):
+        if time.monotonic() >= deadline:
+            raise WarehouseBusy(target.location, None, None, holder="a writer creating it")
+        time.sleep(0.05)
+    try:
+        yield
+    finally:
+        locks.release_all()
+
+
 class AttachedConnection:
     """A connection whose cursors, too, default to the attached warehouse (``USE`` is per
     connection, and the warehouse's readers open cursors of their own)."""
@@ -224,10 +284,7 @@ def connect_lake(
         if target.catalog == "sqlite":
             exists = Path(target.catalog_dsn).exists()
             if read_only and not exists:
-                raise WarehouseError(
-                    f"no warehouse at {target.location}: run `receipts ingest MANIFEST` "
-                    "first, or point --warehouse at an existing one"
-                )
+                raise WarehouseError(_no_warehouse(target))
             if not exists and not target.data_path:
                 raise UsageError(
                     f"a new DuckLake warehouse needs a data path for its files: "
@@ -249,31 +306,27 @@ def connect_lake(
         suffix = f" ({', '.join(options)})" if options else ""
         attach = f"ATTACH {_quote(target.attach_sql())} AS {LAKE_ALIAS}{suffix}"
         try:
-            try:
-                con.execute(attach)
-            except duckdb.Error as exc:
-                # A lake whose catalog remembers an s3:// data path: httpfs and the
-                # credentials, then again.
-                if on_s3 or not _needs_httpfs(exc):
-                    raise
-                _s3_secret(con, None)
-                con.execute(attach)
-                object_store.check_bucket(con, _lake_data_path(con))
-                on_s3 = True
+            if target.catalog == "postgres":
+                con.execute(f"ATTACH {_quote(target.catalog_dsn)} AS {LOCKS_ALIAS} (TYPE postgres)")
+                if read_only and not _postgres_holds_lake(con):
+                    raise WarehouseError(_no_warehouse(target))
+            with nullcontext() if read_only else _creation_lock(target, con):
+                try:
+                    con.execute(attach)
+                except duckdb.Error as exc:
+                    # A lake whose catalog remembers an s3:// data path: httpfs and the
+                    # credentials, then again.
+                    if on_s3 or not _needs_httpfs(exc):
+                        raise
+                    _s3_secret(con, None)
+                    con.execute(attach)
+                    object_store.check_bucket(con, _lake_data_path(con))
+                    on_s3 = True
         except duckdb.Error as exc:
-            text = str(exc).strip()
-            message = without_password(text.splitlines()[0] if text else repr(exc))
-            if "data_path" in message.lower() or "data path" in message.lower():
-                raise UsageError(
-                    f"a new DuckLake warehouse needs a data path for its files: "
-                    f"--data-path DIR (or {ENV_DATA_PATH}): {message}"
-                ) from None
-            raise WarehouseError(f"cannot open warehouse {target.location}: {message}") from None
+            raise _open_error(target, exc) from None
         if not on_s3 and _lake_data_path(con).startswith("s3://"):
             _s3_secret(con, _lake_data_path(con))  # httpfs was found in DuckDB's own folder
         con.execute(f"USE {LAKE_ALIAS}")
-        if target.catalog == "postgres":
-            con.execute(f"ATTACH {_quote(target.catalog_dsn)} AS {LOCKS_ALIAS} (TYPE postgres)")
     except BaseException:
         con.close()
         raise

@@ -100,6 +100,11 @@ class CatalogLocks:
             with contextlib.suppress(duckdb.Error):
                 sql = f"SELECT pg_advisory_unlock({lock_key(name)})"
                 held.execute(_pg_query(sql)).fetchall()
+            # Ended here even when the catalog is gone (the ROLLBACK then fails, but ends
+            # the transaction): a cursor closed with its PostgreSQL transaction open rolls it
+            # back in a destructor, and a rollback failing there aborts the process (DuckDB
+            # 1.5.5: "terminate called after throwing", SIGABRT).
+            with contextlib.suppress(duckdb.Error):
                 held.execute("ROLLBACK")
             held.close()
             return

@@ -42,6 +42,8 @@ shows the traceback only with ``--debug``, and the run ledger records it as such
     ├── WarehouseError               the warehouse could not carry out an operation
     │   ├── WarehouseBusy            another process holds it
     │   ├── WarehouseDamaged         the file is truncated or fails its checksums
+    │   ├── DataFileDamaged          a lake's data file is missing, truncated or altered
+    │   ├── CatalogLost              a lake's PostgreSQL catalog went away mid-command
     │   ├── SchemaError              a schema this version does not understand
     │   ├── NotFound                 no such document, revision or run
     │   ├── PointError               a RUN|DATE argument is malformed or names no run
@@ -380,6 +382,36 @@ class WarehouseDamaged(WarehouseError):
         )
         self.location = location
         self.detail = detail
+
+
+class DataFileDamaged(WarehouseError):
+    """A data file a DuckLake catalog lists is missing from its data path, or is not the
+    Parquet file it wrote (truncated, overwritten, altered). The catalog is intact: the data
+    path was damaged behind its back."""
+
+    def __init__(self, path: str, table: str | None, detail: str) -> None:
+        what = f"table {table}'s data file" if table else "a data file"
+        super().__init__(f"{what} {path} is {detail}: the lake's data path was damaged")
+        self.hint = (
+            "restore the file (or the data path) from a backup, then run `receipts verify`; "
+            "receipts never deletes or rewrites a data file outside `receipts maintain`"
+        )
+        self.path = path
+        self.table = table
+
+
+class CatalogLost(WarehouseError):
+    """The lake's PostgreSQL catalog stopped answering mid-command (the server stopped or
+    restarted, the connection was cut). What committed before stays; what was under way
+    was not committed."""
+
+    def __init__(self, location: str, detail: str) -> None:
+        super().__init__(f"lost the connection to the lake's catalog {location}: {detail}")
+        self.hint = (
+            "what committed before stays, nothing half-done does; once the PostgreSQL server "
+            "answers again (`pg_isready`), run the same command again: it completes the work"
+        )
+        self.location = location
 
 
 class SchemaError(WarehouseError):

@@ -1,5 +1,6 @@
-"""Whether the warehouse still holds what it recorded: every stored snapshot's bytes hashed
-again against its address, and the revision ledger checked against its own rows."""
+"""Whether the warehouse still holds what it recorded: a lake's data files read against its
+catalog (:mod:`warehouse.data_files`), every stored snapshot's bytes hashed again against its
+address, and the revision ledger checked against its own rows."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from warehouse.data_files import check_data_files, listed_files
 from warehouse.digests import Progress
 from warehouse.store import Warehouse
 from warehouse.tlog.check import check_log
@@ -23,6 +25,7 @@ class VerifyResult:
     checked: int
     mismatches: list[dict[str, str]]
     problems: list[dict[str, Any]]
+    data_files: int | None = None  # a lake's data files read (None: a DuckDB file)
 
     @property
     def ok(self) -> bool:
@@ -50,6 +53,18 @@ def iter_snapshots(warehouse: Warehouse, chunk: int = 1000) -> Iterator[StoredSn
 def verify(warehouse: Warehouse, progress: Progress | None = None) -> VerifyResult:
     """Recompute every snapshot's SHA-256 from its stored bytes; ``progress(step, done,
     total)`` hears of every 1,000 snapshots checked and of the revision checks."""
+    data_files = None
+    if warehouse.is_lake:
+        # First: a query over a table with a missing or replaced file fails, or skips it.
+        files = listed_files(warehouse)
+        data_files = len(files)
+        if progress is not None:
+            progress("data files read", 0, data_files)
+        damaged = list(check_data_files(warehouse, files))
+        if progress is not None:
+            progress("data files read", data_files, data_files)
+        if damaged:
+            return VerifyResult(0, [], damaged, data_files)
     checked = 0
     mismatches = []
     total = int(warehouse._scalar("SELECT count(*) FROM snapshots") or 0)
@@ -74,7 +89,7 @@ def verify(warehouse: Warehouse, progress: Progress | None = None) -> VerifyResu
         problems += check_log(warehouse).problems
     if progress is not None:
         progress("revisions checked", revisions, revisions)
-    return VerifyResult(checked, mismatches, problems)
+    return VerifyResult(checked, mismatches, problems, data_files)
 
 
 def _problem(check: str, doc_id: str | None, revision: int | None, message: str) -> dict[str, Any]:

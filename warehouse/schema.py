@@ -143,6 +143,8 @@ def check_schema(con: duckdb.DuckDBPyConnection, location: str, behind_ok: bool 
     migrations are this version's and none is pending (unless ``behind_ok``)."""
     applied = applied_migrations(con)
     pending = pending_migrations(applied, location)
+    if not applied:
+        refuse_unfinished_copy(con, location)
     if pending and not behind_ok:
         raise SchemaError(
             f"{location} is at schema version {max(applied, default=0)}, behind this "
@@ -168,7 +170,9 @@ def migrate(
     con: duckdb.DuckDBPyConnection, location: str, *, is_lake: bool, transaction: Transaction
 ) -> list[Migration]:
     """Apply pending migrations, each in its own ``transaction``, and return them. Refuses
-    (:func:`pending_migrations`) a schema this version did not write."""
+    (:func:`pending_migrations`) a schema this version did not write, and an unfinished
+    copy's (:func:`refuse_unfinished_copy`)."""
+    refuse_unfinished_copy(con, location)
     con.execute(_SCHEMA_MIGRATIONS)
     done = []
     for migration in pending_migrations(applied_migrations(con), location):
@@ -194,18 +198,45 @@ def migrate(
     return done
 
 
-def create_schema(
-    con: duckdb.DuckDBPyConnection, location: str, *, is_lake: bool, transaction: Transaction
-) -> None:
+def create_schema(con: duckdb.DuckDBPyConnection, location: str, *, is_lake: bool) -> None:
     """Every shipped migration's tables and views, without the rows :func:`migrate` records
-    (a copy brings the source's own). Only on a warehouse with no schema yet."""
-    if tables(con):
+    (a copy brings the source's own), in the caller's transaction. Only on a warehouse with
+    no schema yet, or the empty one an unfinished copy left (:func:`unfinished_copy`): its
+    tables and views are made again."""
+    if unfinished_copy(con):
+        for table in sorted(tables(con), key=lambda t: not t.view):  # views first
+            con.execute(f'DROP {"VIEW" if table.view else "TABLE"} "{table.name}"')
+    elif tables(con):
         raise UsageError(f"copy needs a new warehouse; {location} already has tables")
-    with transaction():
-        con.execute(_SCHEMA_MIGRATIONS)
-        for migration in migrations():
-            if runs_here(con, migration, is_lake=is_lake):
-                con.execute(migration.sql)
+    con.execute(_SCHEMA_MIGRATIONS)
+    for migration in migrations():
+        if runs_here(con, migration, is_lake=is_lake):
+            con.execute(migration.sql)
+
+
+def unfinished_copy(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether the warehouse holds receipts' tables and not one row, no migration recorded:
+    what a ``receipts copy`` that failed or was killed left behind, before copies made their
+    schema in the same transaction as their rows."""
+    if applied_migrations(con):  # first: the usual answer, without listing every table
+        return False
+    made = [t.name for t in tables(con) if not t.view]
+    if "schema_migrations" not in made:
+        return False
+    return all(
+        con.execute(f'SELECT count(*) FROM (SELECT 1 FROM "{name}" LIMIT 1)').fetchone() == (0,)
+        for name in made
+    )
+
+
+def refuse_unfinished_copy(con: duckdb.DuckDBPyConnection, location: str) -> None:
+    """:class:`SchemaError` naming the command that completes an unfinished copy."""
+    if unfinished_copy(con):
+        raise SchemaError(
+            f"{location} holds the empty tables of a `receipts copy` that did not finish "
+            f"(schema version 0, no rows): run the same `receipts copy --to {location}` again "
+            "to complete it"
+        )
 
 
 def _record_meta(con: duckdb.DuckDBPyConnection, values: dict[str, str]) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 
 import duckdb
 
-from warehouse import backends, object_store, schema, settings
+from warehouse import backends, faults, object_store, schema, settings
 from warehouse.catalog_lock import CatalogLocks
 from warehouse.errors import (
     NotAWarehouse,
@@ -264,6 +264,10 @@ class Warehouse:
         )
         warehouse = cls(con, target.location, None)
         warehouse.target = target
+        if target.catalog == "postgres":
+            if target.location in _POSTGRES_CATALOGS:
+                _POSTGRES_CATALOGS.remove(target.location)
+            _POSTGRES_CATALOGS.append(target.location)
         warehouse._locks = CatalogLocks(target, con)
         try:
             if read_only:
@@ -279,7 +283,7 @@ class Warehouse:
     def _refuse_foreign_database(self) -> None:
         """A DuckDB database holding tables but none of receipts' is someone else's: neither
         read as a warehouse behind this version nor migrated into."""
-        if self.applied_migrations():
+        if self.applied_migrations() or schema.unfinished_copy(self._con):
             return
         found = self._first_row(
             "SELECT table_name FROM information_schema.tables "
@@ -413,11 +417,10 @@ class Warehouse:
         )
 
     def create_schema(self) -> None:
-        """Every shipped migration's tables and views, on a warehouse with none yet (a copy's
-        destination: see :func:`warehouse.schema.create_schema`)."""
-        schema.create_schema(
-            self._con, self.location, is_lake=self.is_lake, transaction=self._transaction
-        )
+        """Every shipped migration's tables and views, in the transaction under way, on a
+        warehouse with none yet (a copy's destination: see
+        :func:`warehouse.schema.create_schema`)."""
+        schema.create_schema(self._con, self.location, is_lake=self.is_lake)
 
     def meta(self) -> dict[str, str]:
         return schema.meta(self._con)
@@ -443,6 +446,26 @@ class Warehouse:
             yield
         finally:
             self._con.execute(f"SET memory_limit = '{previous}'")
+
+    def bound_row_groups(self) -> None:
+        """On a lake, Parquet row groups of :data:`~warehouse.backends.ROW_GROUP_SIZE` rows
+        from now on (a lake-wide DuckLake option, kept in its catalog). DuckLake buffers a
+        whole row group while writing it, 122,880 rows by default: of the snapshots' bodies
+        that is more than the default memory limit, when a statement writes that many at
+        once (``copy`` into a lake, ``maintain`` merging files). A DuckDB file's row groups
+        are this size already."""
+        if not self.is_lake:
+            return
+        option = "parquet_row_group_size"
+        current = self._scalar(
+            f"SELECT value FROM ducklake_options('{backends.LAKE_ALIAS}') "
+            "WHERE option_name = $o AND scope = 'GLOBAL'",
+            {"o": option},
+        )
+        if str(current) != str(backends.ROW_GROUP_SIZE):
+            self._con.execute(
+                f"CALL {backends.LAKE_ALIAS}.set_option('{option}', {backends.ROW_GROUP_SIZE})"
+            )
 
     @contextmanager
     def bulk_writes(self) -> Iterator[None]:
@@ -488,7 +511,10 @@ class Warehouse:
         try:
             yield self._con
         except BaseException:
-            self._con.execute("ROLLBACK")
+            # A rollback that fails (the catalog went away) still ends the transaction;
+            # the error that stopped it says why.
+            with contextlib.suppress(duckdb.Error):
+                self._con.execute("ROLLBACK")
             raise
         try:
             self._con.execute("COMMIT")
@@ -533,4 +559,16 @@ def known_error(exc: BaseException) -> ReceiptsError | None:
     if isinstance(exc, duckdb.OutOfMemoryException):
         detail = str(exc).strip().splitlines()[0] if str(exc).strip() else "out of memory"
         return OutOfMemory(detail, ENV_WAREHOUSE_MEMORY_LIMIT, DEFAULT_WAREHOUSE_MEMORY_LIMIT)
+    if isinstance(exc, duckdb.Error):
+        message = str(exc)
+        if _POSTGRES_CATALOGS:
+            lost = faults.catalog_fault(message, _POSTGRES_CATALOGS[-1])
+            if lost is not None:
+                return lost
+        return faults.data_file_fault(message)
     return None
+
+
+# The PostgreSQL catalogs of the lakes this process opened, the latest last: a lost
+# connection is told of naming the catalog (DuckDB's message does not).
+_POSTGRES_CATALOGS: list[str] = []

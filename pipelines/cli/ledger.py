@@ -216,7 +216,8 @@ def verify(
     replay_dir: Path | None,
     as_json: bool,
 ) -> None:
-    """Recompute every stored snapshot's SHA-256 from its bytes, check each revision's
+    """Read every data file a lake's catalog lists and compare it with what the catalog
+    recorded of it; recompute every stored snapshot's SHA-256 from its bytes, check each revision's
     snapshot, size and document against its provenance and that no revision is recorded
     twice (and, with --upstream, re-download pinned GitHub files); exit 1 naming each
     problem.
@@ -249,16 +250,19 @@ def verify(
     if as_json:
         payload = {
             "checked": result.checked,
+            "data_files": result.data_files,
             "mismatches": result.mismatches,
             "problems": result.problems,
         }
         emit_json(payload if pinned is None else {**payload, "upstream": pinned.as_json()})
     else:
+        if result.data_files is not None:
+            click.echo(f"read {result.data_files:,} data files of the lake")
         click.echo(f"checked {result.checked:,} snapshots: {len(result.mismatches):,} mismatches")
         for m in result.mismatches:
             click.echo(f"  {m['content_hash']}: stored bytes hash to {m['actual']}")
         if result.problems:
-            click.echo(f"{len(result.problems):,} revision problems:")
+            click.echo(f"{len(result.problems):,} problems:")
         for problem in result.problems:
             click.echo(visible(f"  {problem['message']}"))
         if pinned is not None:

@@ -213,3 +213,26 @@ def test_sigkill_mid_run_then_rerun_completes_without_duplicates(
     verified = json.loads(run("verify", "--warehouse", url, "--json").stdout)
     # Every snapshot once (the seed corpus's one record has the bytes of alpha-0).
     assert verified["checked"] == total
+
+
+def test_first_writers_at_once_create_the_lake_once(
+    lake_url: tuple[str, Path], tmp_path: Path
+) -> None:
+    """Four writers of different corpora start together on a lake that does not exist yet:
+    one creates it, the others wait for it, and every run commits (SQLite once answered
+    "database is locked" to the others, PostgreSQL "duplicate key value")."""
+    url, data = lake_url
+    names = ("alpha", "beta", "gamma", "delta")
+    manifests = [corpus(tmp_path, name, 40, seed=i) for i, name in enumerate(names)]
+    procs = [
+        start("ingest", m, "--warehouse", url, "--data-path", data, "--json") for m in manifests
+    ]
+    results = [finish(p) for p in procs]
+    for code, _, err in results:
+        assert code == 0, err
+    ledger = json.loads(run("runs", "--warehouse", url, "--json").stdout)
+    assert sorted(r["manifest"] for r in ledger) == sorted(names)
+    assert sorted(r["run_id"] for r in ledger) == [1, 2, 3, 4]
+    verified = run("verify", "--warehouse", url, "--json")
+    assert verified.returncode == 0, verified.stderr
+    assert json.loads(verified.stdout)["checked"] == 160

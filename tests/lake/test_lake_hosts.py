@@ -207,11 +207,8 @@ def test_the_catalog_going_away_mid_run_is_named_and_a_rerun_completes(
     verified = json.loads(run("verify", "--warehouse", lake, "--json").stdout)
     assert verified["checked"] == total
 
-    # The failed run's own line. Known: DuckDB's postgres extension aborts the process
-    # (SIGABRT, "terminate called ... ROLLBACK") when the catalog is gone at a rollback;
-    # the catalog faults of #51 are handled in the error classification, not here.
-    if code == -signal.SIGABRT and "terminate called" in err:
-        pytest.xfail("the catalog going away mid-run aborts the process (SIGABRT)")
+    # The failed run's own line: exit 1 naming the catalog (never DuckDB's abort at a
+    # rollback, SIGABRT "terminate called ... ROLLBACK", nor an internal error).
     assert code == 1, err
     last = err.strip().splitlines()[-1]
     assert "catalog" in last and "internal error" not in err, err
