@@ -10,8 +10,9 @@ Each document's source maps its stored bytes to a ``_type`` and curated fields
 - ``provenance``: ``docId``, ``revision``, ``contentHash`` (the snapshot it was built from),
   ``sourceUrl`` / ``sourceCommit`` as the revision recorded them, ``capturedAt`` and
   ``lastVerifiedRun`` (when and in which run the current revision's bytes were captured and
-  hashed), ``firstSeenRun``, ``logIndex`` and ``logTreeSize`` (its entry in the
-  transparency log and the first checkpoint that covers it, fixed once recorded),
+  hashed), ``firstSeenRun``, ``logIndex``, ``logTreeSize`` and ``logOrigin`` (its entry in the
+  transparency log, and the size and origin of the first checkpoint that covers it, fixed
+  once recorded: the address of the revision's proof),
   ``ownedFields`` (the top-level fields the pipeline writes) and ``curatedHash``.
 
 No value depends on the time of the push or on runs that found nothing new: a run that sees
@@ -98,6 +99,7 @@ class RevisionMeta:
     first_seen_run: int
     log_index: int | None = None  # its entry in the transparency log
     log_tree_size: int | None = None  # the first checkpoint that covers that entry
+    log_origin: str | None = None  # that checkpoint's origin: the log's name and address
 
 
 # -- pure pieces ---------------------------------------------------------------------------
@@ -197,6 +199,7 @@ def build_document(
         "lastVerifiedRun": meta.valid_from_run,
         "logIndex": meta.log_index,
         "logTreeSize": meta.log_tree_size,
+        "logOrigin": meta.log_origin,
         "ownedFields": sorted(fields),
     }
     provenance = {k: v for k, v in provenance.items() if v is not None}
@@ -256,6 +259,7 @@ def _meta(row: CurrentDocument, position: LogPosition | None) -> RevisionMeta:
         first_seen_run=int(row.first_seen_run),
         log_index=None if position is None else position.entry,
         log_tree_size=None if position is None else position.tree_size,
+        log_origin=None if position is None else position.origin,
     )
 
 

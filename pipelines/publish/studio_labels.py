@@ -57,6 +57,10 @@ _PROVENANCE: dict[str, Label] = {
         "Log checkpoint size",
         "The checkpoint to ask for the entry's inclusion proof against (receipts log prove).",
     ),
+    "logOrigin": (
+        "Log origin",
+        "The transparency log's name, where its tiles and checkpoints are published.",
+    ),
     "ownedFields": ("Fields the pipeline owns", "Edits to these are reported as target drift."),
     "curatedHash": ("Curated SHA-256", "SHA-256 of everything the pipeline owns in the document."),
 }

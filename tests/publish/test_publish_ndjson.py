@@ -24,6 +24,8 @@ NOW = "2026-11-01T06:00:00Z"
 def _fixture_source(monkeypatch: pytest.MonkeyPatch) -> None:
     register(monkeypatch)
     monkeypatch.setenv("RECEIPTS_NOW", NOW)
+    # A warehouse draws its own log origin; the golden file names this one.
+    monkeypatch.setenv("RECEIPTS_LOG_ORIGIN", "example.org/atlas-log")
 
 
 def build(tmp_path: Path, name: str, text: str) -> tuple[Path, Path]:
@@ -237,3 +239,29 @@ def test_a_rename_onto_a_field_the_documents_already_have_is_a_manifest_error(
         "Ask the record",
         "Every sentence traced to its source.",
     )
+
+
+def test_each_document_carries_the_address_of_its_proof(tmp_path: Path) -> None:
+    """provenance's logIndex, logTreeSize and logOrigin lead to the revision's entry: the
+    proof `receipts log prove` gives for docId/revision names that index, and the log's
+    checkpoint has that origin and covers that size."""
+    manifest, warehouse = build(tmp_path, "a", manifest_text(synthetic=2))
+    out = tmp_path / "atlas.ndjson"
+    assert cli("publish", manifest, "--warehouse", warehouse, "--out", out).exit_code == 0
+    checkpoint = cli("log", "checkpoint", "--warehouse", warehouse).stdout
+    origin, size = checkpoint.splitlines()[:2]
+    for document in lines(out):
+        provenance = document["provenance"]
+        assert provenance["logOrigin"] == origin == "example.org/atlas-log"
+        assert provenance["logTreeSize"] <= int(size)
+        proof = cli(
+            "log",
+            "prove",
+            provenance["docId"],
+            "--revision",
+            provenance["revision"],
+            "--warehouse",
+            warehouse,
+        )
+        assert proof.exit_code == 0, proof.output
+        assert f"index {provenance['logIndex']}\n" in proof.stdout

@@ -1,7 +1,7 @@
-"""Where a corpus's revisions sit in the log: each one's entry index, and the size of the
-first checkpoint that covers it (the one a reader asks for its inclusion proof against).
-Both are fixed once the checkpoint is recorded, so a document that carries them is the
-same at every later push."""
+"""Where a corpus's revisions sit in the log: each one's entry index, and the size and
+origin of the first checkpoint that covers it (the one a reader asks for its inclusion
+proof against, and the log it belongs to). All are fixed once the checkpoint is recorded,
+so a document that carries them is the same at every later push."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from warehouse.tlog.entries import REVISION_KINDS
 class LogPosition(NamedTuple):
     entry: int
     tree_size: int | None  # None until a checkpoint covers the entry
+    origin: str | None = None  # that checkpoint's origin line
 
 
 def corpus_positions(warehouse: Warehouse, corpus: str) -> dict[tuple[str, int], LogPosition]:
@@ -30,13 +31,13 @@ def corpus_positions(warehouse: Warehouse, corpus: str) -> dict[tuple[str, int],
         "(SELECT doc_id FROM corpus_members WHERE corpus = $c) GROUP BY ALL",
         {"c": corpus},
     ).fetchall()
-    sizes = store.covering_checkpoint_sizes(con)
+    covering = store.covering_checkpoint_sizes(con)
+    sizes = [size for size, _ in covering]
     out = {}
     for doc_id, revision, index in rows:
         at = bisect_right(sizes, int(index))
-        out[(str(doc_id), int(revision))] = LogPosition(
-            int(index), sizes[at] if at < len(sizes) else None
-        )
+        size, origin = covering[at] if at < len(covering) else (None, None)
+        out[(str(doc_id), int(revision))] = LogPosition(int(index), size, origin)
     return out
 
 

@@ -260,10 +260,14 @@ def latest_checkpoint(con: duckdb.DuckDBPyConnection) -> StoredCheckpoint | None
     return _checkpoint(row[0]) if row else None
 
 
-def covering_checkpoint_sizes(con: duckdb.DuckDBPyConnection) -> list[int]:
-    """The size of every checkpoint recorded, ascending, each once."""
-    rows = con.execute(f"SELECT DISTINCT size FROM {CHECKPOINTS} ORDER BY size").fetchall()
-    return [int(s) for (s,) in rows]
+def covering_checkpoint_sizes(con: duckdb.DuckDBPyConnection) -> list[tuple[int, str]]:
+    """The size of every checkpoint recorded, ascending, each once, with the origin line of
+    the first checkpoint recorded at that size (the log's name as its readers know it)."""
+    rows = con.execute(
+        f"SELECT size, arg_min(split_part(note, chr(10), 1), recorded_at) FROM {CHECKPOINTS} "
+        "GROUP BY size ORDER BY size"
+    ).fetchall()
+    return [(int(s), str(o)) for s, o in rows]
 
 
 def record_checkpoint(
