@@ -88,7 +88,9 @@ def append(
     new = old + table.num_rows
     if new == old:
         return old, old
-    con.register("_tlog_new", table.append_column("idx", pa.array(range(old, new), pa.int64())))
+    con.register(
+        "_tlog_new", table.append_column("idx", pa.array(list(range(old, new)), pa.int64()))
+    )
     try:
         con.execute(
             f"INSERT INTO {ENTRIES} SELECT idx, kind, doc_id, revision, push_id, entry "
@@ -105,8 +107,10 @@ def append(
 def store_levels(
     con: duckdb.DuckDBPyConnection, levels: Sequence[tuple[int, int, list[bytes]]]
 ) -> None:
-    """Insert the hashes :meth:`warehouse.tlog.merkle.Appender.extend` gives, in the order
-    of their stored-hash indexes (computed in SQL from each one's level and position)."""
+    """Insert the hashes :meth:`warehouse.tlog.merkle.Appender.extend` gives, a level at a
+    time, at their stored-hash indexes (computed in SQL from each one's level and
+    position). (A read looks hashes up by index, and each append's hashes fill a range of
+    indexes of their own: they need not be in order within it.)"""
     if not levels:
         return
     hashes = pa.table(
@@ -115,7 +119,10 @@ def store_levels(
                 [pa.array([lv] * len(run), pa.int64()) for lv, _, run in levels]
             ),
             "n": pa.concat_arrays(
-                [pa.array(range(first, first + len(run)), pa.int64()) for _, first, run in levels]
+                [
+                    pa.array(list(range(first, first + len(run))), pa.int64())
+                    for _, first, run in levels
+                ]
             ),
             "hash": pa.concat_arrays([pa.array(run, pa.binary()) for _, _, run in levels]),
         }
