@@ -13,7 +13,7 @@
 - **publishing**: the log's tiles written to an empty directory, then again after 1% more
   entries: how many files each wrote, and how long it took.
 
-    python -m bench.tlog --entries 2000000 --rows 200000 --records 200000
+    python -m bench.tlog --entries 2000000 --rows 2000000 --records 200000
 """
 
 from __future__ import annotations
@@ -165,7 +165,7 @@ def _publish(wh: Warehouse, count: int, out: Path) -> dict[str, Any]:
 
 def run(entries: int, rows: int, records: int, workdir: Path, repeats: int = 3) -> dict[str, Any]:
     workdir.mkdir(parents=True, exist_ok=True)
-    zip_path = workdir / f"tlog-complaints-{rows}.zip"
+    zip_path = workdir / f"FLAT_CMPL-{rows}.zip"  # the backfill benchmark's, when it ran
     if not zip_path.exists():
         generate(zip_path, rows)
     backfill = _share(
@@ -219,7 +219,7 @@ def main(argv: list[str] | None = None) -> None:
         return
     parser = argparse.ArgumentParser(prog="python -m bench.tlog", description=__doc__)
     parser.add_argument("--entries", type=int, default=2_000_000)
-    parser.add_argument("--rows", type=int, default=200_000)
+    parser.add_argument("--rows", type=int, default=2_000_000)
     parser.add_argument("--records", type=int, default=200_000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--workdir", type=Path, default=REPO / "bench" / "data")

@@ -58,6 +58,12 @@ class RefreshResult:
             "drift": drift_summary(self.drift),
             "claims": None if self.claims is None else claims_summary(self.claims),
             "claims_error": self.claims_error,
+            # The log's checkpoint at the end: the push's, else the ingest's.
+            "log_checkpoint": (
+                self.push.log_checkpoint
+                if self.push is not None and self.push.log_checkpoint is not None
+                else self.ingest.log_checkpoint
+            ),
         }
 
 

@@ -33,7 +33,7 @@ from warehouse.clock import now
 from warehouse.history import json_or_none
 from warehouse.store import Warehouse
 from warehouse.tlog.appends import append_push
-from warehouse.tlog.heads import record_head
+from warehouse.tlog.heads import Head, record_head
 from warehouse.tlog.transactions import logged_transaction
 
 
@@ -126,9 +126,9 @@ def finish_push(
     conflicts: list[dict[str, Any]],
     notices: list[str],
     message: str | None,
-) -> None:
+) -> Head | None:
     """Append a push's 'finished' row with its receipt, and its entry in the transparency
-    log."""
+    log; the log's checkpoint (:func:`warehouse.tlog.heads.record_head`)."""
     with logged_transaction(warehouse) as con:
         con.execute(
             "INSERT INTO pushes (push_id, event, recorded_at, target, namespace, manifest_name, "
@@ -152,7 +152,7 @@ def finish_push(
             },
         )
         append_push(con, push_id)
-        record_head(con, None, notice=logging.INFO)  # the run that pushes says it
+        return record_head(con, None, notice=logging.INFO)  # the run that pushes says it
 
 
 def pushes(warehouse: Warehouse, limit: int | None = None) -> list[dict[str, Any]]:

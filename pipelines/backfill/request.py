@@ -66,6 +66,8 @@ class BackfillResult:
     documents: Counts = field(default_factory=Counts)
     built: int = 0  # documents whose bytes were assembled (the others' lines had not changed)
     seconds: float = 0.0
+    # The transparency log's checkpoint at the end of the run (Head.as_json), if it has one.
+    log_checkpoint: dict[str, Any] | None = None
 
     @property
     def kept_nothing(self) -> str | None:
@@ -96,4 +98,5 @@ class BackfillResult:
             "built": self.built,
             "seconds": round(self.seconds, 3),
             "warnings": [self.kept_nothing] if self.kept_nothing else [],
+            **({} if self.log_checkpoint is None else {"log_checkpoint": self.log_checkpoint}),
         }

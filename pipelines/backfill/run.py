@@ -81,9 +81,10 @@ def run_backfill(
         reporter.close()
     result.status = "ok"
     result.seconds = time.monotonic() - started
-    finish_run(
+    head = finish_run(
         warehouse, info.run_id, "ok", ledger_counts(result), [], ledger_warnings(label, result)
     )
+    result.log_checkpoint = None if head is None else head.as_json()
     return result
 
 

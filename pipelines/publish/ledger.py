@@ -133,7 +133,7 @@ class PushLedger:
             self._finish(self.push_id, result, conflicts)
 
     def _finish(self, push_id: int, result: PushResult, conflicts: list[dict[str, Any]]) -> None:
-        finish_push(
+        head = finish_push(
             self.warehouse,
             push_id,
             status=result.status,
@@ -144,3 +144,4 @@ class PushLedger:
             notices=result.notices,
             message=result.message,
         )
+        result.log_checkpoint = None if head is None else head.as_json()

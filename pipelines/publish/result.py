@@ -34,6 +34,8 @@ class PushResult:
     message: str | None = None
     # documents over the request limit: sent without their largest fields, or skipped
     oversize: list[dict[str, Any]] = field(default_factory=list)
+    # The transparency log's checkpoint once the push is recorded (Head.as_json), if any.
+    log_checkpoint: dict[str, Any] | None = None
 
     @property
     def dry_run(self) -> bool:
@@ -75,4 +77,5 @@ class PushResult:
             "reconciled": self.reconciled,
             "oversize": self.oversize,
             "message": self.message,
+            **({} if self.log_checkpoint is None else {"log_checkpoint": self.log_checkpoint}),
         }

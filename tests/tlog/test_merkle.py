@@ -375,3 +375,23 @@ def test_bulk_inclusion_proofs_are_the_single_ones(small_tree: StoredTree) -> No
         bulk = merkle.prove_records(t, wanted, read)
         assert len(reads) <= 1  # one read for every proof
         assert bulk == {n: merkle.prove_record(t, n, small_tree.read) for n in wanted}
+
+
+@pytest.mark.parametrize("cuts", [[300], [1, 300], [3, 4, 7, 8, 100, 300], [255, 256, 257, 300]])
+def test_extending_in_runs_stores_what_appending_one_by_one_stores(cuts: list[int]) -> None:
+    reference = StoredTree(entries(300))
+    grown = StoredTree([])
+    appender = merkle.Appender(0, grown.read)
+    start = 0
+    for cut in cuts:
+        stored: dict[int, bytes] = {}
+        for level, first, hashes in appender.extend(entries(300)[start:cut]):
+            for n, h in enumerate(hashes, first):
+                stored[merkle.stored_hash_index(level, n)] = h
+        assert sorted(stored) == list(range(len(grown.hashes), len(grown.hashes) + len(stored)))
+        grown.hashes.extend(stored[i] for i in sorted(stored))
+        assert appender.root() == merkle.tree_hash(cut, reference.read)
+        fresh = merkle.Appender(cut, grown.read)  # the edge read back agrees with the kept one
+        assert fresh.root() == appender.root()
+        start = cut
+    assert grown.hashes == reference.hashes

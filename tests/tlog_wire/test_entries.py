@@ -97,3 +97,16 @@ def test_the_docs_show_entries_the_formatter_makes() -> None:
     assert [s.encode() for s in shown] == [doc_examples.REVISION, doc_examples.PUSH]
     for entry in (doc_examples.REVISION, doc_examples.PUSH):
         assert entries.format_entry(dict(entries.parse(entry).fields)) == entry
+
+
+@pytest.mark.parametrize("text", ["a\\b", "a\nb", "a\rb", "\\n", "plain", ""])
+@pytest.mark.parametrize("field", ["doc_id", "document", "content_hash", "reason", "source_url",
+                                   "source_commit"])  # fmt: skip
+def test_sql_escapes_only_what_needs_escaping_in_each_text_field(field: str, text: str) -> None:
+    values: dict[str, object] = {
+        "doc_id": "d/1", "document": "record", "revision": 2, "content_hash": "ab" * 32,
+        "tombstone": False, "reason": None, "restores": True, "source_url": "https://x.test/1",
+        "source_commit": None, "seen_at": datetime(2026, 1, 2, 3, 4, 5, 6, tzinfo=UTC), "run": 9,
+    }  # fmt: skip
+    values[field] = text
+    assert _sql_entry(values) == entries.revision_entry(**values)  # type: ignore[arg-type]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import duckdb
@@ -74,19 +74,29 @@ class Head:
     origin: str
     note: str
     key_name: str | None
+    # Why it is unsigned (None when signed).
+    unsigned_because: str | None = None
+    # Whether this run recorded it (False: the log did not grow, this is the latest one).
+    recorded: bool = True
 
     @property
     def signed(self) -> bool:
         return self.key_name is not None
 
     def as_json(self) -> dict[str, object]:
-        """What a run's ``--json`` says of the checkpoint it recorded."""
+        """What a writing command's ``--json`` says of the log's checkpoint (``log_checkpoint``:
+        the same shape for every command)."""
         return {
             "size": self.size,
             "origin": self.origin,
             "signed": self.signed,
             "key_name": self.key_name,
+            "unsigned_because": self.unsigned_because,
+            "recorded": self.recorded,
         }
+
+
+_NO_KEY = f"{ENV_KEY} is not set"
 
 
 def current_head(con: duckdb.DuckDBPyConnection, signer: note.Signer | None) -> Head:
@@ -117,22 +127,25 @@ def record_head(
     con: duckdb.DuckDBPyConnection, run_id: int | None, notice: int = logging.WARNING
 ) -> Head | None:
     """Record the checkpoint of the log at the end of a writing run (inside its last
-    transaction), unless the latest one has the same size; say so (a line at level
-    ``notice``) when it is unsigned."""
+    transaction), unless the latest one has the same size (that one is returned, with
+    ``recorded`` false); say so (a line at level ``notice``) when it is unsigned. None
+    for a warehouse without the log."""
     if not store.has_log(con):
         return None
     latest = store.latest_checkpoint(con)
     if latest is not None and latest.size == store.size(con):
-        return None
+        because = None if latest.key_name else "recorded unsigned by an earlier run"
+        return Head(
+            latest.size, latest.root, origin(con), latest.note, latest.key_name, because, False
+        )
     try:
         signer = configured_signer()
     except LogError as exc:  # the run's rows are committed with this; it must not fail them
         log.warning("log: cannot sign the checkpoint: %s; it is recorded unsigned", exc)
-        signer = None
+        return replace(record(con, None, run_id), unsigned_because=f"cannot sign: {exc}")
     head = record(con, signer, run_id)
-    if signer is None and settings.current().log_key:
-        return head
     if signer is None:
+        head = replace(head, unsigned_because=_NO_KEY)
         log.log(
             notice,
             "log: checkpoint of %s entries is unsigned (set %s to a key file made by "

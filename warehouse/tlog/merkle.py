@@ -327,6 +327,36 @@ class Appender:
         self.size += 1
         return stored
 
+    def extend(self, entries: Sequence[bytes]) -> list[tuple[int, int, list[bytes]]]:
+        """Append many entries at once; the hashes to store, a level at a time: for each
+        level, lowest first, ``(level, position of the first, hashes)`` of the subtrees the
+        entries complete there (their stored-hash indexes are :func:`stored_hash_index`).
+        The same hashes as :meth:`append` gives entry by entry, hashed a level at a time
+        (a list comprehension per level: about twice as fast in bulk)."""
+        old, new = self.size, self.size + len(entries)
+        if old == new:
+            return []
+        # The old tree's maximal complete subtrees: one per one-bit of its size.
+        before = {level: h for (level, _), h in zip(_subtrees(0, old), self._edge, strict=True)}
+        sha, leaf, node = _sha256, _LEAF_PREFIX, _NODE_PREFIX
+        hashes = [sha(leaf + entry).digest() for entry in entries]
+        levels = [(0, old, hashes)]
+        level, first = 0, old
+        while (new >> (level + 1)) > (old >> (level + 1)):
+            if first & 1:  # the first one's left sibling was complete before
+                hashes = [before[level], *hashes]
+            lo, count = old >> (level + 1), (new >> (level + 1)) - (old >> (level + 1))
+            hashes = [sha(node + hashes[2 * i] + hashes[2 * i + 1]).digest() for i in range(count)]
+            level, first = level + 1, lo
+            levels.append((level, first, hashes))
+        runs = {lv: (start, run) for lv, start, run in levels}
+        edge = []
+        for lv, n in _subtrees(0, new):
+            start, run = runs.get(lv, (n + 1, []))
+            edge.append(run[n - start] if n >= start else before[lv])
+        self._edge, self.size = edge, new
+        return levels
+
     def root(self) -> bytes:
         """The root hash of the tree as it stands (no read)."""
         return _fold(self._edge) if self._edge else EMPTY_TREE_HASH

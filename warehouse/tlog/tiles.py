@@ -168,15 +168,34 @@ def unbundle(data: bytes) -> list[bytes]:
     return entries
 
 
-def _write_atomically(path: Path, data: bytes, *, sync: bool = False) -> None:
+def _write_atomically(path: Path, data: bytes) -> None:
+    """Write ``path`` whole or not at all: a temporary file, its bytes on disk (fsync),
+    renamed over ``path`` (the rename is durable once the directory is synced)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with temporary.open("wb") as out:
         out.write(data)
-        if sync:
-            out.flush()
-            os.fsync(out.fileno())
+        out.flush()
+        os.fsync(out.fileno())
     os.replace(temporary, path)
+
+
+def _sync_directories(out_dir: Path, paths: Sequence[str]) -> None:
+    """fsync each directory of ``out_dir`` that holds one of ``paths`` (relative), and each
+    directory above it up to ``out_dir``: the renames and the directories made are on disk.
+    Deepest first, each once."""
+    directories = {out_dir}
+    for relative in paths:
+        parent = (out_dir / relative).parent
+        while parent != out_dir and parent not in directories:
+            directories.add(parent)
+            parent = parent.parent
+    for directory in sorted(directories, key=lambda d: (-len(d.parts), str(d))):
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 def published_size(out_dir: Path) -> int:
@@ -216,8 +235,9 @@ def write_tiles(
 ) -> list[str]:
     """Publish the log of ``new_size`` entries into ``out_dir``, where the log of
     ``old_size`` entries was published before: write the tiles and entry bundles that are
-    new or grew, each atomically; then the signed ``checkpoint`` (temp file, fsync,
-    rename); then remove partial tiles a full tile replaced. Each bundle's entries are
+    new or grew, each atomically and synced (temp file, fsync, rename), and sync their
+    directories; then the signed ``checkpoint`` (the same way); then remove partial tiles a
+    full tile replaced. Each bundle's entries are
     checked against the leaf hashes of its tile. Returns the paths written, relative to
     ``out_dir``, checkpoint last."""
     _check_checkpoint(checkpoint, new_size, read_hashes)
@@ -231,7 +251,11 @@ def write_tiles(
         leaves = [(t, data) for t, data in zip(batch, contents, strict=True) if t.level == 0]
         if leaves:
             written.extend(_write_bundles(out_dir, leaves, read_entries))
-    _write_atomically(out_dir / "checkpoint", checkpoint, sync=True)
+    # The tiles and bundles are on disk, renames included, before the checkpoint that
+    # points at them: a crash never leaves a checkpoint whose tiles are missing.
+    _sync_directories(out_dir, written)
+    _write_atomically(out_dir / "checkpoint", checkpoint)
+    _sync_directories(out_dir, ["checkpoint"])
     written.append("checkpoint")
     for tile in tiles:
         if tile.full:
