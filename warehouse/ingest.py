@@ -278,6 +278,7 @@ class Ingestor:
                 con.register("_snapshots", snapshot_table(payload, digests, new))
                 try:
                     con.execute(sql.INSERT_SNAPSHOTS, {"run": self.run_id})
+                    con.execute(sql.INSERT_FORMS)
                     if self._stored_read:  # any batch's, in the prefix or not
                         con.execute(sql.KEEP_STORED)
                 finally:

@@ -49,6 +49,7 @@ _SNAPSHOT_SCHEMA = pa.schema(
         ("size", pa.int64()),
         ("media_type", pa.string()),
         ("body", pa.binary()),
+        ("canonical_form", pa.string()),
     ]
 )
 
@@ -132,6 +133,7 @@ def snapshot_table(rows: list[Record], hashes: list[str], new: set[str]) -> pa.T
             "size": [len(r.body) for r in kept],
             "media_type": [r.media_type for r in kept],
             "body": [r.body for r in kept],
+            "canonical_form": [r.canonical_form for r in kept],
         },
         schema=_SNAPSHOT_SCHEMA,
     )

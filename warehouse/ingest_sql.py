@@ -126,6 +126,9 @@ WHERE p.current_revision IS NULL
 INSERT_SNAPSHOTS = """
 INSERT INTO snapshots SELECT content_hash, size, media_type, body, $run FROM _snapshots
 """
+INSERT_FORMS = """
+INSERT INTO snapshot_forms SELECT content_hash, canonical_form FROM _snapshots
+"""
 
 INSERT_REVISIONS = """
 INSERT INTO revisions
