@@ -10,6 +10,7 @@ from __future__ import annotations
 import orjson
 import pyarrow as pa
 
+from warehouse.canonical import REENCODED
 from warehouse.records import Record
 
 # Every record of a batch is classified from this small table; only the rows that need
@@ -41,6 +42,7 @@ _PAYLOAD_SCHEMA = pa.schema(
         ("etag", pa.string()),
         ("last_modified", pa.string()),
         ("attributes", pa.string()),
+        ("reason", pa.string()),
     ]
 )
 _SNAPSHOT_SCHEMA = pa.schema(
@@ -91,8 +93,14 @@ def key_table(rows: list[Record], ids: list[str], hashes: list[str]) -> pa.Table
     )
 
 
-def payload_table(rows: list[Record], hashes: list[str], current: list[int | None]) -> pa.Table:
-    """The revisions to write: ``rows`` with their ``hashes`` and ``current`` revisions."""
+def payload_table(
+    rows: list[Record],
+    hashes: list[str],
+    current: list[int | None],
+    reencoded: frozenset[str] = frozenset(),
+) -> pa.Table:
+    """The revisions to write: ``rows`` with their ``hashes`` and ``current`` revisions; a
+    document in ``reencoded`` only changes canonical form (its revision's reason says so)."""
     return pa.table(
         {
             "doc_id": [r.doc_id for r in rows],
@@ -111,6 +119,7 @@ def payload_table(rows: list[Record], hashes: list[str], current: list[int | Non
                 else orjson.dumps(r.attributes, option=orjson.OPT_SORT_KEYS).decode()
                 for r in rows
             ],
+            "reason": [REENCODED if r.doc_id in reencoded else None for r in rows],
         },
         schema=_PAYLOAD_SCHEMA,
     )
