@@ -140,14 +140,8 @@ def test_reingesting_a_v1_warehouse_re_encodes_and_changes_nothing_else(
 
     report = ok_json("ingest", manifest, "--warehouse", warehouse, "--json")
     # A re-encoding is not a change of the document's value: the run counts it unchanged.
-    assert report["counts"]["notes"] == {
-        "new": 0,
-        "changed": 0,
-        "unchanged": 5,
-        "gone": 0,
-        "restored": 0,
-        "failed": 0,
-    }
+    counts = report["counts"]["notes"]
+    assert (counts["unchanged"], sum(counts.values())) == (5, 5)
 
     # One re-encoding revision per document whose bytes needed it, in the log too.
     for doc in REENCODED_DOCS:
