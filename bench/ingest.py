@@ -26,7 +26,7 @@ from bench.synthetic_source import is_changed, synthetic_record_value
 from warehouse.canonical import canonical_json
 from warehouse.digests import row_counts
 from warehouse.ingest import DEFAULT_BATCH_SIZE, Ingestor
-from warehouse.records import Listing, Provenance, Record
+from warehouse.records import Listing, Provenance, Record, json_body
 from warehouse.runs import finish_run, start_run
 from warehouse.store import Warehouse
 
@@ -47,7 +47,7 @@ def _records(values: list[dict[str, Any]]) -> Iterator[Record]:
         yield Record(
             doc_id=f"synthetic/record/bench-{i}",
             kind="record",
-            body=canonical_json(value),
+            **json_body(value),
             provenance=provenance,
         )
 

@@ -29,9 +29,8 @@ from pydantic import Field
 
 from sources import registry
 from sources.base import Curated, CurationInput, FetchContext, Source, StrictModel
-from warehouse.canonical import canonical_json
 from warehouse.ids import doc_id
-from warehouse.records import Listing, Provenance, Record
+from warehouse.records import Listing, Provenance, Record, json_body
 
 
 class SyntheticEntry(StrictModel):
@@ -80,7 +79,7 @@ def records(entry: SyntheticEntry) -> Iterator[Record]:
         yield Record(
             doc_id=doc_id("synthetic", "record", f"{entry.name}-{index}"),
             kind="record",
-            body=canonical_json(value),
+            **json_body(value),
             provenance=Provenance(source_format="synthetic"),
         )
 

@@ -89,6 +89,7 @@ LAKE_SUBSET_MODULES = frozenset(
         "test_flat_bulk",
         "test_snapshot_compression",
         "test_log_commands",
+        "test_reencoding",
     }
 )
 # `make test` names a file here: each session appends what it passed, failed and skipped, and

@@ -1,5 +1,16 @@
 """Canonical JSON and content hashing.
 
+A snapshot's bytes are in one of three forms (``snapshots.canonical_form``):
+
+- ``rfc8785`` (:data:`FORM_JCS`), canonical form v2: a JSON record as RFC 8785 (the JSON
+  Canonicalization Scheme) writes it, so anyone can re-derive its content hash from the
+  upstream JSON with a standard JCS library. What every JSON record is stored as
+  (:func:`record_json`), except one holding an integer outside +-(2**53 - 1).
+- ``receipts-json-v1`` (:data:`FORM_V1`), canonical form v1, below: JSON records stored
+  before v2, and records holding an integer RFC 8785 cannot (I-JSON allows none beyond
+  +-(2**53 - 1); v1 holds every 64-bit integer exactly).
+- ``raw`` (:data:`FORM_RAW`): bytes stored as served (a GitHub file).
+
 Canonical form v1 ("hash what you store, store what you hash"):
 
 - keys sorted by code point, no insignificant whitespace (``,`` and ``:`` separators);
@@ -27,11 +38,27 @@ from collections.abc import Iterator
 from typing import Any
 
 import orjson
+import rfc8785
 
 from warehouse.errors import CanonicalFormError
 
-CANONICAL_FORM_VERSION = 1
+CANONICAL_FORM_VERSION = 2
 HASH_ALGORITHM = "sha256"
+
+FORM_JCS = "rfc8785"
+FORM_V1 = "receipts-json-v1"
+FORM_RAW = "raw"
+FORMS = (FORM_JCS, FORM_V1, FORM_RAW)
+# What a revision that only re-encodes its document's value records as its reason (in
+# ``revisions.tombstone_reason`` and the log entry's ``reason``).
+REENCODED = "re-encoded as rfc8785"
+
+# The integers RFC 8785 can hold (I-JSON: those an IEEE double holds exactly).
+JCS_INT_MAX = 2**53 - 1
+# The first code point whose UTF-16 order differs from its code-point order: RFC 8785 sorts
+# keys by UTF-16 code units, where U+E000..U+FFFF sort after the surrogates of U+10000 and
+# above; below it both orders agree.
+_UTF16_ORDER_DIFFERS = "\ue000"
 
 INT_MIN = -(2**63)
 INT_MAX = 2**64 - 1
@@ -103,6 +130,91 @@ def canonical_json(value: Any) -> bytes:
     if b"null" in encoded:
         _check_floats(value)
     return right_sized(encoded)
+
+
+def _jcs_route(value: Any) -> int:
+    """How ``value`` (parsed JSON) is written in RFC 8785: 0 when orjson with sorted keys
+    writes its RFC 8785 bytes (no float, every integer within +-(2**53 - 1), no key with a
+    code point at or above U+E000, only JSON types), 1 when the ``rfc8785`` package must
+    (a float or such a key), 2 when it has no RFC 8785 form (an integer beyond the
+    doubles', or a type JSON has not: v1 decides what to do with it).
+
+    With none of those, the two agree: both sort keys by code point, escape ``"``, ``\\``
+    and the control characters alike (``\\n``, ``\\u001f``, never ``/`` or U+2028),
+    write other characters as themselves and integers in decimal; the RFC's test vectors and
+    a property test against the package hold them to it (tests/warehouse/test_jcs.py)."""
+    route = 0
+    stack = [value]
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    while stack:
+        item = pop()
+        kind = type(item)
+        if kind is str or item is None or kind is bool:
+            continue
+        if kind is int:
+            if not -JCS_INT_MAX <= item <= JCS_INT_MAX:
+                return 2
+        elif kind is dict:
+            for key, child in item.items():
+                if type(key) is not str:
+                    return 2
+                if not key.isascii() and max(key) >= _UTF16_ORDER_DIFFERS:
+                    route = 1
+                push(child)
+        elif kind is list or kind is tuple:
+            extend(item)
+        elif kind is float:
+            route = 1
+        else:
+            return 2
+    return route
+
+
+def jcs(value: Any) -> bytes:
+    """``value``'s RFC 8785 bytes; :class:`CanonicalFormError` when it has none (an integer
+    outside +-(2**53 - 1), a non-finite float, a lone surrogate, a type JSON has not)."""
+    route = _jcs_route(value)
+    if route == 0:
+        return canonical_json(value)
+    try:
+        return rfc8785.dumps(value)
+    except (rfc8785.CanonicalizationError, TypeError) as exc:
+        raise CanonicalFormError(f"no RFC 8785 form: {exc}") from exc
+
+
+def record_json(value: Any) -> tuple[bytes, str]:
+    """A JSON record's bytes to store, and their form: RFC 8785 (:data:`FORM_JCS`), or v1
+    (:data:`FORM_V1`) for a record holding an integer outside +-(2**53 - 1), which RFC 8785
+    cannot hold and v1 holds exactly (:func:`loads` has refused any beyond 64 bits)."""
+    route = _jcs_route(value)
+    if route == 2:
+        return canonical_json(value), FORM_V1
+    if route == 0:
+        return canonical_json(value), FORM_JCS
+    try:
+        return rfc8785.dumps(value), FORM_JCS
+    except (rfc8785.CanonicalizationError, TypeError) as exc:
+        raise CanonicalFormError(f"no RFC 8785 form: {exc}") from exc
+
+
+def stored_form(body: bytes) -> str:
+    """The form of JSON bytes stored before forms were recorded: :data:`FORM_JCS` when they
+    are their value's RFC 8785 bytes (v1 and RFC 8785 agree on most records: no float, no
+    key at or above U+E000), else :data:`FORM_V1`."""
+    try:
+        value = loads(body)
+        return FORM_JCS if _jcs_route(value) != 2 and jcs(value) == body else FORM_V1
+    except (orjson.JSONDecodeError, CanonicalFormError):
+        return FORM_V1
+
+
+def same_value(v1_body: bytes, jcs_body: bytes) -> bool:
+    """Whether RFC 8785 bytes ``jcs_body`` encode the value v1 bytes ``v1_body`` hold: the
+    RFC 8785 form of the value parsed from ``v1_body`` is ``jcs_body``."""
+    try:
+        return jcs(loads(v1_body)) == jcs_body
+    except (orjson.JSONDecodeError, CanonicalFormError):
+        return False
 
 
 def right_sized(encoded: bytes) -> bytes:

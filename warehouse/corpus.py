@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Any, NamedTuple
 
+from warehouse.canonical import REENCODED
 from warehouse.snapshots import checked_body
 from warehouse.store import Warehouse
 
@@ -51,15 +52,20 @@ class CurrentDocument(NamedTuple):
     first_seen_run: int
 
 
-_CURRENT = """
+# A current revision that only re-encodes its document (canonical form v1 -> RFC 8785) holds
+# the value of the revision before it, which stays the one published: the curated document,
+# its provenance included, is the same as before the re-encoding.
+_CURRENT = f"""
 SELECT c.doc_id, d.kind, c.revision, c.content_hash, s.media_type, s.body, c.scope,
        c.source_url, c.source_commit, c.source_format, c.fetched_at, c.etag, c.last_modified,
        c.attributes, c.valid_from, c.valid_from_run, d.first_seen_run
 FROM corpus_members m
-JOIN current_revisions c ON c.doc_id = m.doc_id
+JOIN current_revisions cur ON cur.doc_id = m.doc_id
+JOIN revisions c ON c.doc_id = cur.doc_id AND c.revision = cur.revision
+    - CASE WHEN cur.tombstone_reason = '{REENCODED}' THEN 1 ELSE 0 END
 JOIN documents d ON d.doc_id = c.doc_id
 JOIN snapshots s ON s.content_hash = c.content_hash
-WHERE m.corpus = $corpus AND NOT c.tombstone
+WHERE m.corpus = $corpus AND NOT cur.tombstone
 ORDER BY c.doc_id
 """
 

@@ -40,6 +40,7 @@ from itertools import groupby
 from typing import Any
 
 from warehouse.asof import Point, members_sql, utc_iso
+from warehouse.canonical import REENCODED
 from warehouse.changes import Change, classify
 from warehouse.errors import NotFound, PointError
 from warehouse.snapshots import checked_body, stored_bodies
@@ -244,16 +245,30 @@ _WITH_DOCUMENT = """
 SELECT p.*, d.source, d.kind FROM _drift_pairs p JOIN documents d ON d.doc_id = p.doc_id
 """
 
+# A revision is compared by its value: one that only re-encodes its document (canonical form
+# v1 -> RFC 8785, reason REENCODED) holds the value of the revision before it, and is
+# compared by that revision's hash (the one before a re-encoding is never one itself). The
+# re-encodings are few: their table is small, and so is each join's hash table on it.
+_REENCODED = f"""
+SELECT r.doc_id, r.revision, p.content_hash AS value_hash
+FROM revisions r JOIN revisions p ON p.doc_id = r.doc_id AND p.revision = r.revision - 1
+WHERE r.tombstone_reason = '{REENCODED}'
+"""
+
 _WITH_OLD = """
-SELECT p.*, coalesce(ro.tombstone, false) AS old_dead, ro.content_hash AS old_hash
+SELECT p.*, coalesce(ro.tombstone, false) AS old_dead,
+       coalesce(e.value_hash, ro.content_hash) AS old_hash
 FROM _drift_documents p
 LEFT JOIN revisions ro ON ro.doc_id = p.doc_id AND ro.revision = p.old_rev
+LEFT JOIN _drift_reencoded e ON e.doc_id = p.doc_id AND e.revision = p.old_rev
 """
 
 _WITH_NEW = """
-SELECT p.*, coalesce(rn.tombstone, false) AS new_dead, rn.content_hash AS new_hash
+SELECT p.*, coalesce(rn.tombstone, false) AS new_dead,
+       coalesce(e.value_hash, rn.content_hash) AS new_hash
 FROM _drift_old p
 LEFT JOIN revisions rn ON rn.doc_id = p.doc_id AND rn.revision = p.new_rev
+LEFT JOIN _drift_reencoded e ON e.doc_id = p.doc_id AND e.revision = p.new_rev
 """
 
 _JUDGED = """
@@ -394,6 +409,7 @@ def compare(
             ("_drift_new_cut", _CUT.format(condition=new), new_params),
             ("_drift_pairs", _PAIRS, {}),
             ("_drift_documents", _WITH_DOCUMENT, {}),
+            ("_drift_reencoded", _REENCODED, {}),
             ("_drift_old", _WITH_OLD, {}),
             ("_drift_new", _WITH_NEW, {}),
             ("_drift", _JUDGED.format(**parts), params if corpus is not None else {}),

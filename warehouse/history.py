@@ -133,8 +133,10 @@ def history(warehouse: Warehouse, doc_id: str) -> list[dict[str, Any]]:
         """
         SELECT revision, content_hash, tombstone, tombstone_reason, valid_from_run, valid_from,
                valid_until_run, valid_until, is_current, scope, source_url, source_commit,
-               source_format, fetched_at, etag, last_modified, attributes
-        FROM revision_validity WHERE doc_id = $doc ORDER BY revision
+               source_format, fetched_at, etag, last_modified, attributes,
+               (SELECT min(f.canonical_form) FROM snapshot_forms f
+                WHERE f.content_hash = v.content_hash) AS canonical_form
+        FROM revision_validity v WHERE doc_id = $doc ORDER BY revision
         """,
         {"doc": doc_id},
     ).fetchall()
@@ -161,7 +163,11 @@ def history(warehouse: Warehouse, doc_id: str) -> list[dict[str, Any]]:
                 "revision": r[0],
                 "content_hash": r[1],
                 "tombstone": r[2],
-                "tombstone_reason": r[3],
+                "tombstone_reason": r[3] if r[2] else None,
+                # why the revision was written, where it says: a tombstone's reason, or
+                # REENCODED for one that only re-encodes the value before it
+                "reason": r[3],
+                "canonical_form": r[17],
                 "valid_from_run": r[4],
                 "valid_from": utc_iso(r[5]),
                 "valid_until_run": r[6],

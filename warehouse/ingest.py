@@ -19,6 +19,7 @@ import pyarrow as pa
 
 from warehouse import ingest_sql as sql
 from warehouse.backends import ROW_GROUP_SIZE
+from warehouse.canonical import FORM_JCS, same_value
 from warehouse.clock import now
 from warehouse.conflicts import retrying_conflicts
 from warehouse.errors import IntegrityError, MassRetireRefused
@@ -230,7 +231,10 @@ class Ingestor:
                 for outcome, n in con.execute(sql.COUNT_OUTCOMES).fetchall():
                     setattr(counts, outcome, int(n))
                 if counts.new or counts.changed or counts.restored:
-                    self._write(rows, hashes, params, known)
+                    # A re-encoding writes a revision, but the document's value is unchanged.
+                    reencoded = self._write(rows, hashes, params, known)
+                    counts.changed -= reencoded
+                    counts.unchanged += reencoded
                 con.execute(
                     sql.INSERT_SIGHTINGS_KNOWN if known else sql.INSERT_SIGHTINGS,
                     {"run": self.run_id},
@@ -249,10 +253,10 @@ class Ingestor:
 
     def _write(
         self, rows: list[Record], hashes: list[str], params: dict[str, Any], known: bool
-    ) -> None:
+    ) -> int:
         """The documents, snapshots and revisions of a classified batch's new, changed and
         restored records (inside the batch's transaction); ``known``: with the listing's
-        known tables."""
+        known tables. Returns how many of the changed ones only changed canonical form."""
         con = self.warehouse._con
         to_write = dict(con.execute(sql.TO_WRITE).fetchall())
         if len(to_write) == len(rows):
@@ -270,7 +274,8 @@ class Ingestor:
             digests = [h for _, h in kept]
         new = self._new_hashes(known)
         current = [to_write[r.doc_id] for r in payload]
-        con.register("_payload", payload_table(payload, digests, current))
+        reencoded = self._reencoded(payload, current)
+        con.register("_payload", payload_table(payload, digests, current, reencoded))
         try:
             if None in current:  # a new document: otherwise no row qualifies
                 con.execute(sql.INSERT_DOCUMENTS, {"run": self.run_id})
@@ -278,6 +283,7 @@ class Ingestor:
                 con.register("_snapshots", snapshot_table(payload, digests, new))
                 try:
                     con.execute(sql.INSERT_SNAPSHOTS, {"run": self.run_id})
+                    con.execute(sql.INSERT_FORMS)
                     if self._stored_read:  # any batch's, in the prefix or not
                         con.execute(sql.KEEP_STORED)
                 finally:
@@ -286,6 +292,30 @@ class Ingestor:
             appends.append_ingest_batch(con, self.run_id)
         finally:
             con.unregister("_payload")
+        return len(reencoded)
+
+    def _reencoded(self, payload: list[Record], current: list[int | None]) -> frozenset[str]:
+        """The documents of ``payload`` (``current``: their current revisions) that only
+        change canonical form: classified changed, their current bytes canonical form v1,
+        their new bytes the RFC 8785 bytes of the same value
+        (:func:`warehouse.canonical.same_value`). Only documents with a current revision
+        and RFC 8785 bytes are looked up (a first ingest looks up none)."""
+        jcs_changed = [
+            r.doc_id
+            for r, revision in zip(payload, current, strict=True)
+            if revision is not None and r.canonical_form == FORM_JCS
+        ]
+        if not jcs_changed:
+            return frozenset()
+        con = self.warehouse._con
+        con.register("_jcs_changed", pa.table({"doc_id": pa.array(jcs_changed, pa.string())}))
+        try:
+            old = {str(d): bytes(b) for d, b in con.execute(sql.V1_CURRENT).fetchall()}
+        finally:
+            con.unregister("_jcs_changed")
+        return frozenset(
+            r.doc_id for r in payload if r.doc_id in old and same_value(old[r.doc_id], r.body)
+        )
 
     def _new_hashes(self, known: bool) -> set[str]:
         """The hashes the classified batch writes whose bytes no snapshot holds yet."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import orjson
 import pyarrow as pa
 
+from warehouse.canonical import REENCODED
 from warehouse.records import Record
 
 # Every record of a batch is classified from this small table; only the rows that need
@@ -41,6 +42,7 @@ _PAYLOAD_SCHEMA = pa.schema(
         ("etag", pa.string()),
         ("last_modified", pa.string()),
         ("attributes", pa.string()),
+        ("reason", pa.string()),
     ]
 )
 _SNAPSHOT_SCHEMA = pa.schema(
@@ -49,6 +51,7 @@ _SNAPSHOT_SCHEMA = pa.schema(
         ("size", pa.int64()),
         ("media_type", pa.string()),
         ("body", pa.binary()),
+        ("canonical_form", pa.string()),
     ]
 )
 
@@ -90,8 +93,14 @@ def key_table(rows: list[Record], ids: list[str], hashes: list[str]) -> pa.Table
     )
 
 
-def payload_table(rows: list[Record], hashes: list[str], current: list[int | None]) -> pa.Table:
-    """The revisions to write: ``rows`` with their ``hashes`` and ``current`` revisions."""
+def payload_table(
+    rows: list[Record],
+    hashes: list[str],
+    current: list[int | None],
+    reencoded: frozenset[str] = frozenset(),
+) -> pa.Table:
+    """The revisions to write: ``rows`` with their ``hashes`` and ``current`` revisions; a
+    document in ``reencoded`` only changes canonical form (its revision's reason says so)."""
     return pa.table(
         {
             "doc_id": [r.doc_id for r in rows],
@@ -110,6 +119,7 @@ def payload_table(rows: list[Record], hashes: list[str], current: list[int | Non
                 else orjson.dumps(r.attributes, option=orjson.OPT_SORT_KEYS).decode()
                 for r in rows
             ],
+            "reason": [REENCODED if r.doc_id in reencoded else None for r in rows],
         },
         schema=_PAYLOAD_SCHEMA,
     )
@@ -132,6 +142,7 @@ def snapshot_table(rows: list[Record], hashes: list[str], new: set[str]) -> pa.T
             "size": [len(r.body) for r in kept],
             "media_type": [r.media_type for r in kept],
             "body": [r.body for r in kept],
+            "canonical_form": [r.canonical_form for r in kept],
         },
         schema=_SNAPSHOT_SCHEMA,
     )

@@ -10,6 +10,7 @@ and ``_snapshots`` (the bytes to store), see :mod:`warehouse.ingest_batch`.
 
 from __future__ import annotations
 
+from warehouse.canonical import FORM_V1
 from warehouse.scopes import CURRENT_IN_SCOPE
 
 # The listing's documents seen so far (a doc_id is written once per listing), and the run's
@@ -126,10 +127,25 @@ WHERE p.current_revision IS NULL
 INSERT_SNAPSHOTS = """
 INSERT INTO snapshots SELECT content_hash, size, media_type, body, $run FROM _snapshots
 """
+# -- re-encodings: a changed document whose current bytes are canonical form v1 and whose new
+# bytes are RFC 8785 may hold the same value (warehouse.ingest decides): its current bytes.
+V1_CURRENT = f"""
+SELECT c.doc_id, s.body
+FROM _classified c
+JOIN revisions r ON r.doc_id = c.doc_id AND r.revision = c.current_revision
+JOIN (SELECT content_hash FROM snapshot_forms WHERE canonical_form = '{FORM_V1}') f
+    ON f.content_hash = r.content_hash
+JOIN snapshots s ON s.content_hash = r.content_hash
+WHERE c.outcome = 'changed' AND c.doc_id IN (SELECT doc_id FROM _jcs_changed)
+"""
+
+INSERT_FORMS = """
+INSERT INTO snapshot_forms SELECT content_hash, canonical_form FROM _snapshots
+"""
 
 INSERT_REVISIONS = """
 INSERT INTO revisions
-SELECT doc_id, coalesce(current_revision, 0) + 1, content_hash, false, NULL,
+SELECT doc_id, coalesce(current_revision, 0) + 1, content_hash, false, reason,
        $run, $at, $scope, source_url, source_commit, source_format, fetched_at,
        etag, last_modified, attributes
 FROM _payload

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from warehouse.canonical import FORM_RAW, record_json
+
 
 @dataclass(frozen=True, slots=True)
 class Provenance:
@@ -24,6 +26,8 @@ class Provenance:
 class Record:
     """One document's content as fetched: ``body`` is exactly the bytes to store and hash.
 
+    ``canonical_form`` says how ``body`` was made (``snapshots.canonical_form``): a JSON
+    record's :func:`warehouse.canonical.record_json` form, or ``raw`` (the bytes as served).
     ``attributes`` is source metadata kept beside a new revision (it never affects the hash).
     ``checkpoint`` marks how far a resumable source has read once this record is committed.
     """
@@ -35,10 +39,18 @@ class Record:
     provenance: Provenance = field(default_factory=Provenance)
     attributes: dict[str, Any] | None = None
     checkpoint: str | None = None
+    canonical_form: str = FORM_RAW
 
     @property
     def source(self) -> str:
         return self.doc_id.split("/", 1)[0]
+
+
+def json_body(value: Any) -> dict[str, Any]:
+    """The ``body`` and ``canonical_form`` of a :class:`Record` of the JSON record ``value``
+    (:func:`warehouse.canonical.record_json`)."""
+    body, form = record_json(value)
+    return {"body": body, "canonical_form": form}
 
 
 @dataclass(slots=True)

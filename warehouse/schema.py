@@ -23,6 +23,7 @@ import duckdb
 from warehouse import canonical
 from warehouse.clock import now
 from warehouse.errors import SchemaError, UsageError
+from warehouse.snapshot_forms import fill_forms
 from warehouse.tlog.appends import log_history
 from warehouse.tlog.heads import record_origin
 
@@ -80,13 +81,17 @@ def migrations() -> list[Migration]:
 
 
 # What a migration does beyond its SQL, in its transaction: 0009 logs an older warehouse's
-# history in the transparency log it makes.
+# history in the transparency log it makes; 0010 records the canonical form of every
+# snapshot stored before it.
 def _make_log(con: duckdb.DuckDBPyConnection) -> None:
     record_origin(con)
     log_history(con)
 
 
-AFTER_MIGRATION: dict[int, Callable[[duckdb.DuckDBPyConnection], None]] = {9: _make_log}
+AFTER_MIGRATION: dict[int, Callable[[duckdb.DuckDBPyConnection], None]] = {
+    9: _make_log,
+    10: fill_forms,
+}
 
 # The first storage format of DuckDB files with zstd-compressed columns.
 ZSTD_STORAGE = (1, 2, 0)
@@ -194,6 +199,8 @@ def migrate(
                         "canonical_form_version": str(canonical.CANONICAL_FORM_VERSION),
                     },
                 )
+            elif migration.version == FORMS_RECORDED:
+                _record_form_version(con)
         done.append(migration)
     return done
 
@@ -237,6 +244,17 @@ def refuse_unfinished_copy(con: duckdb.DuckDBPyConnection, location: str) -> Non
             f"(schema version 0, no rows): run the same `receipts copy --to {location}` again "
             "to complete it"
         )
+
+
+# The migration from which each snapshot's form is recorded: a warehouse made before it
+# records, when it is applied, that it now writes canonical form v2.
+FORMS_RECORDED = 10
+
+
+def _record_form_version(con: duckdb.DuckDBPyConnection) -> None:
+    version = str(canonical.CANONICAL_FORM_VERSION)
+    if meta(con).get("canonical_form_version") != version:
+        _record_meta(con, {"canonical_form_version": version})
 
 
 def _record_meta(con: duckdb.DuckDBPyConnection, values: dict[str, str]) -> None:

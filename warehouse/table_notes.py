@@ -43,6 +43,8 @@ TABLE_NOTES: dict[str, str] = {
     "runs": "The run ledger: a 'started' row, then a 'finished' row.",
     "schema_migrations": "The migrations applied to this warehouse, with their checksums.",
     "sightings": "Every distinct place (URL, commit) at which a document's bytes were seen.",
+    "snapshot_forms": "Each snapshot's canonical form: rfc8785 (RFC 8785 JSON), "
+    "receipts-json-v1 (canonical JSON v1) or raw (bytes as served).",
     "snapshots": "Content-addressed bytes: sha256(body) = content_hash, stored once.",
     "tlog_checkpoints": "The transparency log's checkpoints: size, root hash and the C2SP "
     "signed note, one per writing run that added entries.",

@@ -106,7 +106,8 @@ def runs(warehouse: str, limit: int | None, fmt: str | None) -> None:
 
 HISTORY_TEXT = ["revision", "content_hash", "valid_from_run", "valid_from", "valid_until_run"]
 HISTORY_TEXT += ["url", "commit"]
-HISTORY_CSV = ["doc_id", "revision", "content_hash", "tombstone", "tombstone_reason"]
+HISTORY_CSV = ["doc_id", "revision", "content_hash", "canonical_form", "tombstone"]
+HISTORY_CSV += ["tombstone_reason", "reason"]
 HISTORY_CSV += ["valid_from_run", "valid_from", "valid_until_run", "valid_until", "current"]
 HISTORY_CSV += ["scope", "url", "commit", "source_format", "fetched_at", "etag", "last_modified"]
 SEEN_TEXT = ["revision", "run_id", "fetched_at", "url", "commit"]
@@ -116,6 +117,8 @@ def _revision_row(doc_id: str, rev: dict[str, Any], fmt: str | None) -> dict[str
     content = rev["content_hash"]
     if fmt is None and rev["tombstone"]:
         content = f"TOMBSTONE ({rev['tombstone_reason']})"
+    elif fmt is None and rev["reason"]:  # a re-encoding: the same value in another form
+        content = f"{content} ({rev['reason']})"
     return {
         **rev,
         **rev["provenance"],

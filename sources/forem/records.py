@@ -16,9 +16,8 @@ from sources.forem.tree import (
     walk,
     without_volatile,
 )
-from warehouse.canonical import canonical_json
 from warehouse.errors import SourceError, TreeError
-from warehouse.records import Record
+from warehouse.records import Record, json_body
 
 
 def article_record(instance: Instance, fetched: Fetched) -> Record:
@@ -26,7 +25,7 @@ def article_record(instance: Instance, fetched: Fetched) -> Record:
     return Record(
         doc_id=instance.doc_id("article", str(article["id"])),
         kind="article",
-        body=canonical_json(without_volatile(article, VOLATILE_ARTICLE_FIELDS)),
+        **json_body(without_volatile(article, VOLATILE_ARTICLE_FIELDS)),
         provenance=fetched.provenance,
     )
 
@@ -37,7 +36,7 @@ def comment_record(
     return Record(
         doc_id=instance.doc_id("comment", node.id_code),
         kind="comment",
-        body=canonical_json(comment_body(node, article_id)),
+        **json_body(comment_body(node, article_id)),
         provenance=fetched.provenance,
         attributes={"state": comment_state(node.record)},
     )

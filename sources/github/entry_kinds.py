@@ -24,7 +24,7 @@ from typing import Any
 
 import orjson
 
-from warehouse.canonical import canonical_json
+from warehouse.canonical import record_json
 
 SYMLINK = "symlink"
 SUBMODULE = "submodule"
@@ -59,7 +59,16 @@ class NonFile:
 
     @property
     def body(self) -> bytes:
-        return canonical_json({"kind": self.kind, "path": self.path, **dict(self.fields)})
+        return self.encoded[0]
+
+    @property
+    def canonical_form(self) -> str:
+        return self.encoded[1]
+
+    @property
+    def encoded(self) -> tuple[bytes, str]:
+        """Its JSON record's bytes and their canonical form."""
+        return record_json({"kind": self.kind, "path": self.path, **dict(self.fields)})
 
     def describe(self) -> str:
         values = dict(self.fields)

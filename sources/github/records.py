@@ -65,6 +65,7 @@ def non_file_record(
         doc_id=file_doc_id(entry.repo, file.path),
         kind="file",
         body=record.body,
+        canonical_form=record.canonical_form,
         media_type=record.media_type,
         provenance=Provenance(
             url=url, commit=entry.commit, source_format=source_format, fetched_at=now()

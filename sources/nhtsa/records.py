@@ -29,7 +29,7 @@ from warehouse.canonical import canonical_json
 from warehouse.clock import now
 from warehouse.errors import NhtsaParseError, SourceError
 from warehouse.ids import doc_id
-from warehouse.records import Provenance, Record
+from warehouse.records import Provenance, Record, json_body
 
 
 @dataclass
@@ -166,7 +166,8 @@ def belongs(item: Seen, wanted: RecordFilter) -> bool:
     )
 
 
-def stored_body(kind: str, item: Seen) -> bytes:
+def stored_value(kind: str, item: Seen) -> dict[str, Any]:
+    """The JSON record the item is stored as."""
     records = item.records
     body: dict[str, Any] = {"record": records[0]} if len(records) == 1 else {"records": records}
     body["modelYears"] = sorted(item.years)
@@ -174,13 +175,13 @@ def stored_body(kind: str, item: Seen) -> bytes:
         body["variants"] = [item.variants[k] for k in sorted(item.variants)]
     if item.documents is not None:
         body["associatedDocuments"] = item.documents
-    return canonical_json(body)
+    return body
 
 
 def to_record(kind: str, item: Seen, source_format: str) -> Record:
     return Record(
         doc_id=doc_id("nhtsa", DOC_KIND[kind], item.key),
         kind=DOC_KIND[kind],
-        body=stored_body(kind, item),
+        **json_body(stored_value(kind, item)),
         provenance=Provenance(url=item.url, source_format=source_format, fetched_at=now()),
     )

@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 import pyarrow as pa
 import pytest
+import rfc8785
 
 from bench.nhtsa_backfill import generate
 from fakes.nhtsa import AEB_COMPLAINT, STATIC, FakeNhtsa, cmpl_row, write_zip
@@ -39,7 +40,7 @@ from tests.conftest import REPO, cli
 from warehouse import history
 from warehouse.bulk.engine import FlatBulk
 from warehouse.bulk.plan_sql import SCRATCH
-from warehouse.canonical import content_hash
+from warehouse.canonical import FORM_JCS, content_hash
 from warehouse.store import Warehouse
 
 
@@ -597,7 +598,14 @@ def test_every_document_has_the_bytes_of_the_reference_path(tmp_path: Path) -> N
         assert stored == _reference_documents(path, "complaints")
         with Warehouse.open(str(warehouse), read_only=True) as wh:
             for doc, (digest, _) in stored.items():
-                assert content_hash(history.snapshot(wh, doc).body) == digest
+                body = history.snapshot(wh, doc).body
+                assert content_hash(body) == digest
+                # canonical form v2: the bytes the rfc8785 package writes for the value
+                assert rfc8785.dumps(orjson.loads(body)) == body, doc
+            forms = wh._con.execute(
+                "SELECT canonical_form, count(*) FROM snapshot_forms GROUP BY ALL"
+            ).fetchall()
+            assert forms == [(FORM_JCS, len(set(stored.values())))]
 
 
 def test_documents_built_across_many_blocks_commit_once_with_their_bytes(

@@ -39,7 +39,7 @@ def test_migrations_are_recorded_with_checksums(wh: Warehouse) -> None:
     assert applied == {m.version: m.checksum for m in migrations()}
     meta = wh.meta()
     assert meta.pop("log_origin").startswith("receipts/")  # the transparency log's origin
-    assert meta == {"hash_algorithm": "sha256", "canonical_form_version": "1"}
+    assert meta == {"hash_algorithm": "sha256", "canonical_form_version": "2"}
 
 
 def test_reopening_applies_nothing_twice(warehouse_path: Path) -> None:

@@ -5,6 +5,7 @@ fingerprints and checkpoint."""
 from __future__ import annotations
 
 from warehouse.bulk.plan_sql import SCRATCH
+from warehouse.canonical import FORM_JCS
 from warehouse.tlog.appends import select_entries
 from warehouse.tlog.entries_sql import RevisionColumns
 
@@ -101,16 +102,24 @@ FIRST_OF_HASH = "QUALIFY row_number() OVER (PARTITION BY c.hash ORDER BY c.doc_i
 # The bodies stream through a semi-join on the documents whose bytes are stored (the first
 # of each new hash): a join would hold every body of the batch in its hash table, and ranking
 # the joined rows would sort the bodies with them.
+_TO_STORE = f"""
+SELECT c.doc_id FROM _flat_classified c
+WHERE c.outcome <> 'unchanged'
+  AND NOT EXISTS (SELECT 1 FROM snapshots s WHERE s.content_hash = c.hash)
+{FIRST_OF_HASH}
+"""
 INSERT_SNAPSHOTS = f"""
 INSERT INTO snapshots
 SELECT b.content_hash, b.size, 'application/json', b.body, $run
 FROM _flat_built b
-WHERE b.doc_id IN (
-    SELECT c.doc_id FROM _flat_classified c
-    WHERE c.outcome <> 'unchanged'
-      AND NOT EXISTS (SELECT 1 FROM snapshots s WHERE s.content_hash = c.hash)
-    {FIRST_OF_HASH}
-)
+WHERE b.doc_id IN ({_TO_STORE})
+"""
+# A backfill's bytes are RFC 8785 (canonical form v2) bytes: objects of strings under ASCII
+# names, and model years; on those, v2 writes what v1 did (tests/backfill check the bodies).
+# Recorded before the bytes are stored (``_TO_STORE`` looks for them in ``snapshots``).
+INSERT_FORMS = f"""
+INSERT INTO snapshot_forms
+SELECT b.content_hash, '{FORM_JCS}' FROM _flat_built b WHERE b.doc_id IN ({_TO_STORE})
 """
 
 # On a DuckDB file, which stored hashes a batch's bytes might repeat is answered from a
@@ -152,14 +161,19 @@ WHERE content_hash IN (SELECT hash FROM _flat_fresh WHERE maybe_stored)
 
 # The bodies stream through a semi-join on the (small) set of documents to store: a join
 # would hold every body of the batch in its hash table.
-INSERT_FRESH_SNAPSHOTS = """
+_FRESH_TO_STORE = """
+SELECT f.doc_id FROM _flat_fresh f
+WHERE NOT EXISTS (SELECT 1 FROM _flat_found s WHERE s.hash = f.hash)
+"""
+INSERT_FRESH_SNAPSHOTS = f"""
 INSERT INTO snapshots
 SELECT b.content_hash, b.size, 'application/json', b.body, $run
 FROM _flat_built b
-WHERE b.doc_id IN (
-    SELECT f.doc_id FROM _flat_fresh f
-    WHERE NOT EXISTS (SELECT 1 FROM _flat_found s WHERE s.hash = f.hash)
-)
+WHERE b.doc_id IN ({_FRESH_TO_STORE})
+"""
+INSERT_FRESH_FORMS = f"""
+INSERT INTO snapshot_forms
+SELECT b.content_hash, '{FORM_JCS}' FROM _flat_built b WHERE b.doc_id IN ({_FRESH_TO_STORE})
 """
 
 KEEP_DIGESTS = "INSERT INTO _flat_stored SELECT digest FROM _flat_fresh"

@@ -419,10 +419,12 @@ class FlatBulk:
         """Store the bytes of the batch's new hashes, each once (inside the transaction)."""
         con = self._con
         if self._live:
+            con.execute(commit_sql.INSERT_FORMS)
             con.execute(commit_sql.INSERT_SNAPSHOTS, base)
             return
         con.execute(commit_sql.FRESH)
         maybe_stored = self.warehouse._scalar(commit_sql.MAYBE_STORED)
         con.execute(commit_sql.FOUND if maybe_stored else commit_sql.NONE_FOUND)
+        con.execute(commit_sql.INSERT_FRESH_FORMS)
         con.execute(commit_sql.INSERT_FRESH_SNAPSHOTS, base)
         con.execute(commit_sql.KEEP_DIGESTS)

@@ -42,7 +42,7 @@ _INGEST = RevisionColumns(
     revision="coalesce(p.current_revision, 0) + 1",
     content_hash="p.content_hash",
     tombstone="false",
-    reason="CAST(NULL AS VARCHAR)",
+    reason="p.reason",
     restores="c.outcome = 'restored'",
     source_url="p.source_url",
     source_commit="p.source_commit",

@@ -6,13 +6,16 @@ from sources.nhtsa.flatfile.layouts import Layout
 from sources.nhtsa.flatfile.rows import RowShape, VehicleFilter
 from sources.nhtsa.parse import PLAIN_KEYS
 from warehouse.bulk.spec import FlatSpec, ShapeSpec
-from warehouse.canonical import CANONICAL_FORM_VERSION
 
 # -- documents -----------------------------------------------------------------------------
 # The shape of a flat-file document's bytes (below). Part of every document's input
 # fingerprint: change it whenever that shape changes, so that a backfill builds every
 # document again instead of trusting fingerprints recorded under the old shape.
 FLAT_BODY_VERSION = "flat-body-v1"
+# The canonical JSON rules the bytes follow, in every fingerprint. A flat document (strings
+# under ASCII names, and model years) has the same bytes in canonical form v1 and in RFC 8785
+# (v2), so the fingerprints recorded under v1 stay valid: this stays "canonical-v1".
+FLAT_CANONICAL_RULES = "canonical-v1"
 
 
 def flat_spec(layout: Layout, wanted: VehicleFilter) -> FlatSpec:
@@ -38,7 +41,7 @@ def flat_spec(layout: Layout, wanted: VehicleFilter) -> FlatSpec:
             )
         )
     labels = "+".join(names.label for names in layout.layouts)
-    rules = f"canonical-v{CANONICAL_FORM_VERSION}|{FLAT_BODY_VERSION}|{layout.name}|{labels}|"
+    rules = f"{FLAT_CANONICAL_RULES}|{FLAT_BODY_VERSION}|{layout.name}|{labels}|"
     return FlatSpec(
         shapes=tuple(shapes),
         doc_prefix=f"nhtsa/{layout.doc_kind}/",

@@ -18,10 +18,9 @@ from pydantic import Field
 
 from sources.base import Curated, CurationInput, FetchContext, Source, StrictModel
 from sources.http import Endpoint
-from warehouse.canonical import canonical_json
 from warehouse.errors import SourceError
 from warehouse.ids import doc_id
-from warehouse.records import Listing, Provenance, Record
+from warehouse.records import Listing, Provenance, Record, json_body
 
 NAME = "notes"
 # A default that resolves nowhere: only the environment variable leads to an upstream.
@@ -48,7 +47,7 @@ def fetch(entry: NotesEntry, ctx: FetchContext) -> Iterable[Listing]:
         Record(
             doc_id=doc_id(NAME, "note", entry.board, str(note["id"])),
             kind="note",
-            body=canonical_json(note),
+            **json_body(note),
             provenance=Provenance(url=url, source_format="notes-json"),
         )
         for note in notes
