@@ -27,6 +27,7 @@ class ProofRow(NamedTuple):
     captured_at: datetime  # when the bytes were fetched, else when the revision was recorded
     log_index: int | None  # None: the revision has no entry in the log
     entry: bytes | None
+    canonical_form: str | None  # as snapshot_forms records it (None: not recorded)
 
 
 # Instants as microseconds since the epoch: DuckDB hands TIMESTAMPTZ to Python through pytz,
@@ -35,7 +36,8 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _ROWS = f"""
 SELECT r.doc_id, r.revision, r.content_hash, d.kind, d.source, s.media_type, s.body,
        r.source_url, r.source_commit,
-       epoch_us(coalesce(r.fetched_at, r.valid_from)), e.idx, e.entry
+       epoch_us(coalesce(r.fetched_at, r.valid_from)), e.idx, e.entry,
+       (SELECT min(f.canonical_form) FROM snapshot_forms f WHERE f.content_hash = r.content_hash)
 FROM _proof_wanted w
 JOIN revisions r ON r.doc_id = w.doc_id AND r.revision = w.revision
 JOIN documents d ON d.doc_id = r.doc_id
@@ -86,6 +88,7 @@ def proof_rows(
             _EPOCH + timedelta(microseconds=int(row[9])),
             None if row[10] is None else int(row[10]),
             None if row[11] is None else bytes(row[11]),
+            None if row[12] is None else str(row[12]),
         )
         out[(found.doc_id, found.revision)] = found  # the first entry wins (sorted last)
     return out

@@ -21,10 +21,13 @@ from warehouse.tlog.entries import instant
 SUFFIX = ".receipt.json"
 
 
-def canonical_form(media_type: str) -> str:
-    """How a snapshot's bytes were made: receipts' canonical JSON (v1) for JSON records,
-    the bytes as served for everything else."""
-    return "receipts-json-v1" if is_json_media(media_type) else "raw"
+def canonical_form(row: ProofRow) -> str:
+    """How a snapshot's bytes were made, as the warehouse recorded it (``snapshot_forms``:
+    ``rfc8785``, ``receipts-json-v1`` or ``raw``); for a snapshot without a record, receipts'
+    canonical JSON v1 for a JSON record and the bytes as served for anything else."""
+    if row.canonical_form is not None:
+        return row.canonical_form
+    return "receipts-json-v1" if is_json_media(row.media_type) else "raw"
 
 
 def version_url(row: ProofRow) -> str | None:
@@ -104,7 +107,7 @@ def build_bundle(
         },
         "snapshot": {
             "content_hash": row.content_hash,
-            "canonical_form": canonical_form(row.media_type),
+            "canonical_form": canonical_form(row),
             "media_type": row.media_type,
             "size": len(row.body),
             "bytes_base64": base64.b64encode(row.body).decode("ascii"),

@@ -7,15 +7,15 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import cli
-from warehouse.canonical import canonical_json
+from warehouse.canonical import record_json
 from warehouse.ingest import Ingestor
-from warehouse.records import Listing, Provenance, Record
+from warehouse.records import Listing, Provenance, Record, json_body
 from warehouse.runs import finish_run, start_run
 from warehouse.store import Warehouse
 
@@ -31,7 +31,8 @@ MARKDOWN = "# Brakes\n\nThe pedal went *all the way* down.\n\nCaf\u00e9 owners\u
 
 
 def complaint(summary: str) -> bytes:
-    return canonical_json({"odiNumber": 11561420, "summary": summary, "components": "BRAKES"})
+    body, _ = record_json({"odiNumber": 11561420, "summary": summary, "components": "BRAKES"})
+    return body
 
 
 def _ingest(path: str, records: list[Record], env: dict[str, str]) -> None:
@@ -56,7 +57,10 @@ def _record(
     doc_id: str, kind: str, body: bytes, media: str, url: str, commit: str | None
 ) -> Record:
     provenance = Provenance(url=url, commit=commit, source_format="test")
-    return Record(doc_id=doc_id, kind=kind, body=body, media_type=media, provenance=provenance)
+    record = Record(doc_id=doc_id, kind=kind, body=body, media_type=media, provenance=provenance)
+    if media == "application/json":  # stored as a source stores a JSON record
+        record = replace(record, **json_body(json.loads(body)))
+    return record
 
 
 @dataclass(frozen=True)

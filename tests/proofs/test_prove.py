@@ -51,7 +51,7 @@ def test_a_json_quote_proves_and_verifies(signed: Signed, tmp_path: Path) -> Non
     assert SUMMARY_1[start:end] == quote["exact"]  # type: ignore[index]
     assert quote["exact"] == "the vehicle\u2019s  automatic emergency braking engaged"  # type: ignore[index]
     assert bundle["document"]["revision"] == 1  # type: ignore[index]
-    assert bundle["snapshot"]["canonical_form"] == "receipts-json-v1"  # type: ignore[index]
+    assert bundle["snapshot"]["canonical_form"] == "rfc8785"  # type: ignore[index]
     assert verify(out, "--key", signed.verifier) == (0, dict.fromkeys(STEPS, "ok"))
     text = cli("verify-bundle", out)
     assert text.exit_code == 0 and "the bundle holds" in text.stdout
