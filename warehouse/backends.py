@@ -194,7 +194,8 @@ def _needs_httpfs(error: duckdb.Error) -> bool:
     return "'httpfs'" in str(error) or '"httpfs"' in str(error)
 
 
-def _lake_data_path(con: duckdb.DuckDBPyConnection) -> str:
+def lake_data_path(con: duckdb.DuckDBPyConnection) -> str:
+    """The data path the lake's catalog records ("" when it records none)."""
     row = con.execute(
         f"SELECT value FROM {LAKE_ALIAS}.options() WHERE option_name = 'data_path'"
     ).fetchone()
@@ -320,12 +321,12 @@ def connect_lake(
                         raise
                     _s3_secret(con, None)
                     con.execute(attach)
-                    object_store.check_bucket(con, _lake_data_path(con))
+                    object_store.check_bucket(con, lake_data_path(con))
                     on_s3 = True
         except duckdb.Error as exc:
             raise _open_error(target, exc) from None
-        if not on_s3 and _lake_data_path(con).startswith("s3://"):
-            _s3_secret(con, _lake_data_path(con))  # httpfs was found in DuckDB's own folder
+        if not on_s3 and lake_data_path(con).startswith("s3://"):
+            _s3_secret(con, lake_data_path(con))  # httpfs was found in DuckDB's own folder
         con.execute(f"USE {LAKE_ALIAS}")
     except BaseException:
         con.close()

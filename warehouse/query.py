@@ -24,6 +24,7 @@ from typing import Any
 
 import duckdb
 
+from warehouse import backends
 from warehouse.errors import QueryFailed, QueryRefused, UsageError
 from warehouse.staged import fetched
 from warehouse.store import Warehouse
@@ -64,7 +65,8 @@ _CONNECTION_DATABASES = ("memory", "system", "temp")
 
 def lock_down(warehouse: Warehouse) -> None:
     """Detach every writable database but the connection's own in-memory ones (a
-    PostgreSQL catalog's lock connection, say), then switch file-system access off and lock
+    PostgreSQL catalog's lock connection, say), then switch file-system access off (but for
+    a lake's own data path, where its rows are) and lock
     the configuration for the rest of the connection's life. Refuses a warehouse that is
     not attached read-only."""
     con = warehouse._con
@@ -78,6 +80,11 @@ def lock_down(warehouse: Warehouse) -> None:
     ).fetchall()
     for (name,) in writable:
         con.execute(f'DETACH "{name}"')
+    if warehouse.is_lake:
+        # A lake's rows live in its data files: reading them stays allowed (only them).
+        data_path = backends.lake_data_path(con)
+        if data_path:
+            con.execute("SET allowed_directories = $d", {"d": [data_path]})
     con.execute("SET enable_external_access = false")
     con.execute("SET lock_configuration = true")
 

@@ -14,6 +14,7 @@ from markdown_it import MarkdownIt
 
 from tests import corpus_fixture as fixture
 from tests.conftest import cli
+from warehouse.backends import LAKE_ALIAS
 from warehouse.store import Warehouse
 from warehouse.table_notes import TABLE_NOTES
 
@@ -157,3 +158,26 @@ def test_schema_describes_each_table_and_column(warehouse: str) -> None:
     assert columns["quote_hash"]["nullable"] is False
     text = cli("schema", "--warehouse", warehouse).stdout
     assert f"table revisions\n  {TABLE_NOTES['revisions']}\n    doc_id VARCHAR NOT NULL" in text
+
+
+def test_a_query_reads_a_lakes_data_files_and_nothing_else(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With file-system access off, a lake's own data files stay readable (its rows live
+    there, beyond what the catalog inlines); any other file stays refused."""
+    data = tmp_path / "data"
+    location = f"ducklake:sqlite:{tmp_path / 'w.sqlite'}"
+    monkeypatch.setenv("RECEIPTS_DATA_PATH", str(data))
+    fixture.build(location, monkeypatch)
+    with Warehouse.open(location) as wh:  # DuckLake keeps small inserts in its catalog
+        wh._con.execute(f"CALL ducklake_flush_inlined_data('{LAKE_ALIAS}')")
+    assert list(data.rglob("*.parquet")), "the fixture lake has data files"
+    with Warehouse.open(location, read_only=True) as wh:
+        expected = int(wh._scalar("SELECT sum(octet_length(body)) FROM snapshots"))
+    read = cli("query", "SELECT sum(octet_length(body)) AS n FROM snapshots", "--warehouse", location,
+               "--json")  # fmt: skip
+    assert read.exit_code == 0, read.output
+    assert json.loads(read.stdout) == [{"n": expected}]
+    outside = cli("query", "SELECT * FROM read_csv('/etc/passwd')", "--warehouse", location)
+    assert outside.exit_code != 0
+    assert "disabled by configuration" in outside.output
