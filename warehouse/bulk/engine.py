@@ -72,6 +72,7 @@ from warehouse.bulk.built import (
 )
 from warehouse.bulk.linecheck import LineCheck, judged_rows
 from warehouse.bulk.plan_sql import SCRATCH
+from warehouse.bulk.row_json import rowed, single_row_documents
 from warehouse.bulk.spec import FlatSpec, Malformed, RowJudge
 from warehouse.clock import now
 from warehouse.conflicts import retrying_conflicts
@@ -146,9 +147,7 @@ class FlatBulk:
         )
         self._plan_memory_limit = plan_memory_limit
         location = ":memory:" if scratch is None else str(scratch / "backfill.duckdb")
-        # Build statements for the layouts a block holds: planning one costs several ms per
-        # block, much of it per layout (the row JSON of each).
-        self._build_sqls: dict[frozenset[int], str] = {}
+        self._build_sql = build_sql(spec)
         self._line_check = LineCheck(spec)
         self._batch_no = 0
         self._live = warehouse.is_lake
@@ -175,11 +174,6 @@ class FlatBulk:
             yield
         finally:
             con.unregister(name)
-
-    def _build_sql_for(self, counts: frozenset[int]) -> str:
-        if counts not in self._build_sqls:
-            self._build_sqls[counts] = build_sql(self.spec.only(counts))
-        return self._build_sqls[counts]
 
     # -- pass 1 --------------------------------------------------------------------------
     def check(
@@ -298,9 +292,14 @@ class FlatBulk:
             judged = lines.filter(pc.invert(plain))
             lines = lines.filter(plain)
         if len(lines):
-            counts = frozenset(pc.unique(lines["n"]).to_pylist())
-            built = self._engine.run(self._build_sql_for(counts), lines, "_flat_lines")
-            self._built.append(hashed(built))
+            rows = rowed(lines, self.spec)
+            several = pc.greater(rows["doc_rows"], 1)
+            if pc.any(several).as_py():
+                grouped = self._engine.run(self._build_sql, rows.filter(several), "_flat_rows")
+                self._built.append(hashed(grouped))
+                rows = rows.filter(pc.invert(several))
+            if len(rows):
+                self._built.append(hashed(single_row_documents(rows, self.spec)))
         if judged is not None:
             self._built.append(judged_documents(judged, self.spec.doc_prefix, self._judge))
 
