@@ -275,8 +275,9 @@ def test_documents_are_built_only_when_their_lines_or_their_stored_bytes_changed
 def test_a_backfill_builds_in_a_database_of_its_own_and_closes_it(
     tmp_path: Path, warehouse_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The build statements run in the build engine (not on the warehouse's connection),
-    whose spill directory is gone when the backfill ends."""
+    """The documents of several rows are grouped in the build engine (not on the warehouse's
+    connection), whose spill directory is gone when the backfill ends; documents of one row
+    are assembled in Arrow and never reach it."""
     built: list[str] = []
     engines: list[BuildEngine] = []
     run, init = BuildEngine.run, BuildEngine.__init__
@@ -293,9 +294,10 @@ def test_a_backfill_builds_in_a_database_of_its_own_and_closes_it(
     (tmp_path / "spill").mkdir()
     monkeypatch.setattr(BuildEngine, "__init__", recording_init)
     monkeypatch.setattr(BuildEngine, "run", recording_run)
-    rows = [cmpl_row(11999500 + i, i + 1) for i in range(3)]
+    rows = [cmpl_row(11999500 + i // 2, i + 1) for i in range(6)]  # 3 documents of 2 rows
+    rows.append(cmpl_row(11999509, 7))  # and one of one row
     result = _backfill(warehouse_path, write_zip(tmp_path / "A.zip", "FLAT_CMPL.txt", rows))
-    assert result["built"] == 3
+    assert result["built"] == 4
     assert sorted(built) == [f"nhtsa/complaint/{11999500 + i}" for i in range(3)]
     assert len(engines) == 1 and engines[0].memory_limit == BUILD_DATABASE_MEMORY_LIMIT
     assert list((tmp_path / "spill").iterdir()) == []  # made at the first build, then removed
@@ -317,7 +319,7 @@ def test_without_a_scratch_directory_the_build_spills_beside_the_warehouses_own_
 
     monkeypatch.setattr(BuildEngine, "run", recording_run)
     monkeypatch.chdir(tmp_path)  # a lake's warehouse spills to ./.tmp
-    rows = [cmpl_row(11999600 + i, i + 1) for i in range(3)]
+    rows = [cmpl_row(11999600 + i // 2, i + 1) for i in range(6)]  # grouped in the build engine
     result = _backfill(warehouse_path, write_zip(tmp_path / "A.zip", "FLAT_CMPL.txt", rows))
     assert result["built"] == 3 and spills
     if TEST_WAREHOUSE == "duckdb":
