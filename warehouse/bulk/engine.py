@@ -89,6 +89,7 @@ class Checked:
     rows: int  # lines checked (not empty, not the header)
     matched: int  # rows accepted (in bulk or by the judge) that the vehicle filter keeps
     malformed: list[Malformed]  # lines the judge found malformed, in order
+    field_counts: dict[int, int]  # lines checked by their number of tab-separated fields
 
 
 @dataclass(frozen=True)
@@ -197,7 +198,7 @@ class FlatBulk:
             if len(judged):
                 stage(judged)
                 matched += len(judged)
-        return Checked(verdicts.rows, matched, malformed)
+        return Checked(verdicts.rows, matched, malformed, verdicts.field_counts)
 
     def add_checked(self, rows: pa.Table) -> None:
         """Checked rows that are wanted: ``number, key, h, n, year, plain``."""
