@@ -259,17 +259,78 @@ def test_documents_are_built_only_when_their_lines_or_their_stored_bytes_changed
     assert again["built"] == 0 and again["documents"]["unchanged"] == 5  # type: ignore[index]
 
     # Another writer gives one document other bytes: the file's wording is built again.
+    _other_writer_changes(warehouse, "nhtsa/complaint/11999302")
+    third = _backfill(warehouse, path)
+    assert third["built"] == 1 and third["documents"]["changed"] == 1  # type: ignore[index]
+
+
+def _other_writer_changes(warehouse: Path, doc: str) -> None:
+    """Another writer gives ``doc`` other bytes (an ingest of the API's record)."""
     with Warehouse.open(str(warehouse)) as wh:
         run = start_run(wh, "ingest", "other", "x").run_id
         other = Record(
-            doc_id="nhtsa/complaint/11999302",
+            doc_id=doc,
             kind="complaint",
             body=b'{"other":true}',
             provenance=Provenance(url="https://api.nhtsa.gov/x"),
         )
         ingest_records(wh, run, "nhtsa", "api:complaints", [other])
-    third = _backfill(warehouse, path)
-    assert third["built"] == 1 and third["documents"]["changed"] == 1  # type: ignore[index]
+
+
+def test_an_identical_rerun_writes_only_checkpoints_without_classifying_a_row(
+    tmp_path: Path, warehouse_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every range of an identical re-run is one the plan found unchanged and sighted: on a
+    file, and on a lake where no revision of its documents was committed since the plan, it
+    commits its checkpoint alone (no range is classified against the revisions)."""
+    rows = [cmpl_row(11999700 + i // 2, i + 1) for i in range(9)]
+    path = write_zip(tmp_path / "A.zip", "FLAT_CMPL.txt", rows)
+    _backfill(warehouse_path, path)
+    classified: list[int] = []
+    commit_once = FlatBulk._commit_once
+
+    def recording(self: FlatBulk, context: Any, hi: int) -> Any:
+        classified.append(hi)
+        return commit_once(self, context, hi)
+
+    monkeypatch.setattr(FlatBulk, "_commit_once", recording)
+    again = cli("backfill", "nhtsa", "--warehouse", warehouse_path, "--json", "--file", path,
+                "--kind", "complaints", "--batch-size", "2")  # fmt: skip
+    assert again.exit_code == 0, again.stderr
+    report = json.loads(again.stdout)
+    assert report["built"] == 0 and report["documents"]["unchanged"] == 5
+    assert classified == []
+    with Warehouse.open(str(warehouse_path), read_only=True) as wh:
+        batches = wh._scalar("SELECT count(*) FROM run_progress WHERE run_id = $r",
+                             {"r": report["run_id"]})  # fmt: skip
+    assert batches == 3  # 5 documents, 2 a batch: every checkpoint is recorded
+
+
+@pytest.mark.skipif(TEST_WAREHOUSE == "duckdb", reason="a DuckDB file has one writer")
+def test_on_a_lake_a_revision_committed_after_the_plan_stops_the_run(
+    tmp_path: Path, warehouse_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A range the plan found quiet is classified again when another writer committed a
+    revision of one of its documents after the plan: the run stops saying so, and the next
+    run builds that document again."""
+    rows = [cmpl_row(11999800 + i, i + 1) for i in range(4)]
+    path = write_zip(tmp_path / "A.zip", "FLAT_CMPL.txt", rows)
+    _backfill(warehouse_path, path)
+    plan = FlatBulk.plan
+
+    def plan_then_another_writer(self: FlatBulk, *args: Any) -> Any:
+        planned = plan(self, *args)
+        _other_writer_changes(warehouse_path, "nhtsa/complaint/11999803")
+        return planned
+
+    monkeypatch.setattr(FlatBulk, "plan", plan_then_another_writer)
+    stopped = cli("backfill", "nhtsa", "--warehouse", warehouse_path, "--json", "--file", path,
+                  "--kind", "complaints", "--batch-size", "2")  # fmt: skip
+    assert stopped.exit_code != 0
+    assert "changed in the warehouse while this backfill ran" in stopped.stderr
+    monkeypatch.setattr(FlatBulk, "plan", plan)
+    again = _backfill(warehouse_path, path)
+    assert again["built"] == 1 and again["documents"]["changed"] == 1  # type: ignore[index]
 
 
 def test_a_backfill_builds_in_a_database_of_its_own_and_closes_it(

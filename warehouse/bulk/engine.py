@@ -152,6 +152,7 @@ class FlatBulk:
         self._line_check = LineCheck(spec)
         self._batch_no = 0
         self._live = warehouse.is_lake
+        self._planned_at = 0  # on a lake, the snapshot the plan read (or a later one)
         self._con.execute(f"ATTACH {literal(location)} AS {SCRATCH}")
         self._con.execute(plan_sql.CREATE_SCRATCH)
         self._built: list[pa.Table] = []  # built documents not yet committed
@@ -210,6 +211,8 @@ class FlatBulk:
         """Group the kept rows into documents (those ending after ``after_line``) and decide
         which must be built; the last line of each commit of ``batch_size`` documents."""
         last_line = int(self.warehouse._scalar(plan_sql.LAST_LINE))
+        if self._live:  # what the plan reads is the lake as of this snapshot, or later
+            self._planned_at = int(self.warehouse._scalar(commit_sql.LAKE_SNAPSHOT))
         params = {"prefix": self.spec.doc_prefix, "url": url, "last": last_line}
         with self._planning_memory():
             self._con.execute(plan_sql.GROUP, {"salt": self.spec.salt, "after": after_line})
@@ -323,10 +326,12 @@ class FlatBulk:
 
         It may run in another thread while :meth:`build` builds the next block: each uses a
         connection of its own."""
-        if not self._live and not len(built):
+        if not len(built):
             documents, rows, quiet = self._con.execute(
                 commit_sql.QUIET_RANGE, {"lo": lo, "hi": hi}
             ).fetchall()[0]
+            if quiet and self._live:
+                quiet = not self._changed_since_plan(lo, hi)
             if quiet:
                 counts = Counts(records=int(documents), unchanged=int(documents))
                 with self.warehouse._transaction():
@@ -346,6 +351,16 @@ class FlatBulk:
                 return self._commit_once(context, hi)
 
             return retrying_conflicts(self.warehouse, context.scope, attempt)
+
+    def _changed_since_plan(self, lo: int, hi: int) -> bool:
+        """On a lake: whether a revision of a document ending in ``(lo, hi]`` was committed
+        after the plan read the lake (by another writer)."""
+        latest = int(self.warehouse._scalar(commit_sql.LAKE_SNAPSHOT))
+        if latest <= self._planned_at:
+            return False
+        params = {"since": self._planned_at + 1, "until": latest, "lo": lo, "hi": hi,
+                  "prefix": self.spec.doc_prefix}  # fmt: skip
+        return bool(self.warehouse._scalar(commit_sql.CHANGED_SINCE_PLAN, params))
 
     def _commit_once(self, context: CommitContext, hi: int) -> tuple[Counts, int]:
         con = self._con
