@@ -93,15 +93,18 @@ def measure(count: int) -> dict[str, Any]:
     return out
 
 
-def _backfill(zip_path: Path, url: str, data: Path) -> float:
+def _backfill(zip_path: Path, url: str, data: Path) -> tuple[float, dict[str, int]]:
     """``receipts backfill nhtsa`` of ``zip_path`` into ``url`` (a new lake keeps its data
-    in ``data``), at the default settings, in a process of its own: its wall seconds."""
+    in ``data``), at the default settings, in a process of its own: its wall seconds and
+    its counts of documents."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("RECEIPTS_")}
     argv = [sys.executable, "-m", "pipelines.cli", "backfill", "nhtsa", "--kind", "complaints"]
     argv += ["--file", str(zip_path), "--warehouse", url, "--data-path", str(data), "--json"]
     started = time.perf_counter()
-    subprocess.run(argv, cwd=REPO, env=env, check=True, capture_output=True, timeout=3600)
-    return time.perf_counter() - started
+    done = subprocess.run(
+        argv, cwd=REPO, env=env, check=True, capture_output=True, text=True, timeout=3600
+    )
+    return time.perf_counter() - started, dict(json.loads(done.stdout)["documents"])
 
 
 def measure_backfill(rows: int, workdir: Path, repeats: int = 3) -> dict[str, Any]:
@@ -116,6 +119,7 @@ def measure_backfill(rows: int, workdir: Path, repeats: int = 3) -> dict[str, An
     if not zip_path.exists():
         generate(zip_path, rows)
     times: dict[str, dict[str, list[float]]] = {}
+    documents: dict[str, dict[str, dict[str, int]]] = {}
     for _ in range(repeats):
         dbname = f"receipts_bench_{uuid.uuid4().hex[:10]}"
         with tempfile.TemporaryDirectory(prefix="receipts-bench-lake-", dir=workdir) as tmp:
@@ -129,13 +133,16 @@ def measure_backfill(rows: int, workdir: Path, repeats: int = 3) -> dict[str, An
                 for backend, url in urls.items():
                     data = root / f"data-{backend.replace(':', '-')}"
                     runs = times.setdefault(backend, {"first": [], "identical": []})
-                    runs["first"].append(_backfill(zip_path, url, data))
-                    runs["identical"].append(_backfill(zip_path, url, data))
+                    for key in ("first", "identical"):
+                        seconds, counts = _backfill(zip_path, url, data)
+                        runs[key].append(seconds)
+                        documents.setdefault(backend, {})[key] = counts
             finally:
                 _database("dropdb", dbname, "--if-exists", "--force")
     out: dict[str, Any] = {"rows": rows, "backends": {}}
     for backend, runs in times.items():
         out["backends"][backend] = {key: spread(values) for key, values in runs.items()}
+        out["backends"][backend]["documents"] = documents[backend]
     base = out["backends"]["duckdb"]
     for timing in out["backends"].values():
         for key in ("first", "identical"):
@@ -143,14 +150,18 @@ def measure_backfill(rows: int, workdir: Path, repeats: int = 3) -> dict[str, An
     return out
 
 
-def run(count: int, backfill_rows: int = 0, workdir: Path | None = None) -> dict[str, Any]:
+def run(
+    count: int, backfill_rows: int = 0, workdir: Path | None = None, repeats: int = 3
+) -> dict[str, Any]:
     """The measures, or the reason they cannot be taken with this interpreter; with
-    ``backfill_rows``, the backfill's too (its file generated in ``workdir``)."""
+    ``backfill_rows``, the backfill's too (its file generated in ``workdir``, each run
+    ``repeats`` times)."""
     if importlib.util.find_spec("duckdb_extension_ducklake") is None:
         return {"skipped": "no DuckLake extension here: `pip install 'receipts[lake]'`"}
     out = measure(count)
     if backfill_rows:
-        out["backfill"] = measure_backfill(backfill_rows, workdir or REPO / "bench" / "data")
+        workdir = workdir or REPO / "bench" / "data"
+        out["backfill"] = measure_backfill(backfill_rows, workdir, repeats)
     return out
 
 

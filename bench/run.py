@@ -37,7 +37,9 @@ BENCHMARKS: dict[str, Callable[[bool], dict[str, Any]]] = {
     "claims": lambda quick: claims.run(20_000 if quick else 100_000, 2_000 if quick else 10_000),
     # file vs ducklake:sqlite vs ducklake:postgres, (bench/lake.py); the backfill on a file
     # vs ducklake:postgres
-    "lake": lambda quick: lake.run(5_000 if quick else 50_000, 20_000 if quick else 200_000, DATA),
+    "lake": lambda quick: lake.run(
+        5_000 if quick else 50_000, 20_000 if quick else 200_000, DATA, 1 if quick else 3
+    ),
     "tlog": lambda quick: tlog.run(
         *((20_000, 20_000, 20_000) if quick else (2_000_000, 200_000, 200_000)),
         DATA,
