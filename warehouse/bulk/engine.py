@@ -17,7 +17,9 @@ bytes). Work per line runs vectorised here, on every core:
    that fingerprint produced, is unchanged: its bytes are never built.
 3. **Build** (:meth:`FlatBulk.build`). The file is read again for the lines of the other
    documents; when a document's last line has been read, its canonical JSON v1 is assembled
-   from its rows' fields (keys in code-point order, ``\\`` and ``"`` escaped) and hashed.
+   from its rows' fields (keys in code-point order, ``\\`` and ``"`` escaped) and hashed:
+   each row's object in Arrow (:mod:`warehouse.bulk.row_json`), the rows of a document of
+   several grouped in the build engine's database.
    A document with a control character in a row is built by the judge (JSON escapes those
    as ``\\u00XX``).
 4. **Commit** (:meth:`FlatBulk.commit`). Documents are committed in the order of their last
@@ -33,7 +35,8 @@ bytes). Work per line runs vectorised here, on every core:
    state read by the plan still holds and no batch scans the growing tables; on a lake
    each batch is classified inside its transaction, and a document the plan left unbuilt
    whose current revision another writer has since changed stops the run (run it again:
-   the new plan builds it).
+   the new plan builds it). A range the plan found quiet is classified on a lake only when
+   the lake's snapshots since the plan's inserted a revision of one of its documents.
 
 The scratch database is attached to the warehouse's connection, so it is bounded by the
 warehouse's memory limit: in memory, spilling to the warehouse's temporary directory, or a
