@@ -9,7 +9,11 @@ process of its own, timed from outside, so start-up is in every figure alike. Th
 ``$RECEIPTS_BENCH_PG`` (default ``host=127.0.0.1 user=postgres``) gets a database of its own,
 dropped afterwards.
 
+A first backfill and an identical re-run of a generated FLAT_CMPL file are measured the same
+way, into a DuckDB file and a DuckLake on PostgreSQL (medians of repeats):
+
     python -m bench.lake [--count N] [--quick]      # prints the result as JSON
+    python -m bench.lake --backfill-rows 200000 [--repeats 3]
 """
 
 from __future__ import annotations
@@ -89,11 +93,76 @@ def measure(count: int) -> dict[str, Any]:
     return out
 
 
-def run(count: int) -> dict[str, Any]:
-    """The measures, or the reason they cannot be taken with this interpreter."""
+def _backfill(zip_path: Path, url: str, data: Path) -> tuple[float, dict[str, int]]:
+    """``receipts backfill nhtsa`` of ``zip_path`` into ``url`` (a new lake keeps its data
+    in ``data``), at the default settings, in a process of its own: its wall seconds and
+    its counts of documents."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RECEIPTS_")}
+    argv = [sys.executable, "-m", "pipelines.cli", "backfill", "nhtsa", "--kind", "complaints"]
+    argv += ["--file", str(zip_path), "--warehouse", url, "--data-path", str(data), "--json"]
+    started = time.perf_counter()
+    done = subprocess.run(
+        argv, cwd=REPO, env=env, check=True, capture_output=True, text=True, timeout=3600
+    )
+    return time.perf_counter() - started, dict(json.loads(done.stdout)["documents"])
+
+
+def measure_backfill(rows: int, workdir: Path, repeats: int = 3) -> dict[str, Any]:
+    """First backfill and identical re-run of a generated FLAT_CMPL file of ``rows`` rows
+    (:func:`bench.nhtsa_backfill.generate`) into a DuckDB file and into a DuckLake on
+    PostgreSQL (data on the local disk), each ``repeats`` times, the backends in turn within
+    each repeat: the medians, and each backend's as a ratio to the file's."""
+    from bench.nhtsa_backfill import generate, spread
+
+    workdir.mkdir(parents=True, exist_ok=True)
+    zip_path = workdir / f"FLAT_CMPL-{rows}.zip"
+    if not zip_path.exists():
+        generate(zip_path, rows)
+    times: dict[str, dict[str, list[float]]] = {}
+    documents: dict[str, dict[str, dict[str, int]]] = {}
+    for _ in range(repeats):
+        dbname = f"receipts_bench_{uuid.uuid4().hex[:10]}"
+        with tempfile.TemporaryDirectory(prefix="receipts-bench-lake-", dir=workdir) as tmp:
+            root = Path(tmp)
+            _database("createdb", dbname)
+            try:
+                urls = {
+                    "duckdb": str(root / "w.duckdb"),
+                    "ducklake:postgres": f"ducklake:postgres:dbname={dbname} {PG}",
+                }
+                for backend, url in urls.items():
+                    data = root / f"data-{backend.replace(':', '-')}"
+                    runs = times.setdefault(backend, {"first": [], "identical": []})
+                    for key in ("first", "identical"):
+                        seconds, counts = _backfill(zip_path, url, data)
+                        runs[key].append(seconds)
+                        documents.setdefault(backend, {})[key] = counts
+            finally:
+                _database("dropdb", dbname, "--if-exists", "--force")
+    out: dict[str, Any] = {"rows": rows, "backends": {}}
+    for backend, runs in times.items():
+        out["backends"][backend] = {key: spread(values) for key, values in runs.items()}
+        out["backends"][backend]["documents"] = documents[backend]
+    base = out["backends"]["duckdb"]
+    for timing in out["backends"].values():
+        for key in ("first", "identical"):
+            timing[f"{key}_ratio"] = round(timing[key]["median"] / base[key]["median"], 2)
+    return out
+
+
+def run(
+    count: int, backfill_rows: int = 0, workdir: Path | None = None, repeats: int = 3
+) -> dict[str, Any]:
+    """The measures, or the reason they cannot be taken with this interpreter; with
+    ``backfill_rows``, the backfill's too (its file generated in ``workdir``, each run
+    ``repeats`` times)."""
     if importlib.util.find_spec("duckdb_extension_ducklake") is None:
         return {"skipped": "no DuckLake extension here: `pip install 'receipts[lake]'`"}
-    return measure(count)
+    out = measure(count)
+    if backfill_rows:
+        workdir = workdir or REPO / "bench" / "data"
+        out["backfill"] = measure_backfill(backfill_rows, workdir, repeats)
+    return out
 
 
 def rows(result: dict[str, Any]) -> list[tuple[str, str, str]]:
@@ -112,6 +181,20 @@ def rows(result: dict[str, Any]) -> list[tuple[str, str, str]]:
                     "1.00× (baseline)" if backend == "duckdb" else f"{ratio:.2f}× the file",
                 )
             )
+    backfill = result.get("backfill")  # results from before it was measured lack it
+    if backfill is not None:
+        for backend, timing in backfill["backends"].items():
+            for key, label in (("first", "first backfill"), ("identical", "identical re-run")):
+                part = timing[key]
+                ratio = timing[f"{key}_ratio"]
+                out.append(
+                    (
+                        f"lake: {label} of {backfill['rows']:,} FLAT_CMPL rows on {backend}",
+                        f"{part['median']:.2f} s ({part['min']:.2f}–{part['max']:.2f}, "
+                        f"{part['runs']} runs)",
+                        "1.00× (baseline)" if backend == "duckdb" else f"{ratio:.2f}× the file",
+                    )
+                )
     return out
 
 
@@ -121,7 +204,13 @@ if __name__ == "__main__":
     @click.command()
     @click.option("--count", type=int, default=None)
     @click.option("--quick", is_flag=True)
-    def main(count: int | None, quick: bool) -> None:
-        print(json.dumps(measure(count or (5_000 if quick else 50_000)), indent=2))
+    @click.option("--backfill-rows", type=int, default=None, help="Only the backfill's measure.")
+    @click.option("--repeats", type=int, default=3)
+    def main(count: int | None, quick: bool, backfill_rows: int | None, repeats: int) -> None:
+        if backfill_rows:
+            result = measure_backfill(backfill_rows, REPO / "bench" / "data", repeats)
+        else:
+            result = measure(count or (5_000 if quick else 50_000))
+        print(json.dumps(result, indent=2))
 
     main()

@@ -45,8 +45,11 @@ BENCHMARKS: dict[str, Callable[[bool], dict[str, Any]]] = {
     # full size: claims.run(revisions=1_000_000, claims=100_000)
     "claims": lambda quick: claims.run(20_000 if quick else 100_000, 2_000 if quick else 10_000),
     "proofs": lambda quick: proofs.run(2_000 if quick else 10_000, repeats=1 if quick else 3),
-    # file vs ducklake:sqlite vs ducklake:postgres, (bench/lake.py)
-    "lake": lambda quick: lake.run(5_000 if quick else 50_000),
+    # file vs ducklake:sqlite vs ducklake:postgres, (bench/lake.py); the backfill on a file
+    # vs ducklake:postgres
+    "lake": lambda quick: lake.run(
+        5_000 if quick else 50_000, 20_000 if quick else 200_000, DATA, 1 if quick else 3
+    ),
     "tlog": lambda quick: tlog.run(
         # entries, first-backfill rows (the two million), first-ingest records
         *((20_000, 20_000, 20_000) if quick else (2_000_000, 2_000_000, 200_000)),

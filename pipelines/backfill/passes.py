@@ -21,7 +21,7 @@ from pipelines.backfill.request import SOURCE, BackfillRequest
 from pipelines.in_order import InOrder
 from pipelines.progress import BackfillReporter
 from sources.nhtsa.flatfile.layouts import is_header
-from sources.nhtsa.flatfile.lines import checked_table, field_counts, line_digests, text_table
+from sources.nhtsa.flatfile.lines import checked_table, line_digests, text_table
 from sources.nhtsa.flatfile.reading import LineSource, read_blocks
 from warehouse.bulk.build_engine import build_memory_limit
 from warehouse.bulk.engine import CommitContext, FlatBulk, Plan
@@ -86,7 +86,7 @@ def scan(
         def check(start: int, table: pa.Table, read: int) -> None:
             skip = 1 if start == 1 and is_header(request.layout, table["text"][0].as_py()) else 0
             checked = bulk.check(table, skip, keep)
-            for count, lines in field_counts(table, 1 if skip else 0).items():
+            for count, lines in checked.field_counts.items():
                 result.field_counts[count] = result.field_counts.get(count, 0) + lines
             if start == 1 and len(table) > skip:
                 result.first_line = str(table["text"][skip].as_py())[:200]

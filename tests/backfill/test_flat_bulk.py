@@ -259,24 +259,86 @@ def test_documents_are_built_only_when_their_lines_or_their_stored_bytes_changed
     assert again["built"] == 0 and again["documents"]["unchanged"] == 5  # type: ignore[index]
 
     # Another writer gives one document other bytes: the file's wording is built again.
+    _other_writer_changes(warehouse, "nhtsa/complaint/11999302")
+    third = _backfill(warehouse, path)
+    assert third["built"] == 1 and third["documents"]["changed"] == 1  # type: ignore[index]
+
+
+def _other_writer_changes(warehouse: Path, doc: str) -> None:
+    """Another writer gives ``doc`` other bytes (an ingest of the API's record)."""
     with Warehouse.open(str(warehouse)) as wh:
         run = start_run(wh, "ingest", "other", "x").run_id
         other = Record(
-            doc_id="nhtsa/complaint/11999302",
+            doc_id=doc,
             kind="complaint",
             body=b'{"other":true}',
             provenance=Provenance(url="https://api.nhtsa.gov/x"),
         )
         ingest_records(wh, run, "nhtsa", "api:complaints", [other])
-    third = _backfill(warehouse, path)
-    assert third["built"] == 1 and third["documents"]["changed"] == 1  # type: ignore[index]
+
+
+def test_an_identical_rerun_writes_only_checkpoints_without_classifying_a_row(
+    tmp_path: Path, warehouse_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every range of an identical re-run is one the plan found unchanged and sighted: on a
+    file, and on a lake where no revision of its documents was committed since the plan, it
+    commits its checkpoint alone (no range is classified against the revisions)."""
+    rows = [cmpl_row(11999700 + i // 2, i + 1) for i in range(9)]
+    path = write_zip(tmp_path / "A.zip", "FLAT_CMPL.txt", rows)
+    _backfill(warehouse_path, path)
+    classified: list[int] = []
+    commit_once = FlatBulk._commit_once
+
+    def recording(self: FlatBulk, context: Any, hi: int) -> Any:
+        classified.append(hi)
+        return commit_once(self, context, hi)
+
+    monkeypatch.setattr(FlatBulk, "_commit_once", recording)
+    again = cli("backfill", "nhtsa", "--warehouse", warehouse_path, "--json", "--file", path,
+                "--kind", "complaints", "--batch-size", "2")  # fmt: skip
+    assert again.exit_code == 0, again.stderr
+    report = json.loads(again.stdout)
+    assert report["built"] == 0 and report["documents"]["unchanged"] == 5
+    assert classified == []
+    with Warehouse.open(str(warehouse_path), read_only=True) as wh:
+        batches = wh._scalar("SELECT count(*) FROM run_progress WHERE run_id = $r",
+                             {"r": report["run_id"]})  # fmt: skip
+    assert batches == 3  # 5 documents, 2 a batch: every checkpoint is recorded
+
+
+@pytest.mark.skipif(TEST_WAREHOUSE == "duckdb", reason="a DuckDB file has one writer")
+def test_on_a_lake_a_revision_committed_after_the_plan_stops_the_run(
+    tmp_path: Path, warehouse_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A range the plan found quiet is classified again when another writer committed a
+    revision of one of its documents after the plan: the run stops saying so, and the next
+    run builds that document again."""
+    rows = [cmpl_row(11999800 + i, i + 1) for i in range(4)]
+    path = write_zip(tmp_path / "A.zip", "FLAT_CMPL.txt", rows)
+    _backfill(warehouse_path, path)
+    plan = FlatBulk.plan
+
+    def plan_then_another_writer(self: FlatBulk, *args: Any) -> Any:
+        planned = plan(self, *args)
+        _other_writer_changes(warehouse_path, "nhtsa/complaint/11999803")
+        return planned
+
+    monkeypatch.setattr(FlatBulk, "plan", plan_then_another_writer)
+    stopped = cli("backfill", "nhtsa", "--warehouse", warehouse_path, "--json", "--file", path,
+                  "--kind", "complaints", "--batch-size", "2")  # fmt: skip
+    assert stopped.exit_code != 0
+    assert "changed in the warehouse while this backfill ran" in stopped.stderr
+    monkeypatch.setattr(FlatBulk, "plan", plan)
+    again = _backfill(warehouse_path, path)
+    assert again["built"] == 1 and again["documents"]["changed"] == 1  # type: ignore[index]
 
 
 def test_a_backfill_builds_in_a_database_of_its_own_and_closes_it(
     tmp_path: Path, warehouse_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The build statements run in the build engine (not on the warehouse's connection),
-    whose spill directory is gone when the backfill ends."""
+    """The documents of several rows are grouped in the build engine (not on the warehouse's
+    connection), whose spill directory is gone when the backfill ends; documents of one row
+    are assembled in Arrow and never reach it."""
     built: list[str] = []
     engines: list[BuildEngine] = []
     run, init = BuildEngine.run, BuildEngine.__init__
@@ -293,9 +355,10 @@ def test_a_backfill_builds_in_a_database_of_its_own_and_closes_it(
     (tmp_path / "spill").mkdir()
     monkeypatch.setattr(BuildEngine, "__init__", recording_init)
     monkeypatch.setattr(BuildEngine, "run", recording_run)
-    rows = [cmpl_row(11999500 + i, i + 1) for i in range(3)]
+    rows = [cmpl_row(11999500 + i // 2, i + 1) for i in range(6)]  # 3 documents of 2 rows
+    rows.append(cmpl_row(11999509, 7))  # and one of one row
     result = _backfill(warehouse_path, write_zip(tmp_path / "A.zip", "FLAT_CMPL.txt", rows))
-    assert result["built"] == 3
+    assert result["built"] == 4
     assert sorted(built) == [f"nhtsa/complaint/{11999500 + i}" for i in range(3)]
     assert len(engines) == 1 and engines[0].memory_limit == BUILD_DATABASE_MEMORY_LIMIT
     assert list((tmp_path / "spill").iterdir()) == []  # made at the first build, then removed
@@ -317,7 +380,7 @@ def test_without_a_scratch_directory_the_build_spills_beside_the_warehouses_own_
 
     monkeypatch.setattr(BuildEngine, "run", recording_run)
     monkeypatch.chdir(tmp_path)  # a lake's warehouse spills to ./.tmp
-    rows = [cmpl_row(11999600 + i, i + 1) for i in range(3)]
+    rows = [cmpl_row(11999600 + i // 2, i + 1) for i in range(6)]  # grouped in the build engine
     result = _backfill(warehouse_path, write_zip(tmp_path / "A.zip", "FLAT_CMPL.txt", rows))
     assert result["built"] == 3 and spills
     if TEST_WAREHOUSE == "duckdb":

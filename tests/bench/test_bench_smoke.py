@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import os
+import subprocess
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
-from bench import ingest, refresh_requests
+from bench import ingest, lake, refresh_requests
 from bench.run import main as bench_main
 from demo.run import CORPORA
 
@@ -95,3 +99,30 @@ def test_proofs_benchmark_writes_a_bundle_per_claim_and_verifies_the_big_one() -
         "1mb_bundle_verifies_under_1s",
     }
     assert len(proofs.rows(result)) == 5
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("duckdb_extension_ducklake") is None,
+    reason="needs receipts[lake]: make install",
+)
+def test_lake_backfill_benchmark_backfills_the_same_documents_on_each_backend(
+    tmp_path: Path,
+) -> None:
+    """The lake benchmark's backfill: the same documents on a DuckDB file and on a lake with
+    a PostgreSQL catalog, and an identical re-run that writes none on either."""
+    try:
+        result = lake.measure_backfill(600, tmp_path, repeats=1)
+    except (OSError, subprocess.CalledProcessError) as exc:  # no PostgreSQL's client here
+        if os.environ.get("CI"):
+            raise
+        pytest.skip(f"no PostgreSQL for the lake benchmark: {exc}")
+    backends = result["backends"]
+    assert set(backends) == {"duckdb", "ducklake:postgres"}
+    firsts = [timing["documents"]["first"] for timing in backends.values()]
+    assert firsts[0] == firsts[1] and firsts[0]["new"] > 0
+    for timing in backends.values():
+        again = timing["documents"]["identical"]
+        assert again["unchanged"] == firsts[0]["new"]
+        assert again["new"] + again["changed"] + again["restored"] == 0
+    assert backends["duckdb"]["first_ratio"] == 1.0
+    assert backends["ducklake:postgres"]["identical_ratio"] > 0

@@ -174,8 +174,8 @@ def test_a_query_reads_a_lakes_data_files_and_nothing_else(
     assert list(data.rglob("*.parquet")), "the fixture lake has data files"
     with Warehouse.open(location, read_only=True) as wh:
         expected = int(wh._scalar("SELECT sum(octet_length(body)) FROM snapshots"))
-    read = cli("query", "SELECT sum(octet_length(body)) AS n FROM snapshots", "--warehouse", location,
-               "--json")  # fmt: skip
+    sql = "SELECT sum(octet_length(body)) AS n FROM snapshots"
+    read = cli("query", sql, "--warehouse", location, "--json")
     assert read.exit_code == 0, read.output
     assert json.loads(read.stdout) == [{"n": expected}]
     outside = cli("query", "SELECT * FROM read_csv('/etc/passwd')", "--warehouse", location)

@@ -10,6 +10,8 @@ From the bottom up (each module imports only those above it in this list):
   them into documents and joins them with what the warehouse knows), :mod:`.build_sql`
   (pass 2: a block's planned lines into documents), :mod:`.commit_sql` (each range of
   documents classified and written).
+- :mod:`.row_json`: each planned row's canonical JSON object, and the documents of one row,
+  in Arrow.
 - :mod:`.built`: built documents as Arrow; :mod:`.build_engine`: the build statements' own
   DuckDB database.
 - :mod:`.engine`: :class:`~.engine.FlatBulk`, generic over a spec, which runs them.

@@ -1,8 +1,9 @@
 """A DuckDB engine of its own for a backfill's build statements.
 
-A backfill's second pass turns each block's lines into documents with one statement (see
-:func:`warehouse.bulk.build_sql.build_sql`), a pure function of the lines it is given: it reads no
-table of the warehouse. Run on the warehouse's connection, it shares one buffer pool with
+A backfill's second pass groups the rows of each block's documents of several rows into
+documents with one statement (see :func:`warehouse.bulk.build_sql.build_sql`; each row's
+object is made in Arrow first), a pure function of the rows it is given: it reads no table
+of the warehouse. Run on the warehouse's connection, it shares one buffer pool with
 the scratch database and the batches being committed; under the backfill's memory limit
 the three evicted one another. Measured on two million rows (``make bench``'s file): the
 statements took about three times as long as on a fresh connection, and pass 2 spent as much

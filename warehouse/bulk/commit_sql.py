@@ -4,6 +4,7 @@ fingerprints and checkpoint."""
 
 from __future__ import annotations
 
+from warehouse.backends import LAKE_ALIAS
 from warehouse.bulk.plan_sql import SCRATCH
 from warehouse.canonical import FORM_JCS
 from warehouse.tlog.appends import select_entries
@@ -36,6 +37,20 @@ SELECT count(*), coalesce(sum(rows), 0), bool_and(NOT build AND sighted)
 FROM {SCRATCH}.docs
 WHERE end_line > $lo AND end_line <= $hi
 """
+
+# On a lake, a range the plan found quiet is still quiet when no revision of its documents
+# was committed since the plan read the warehouse (revisions are only ever appended, so the
+# revisions a lake's snapshots inserted after the plan's are all that can differ): then it
+# writes only its checkpoint, as on a file, and is not classified again row by row against
+# every revision. ``$since`` is the first snapshot after the plan's, ``$until`` the latest.
+CHANGED_SINCE_PLAN = f"""
+SELECT count(*) FROM {LAKE_ALIAS}.table_insertions('revisions', $since, $until) r
+WHERE r.doc_id IN (
+    SELECT $prefix || key FROM {SCRATCH}.docs WHERE end_line > $lo AND end_line <= $hi
+)
+"""
+
+LAKE_SNAPSHOT = f"SELECT id FROM {LAKE_ALIAS}.current_snapshot()"
 
 # Classification, as the ingest engine's. On a DuckDB file this backfill is the only writer
 # from start to end, so the warehouse's state read when the run was planned still holds:

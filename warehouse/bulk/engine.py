@@ -17,7 +17,9 @@ bytes). Work per line runs vectorised here, on every core:
    that fingerprint produced, is unchanged: its bytes are never built.
 3. **Build** (:meth:`FlatBulk.build`). The file is read again for the lines of the other
    documents; when a document's last line has been read, its canonical JSON v1 is assembled
-   from its rows' fields (keys in code-point order, ``\\`` and ``"`` escaped) and hashed.
+   from its rows' fields (keys in code-point order, ``\\`` and ``"`` escaped) and hashed:
+   each row's object in Arrow (:mod:`warehouse.bulk.row_json`), the rows of a document of
+   several grouped in the build engine's database.
    A document with a control character in a row is built by the judge (JSON escapes those
    as ``\\u00XX``).
 4. **Commit** (:meth:`FlatBulk.commit`). Documents are committed in the order of their last
@@ -33,7 +35,8 @@ bytes). Work per line runs vectorised here, on every core:
    state read by the plan still holds and no batch scans the growing tables; on a lake
    each batch is classified inside its transaction, and a document the plan left unbuilt
    whose current revision another writer has since changed stops the run (run it again:
-   the new plan builds it).
+   the new plan builds it). A range the plan found quiet is classified on a lake only when
+   the lake's snapshots since the plan's inserted a revision of one of its documents.
 
 The scratch database is attached to the warehouse's connection, so it is bounded by the
 warehouse's memory limit: in memory, spilling to the warehouse's temporary directory, or a
@@ -72,6 +75,7 @@ from warehouse.bulk.built import (
 )
 from warehouse.bulk.linecheck import LineCheck, judged_rows
 from warehouse.bulk.plan_sql import SCRATCH
+from warehouse.bulk.row_json import rowed, single_row_documents
 from warehouse.bulk.spec import FlatSpec, Malformed, RowJudge
 from warehouse.clock import now
 from warehouse.conflicts import retrying_conflicts
@@ -88,6 +92,7 @@ class Checked:
     rows: int  # lines checked (not empty, not the header)
     matched: int  # rows accepted (in bulk or by the judge) that the vehicle filter keeps
     malformed: list[Malformed]  # lines the judge found malformed, in order
+    field_counts: dict[int, int]  # lines checked by their number of tab-separated fields
 
 
 @dataclass(frozen=True)
@@ -146,12 +151,11 @@ class FlatBulk:
         )
         self._plan_memory_limit = plan_memory_limit
         location = ":memory:" if scratch is None else str(scratch / "backfill.duckdb")
-        # Build statements for the layouts a block holds: planning one costs several ms per
-        # block, much of it per layout (the row JSON of each).
-        self._build_sqls: dict[frozenset[int], str] = {}
+        self._build_sql = build_sql(spec)
         self._line_check = LineCheck(spec)
         self._batch_no = 0
         self._live = warehouse.is_lake
+        self._planned_at = 0  # on a lake, the snapshot the plan read (or a later one)
         self._con.execute(f"ATTACH {literal(location)} AS {SCRATCH}")
         self._con.execute(plan_sql.CREATE_SCRATCH)
         self._built: list[pa.Table] = []  # built documents not yet committed
@@ -176,11 +180,6 @@ class FlatBulk:
         finally:
             con.unregister(name)
 
-    def _build_sql_for(self, counts: frozenset[int]) -> str:
-        if counts not in self._build_sqls:
-            self._build_sqls[counts] = build_sql(self.spec.only(counts))
-        return self._build_sqls[counts]
-
     # -- pass 1 --------------------------------------------------------------------------
     def check(
         self,
@@ -203,7 +202,7 @@ class FlatBulk:
             if len(judged):
                 stage(judged)
                 matched += len(judged)
-        return Checked(verdicts.rows, matched, malformed)
+        return Checked(verdicts.rows, matched, malformed, verdicts.field_counts)
 
     def add_checked(self, rows: pa.Table) -> None:
         """Checked rows that are wanted: ``number, key, h, n, year, plain``."""
@@ -215,6 +214,8 @@ class FlatBulk:
         """Group the kept rows into documents (those ending after ``after_line``) and decide
         which must be built; the last line of each commit of ``batch_size`` documents."""
         last_line = int(self.warehouse._scalar(plan_sql.LAST_LINE))
+        if self._live:  # what the plan reads is the lake as of this snapshot, or later
+            self._planned_at = int(self.warehouse._scalar(commit_sql.LAKE_SNAPSHOT))
         params = {"prefix": self.spec.doc_prefix, "url": url, "last": last_line}
         with self._planning_memory():
             self._con.execute(plan_sql.GROUP, {"salt": self.spec.salt, "after": after_line})
@@ -298,9 +299,14 @@ class FlatBulk:
             judged = lines.filter(pc.invert(plain))
             lines = lines.filter(plain)
         if len(lines):
-            counts = frozenset(pc.unique(lines["n"]).to_pylist())
-            built = self._engine.run(self._build_sql_for(counts), lines, "_flat_lines")
-            self._built.append(hashed(built))
+            rows = rowed(lines, self.spec)
+            several = pc.greater(rows["doc_rows"], 1)
+            if pc.any(several).as_py():
+                grouped = self._engine.run(self._build_sql, rows.filter(several), "_flat_rows")
+                self._built.append(hashed(grouped))
+                rows = rows.filter(pc.invert(several))
+            if len(rows):
+                self._built.append(hashed(single_row_documents(rows, self.spec)))
         if judged is not None:
             self._built.append(judged_documents(judged, self.spec.doc_prefix, self._judge))
 
@@ -323,10 +329,12 @@ class FlatBulk:
 
         It may run in another thread while :meth:`build` builds the next block: each uses a
         connection of its own."""
-        if not self._live and not len(built):
+        if not len(built):
             documents, rows, quiet = self._con.execute(
                 commit_sql.QUIET_RANGE, {"lo": lo, "hi": hi}
             ).fetchall()[0]
+            if quiet and self._live:
+                quiet = not self._changed_since_plan(lo, hi)
             if quiet:
                 counts = Counts(records=int(documents), unchanged=int(documents))
                 with self.warehouse._transaction():
@@ -346,6 +354,16 @@ class FlatBulk:
                 return self._commit_once(context, hi)
 
             return retrying_conflicts(self.warehouse, context.scope, attempt)
+
+    def _changed_since_plan(self, lo: int, hi: int) -> bool:
+        """On a lake: whether a revision of a document ending in ``(lo, hi]`` was committed
+        after the plan read the lake (by another writer)."""
+        latest = int(self.warehouse._scalar(commit_sql.LAKE_SNAPSHOT))
+        if latest <= self._planned_at:
+            return False
+        params = {"since": self._planned_at + 1, "until": latest, "lo": lo, "hi": hi,
+                  "prefix": self.spec.doc_prefix}  # fmt: skip
+        return bool(self.warehouse._scalar(commit_sql.CHANGED_SINCE_PLAN, params))
 
     def _commit_once(self, context: CommitContext, hi: int) -> tuple[Counts, int]:
         con = self._con

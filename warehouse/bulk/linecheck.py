@@ -94,6 +94,7 @@ class Verdicts:
     rows: int  # lines checked (not empty, not the header)
     kept: pa.Table  # the wanted rows accepted (:data:`KEPT_SCHEMA`)
     suspects: list[int]  # lines the caller must check itself, in order
+    field_counts: dict[int, int]  # the lines checked by their number of tab-separated fields
 
     @property
     def matched(self) -> int:
@@ -120,6 +121,9 @@ class LineCheck:
         rows = len(lines)
         kept: list[pa.Table] = []
         undecided: list[pa.Array] = []
+        # A line that matched a layout's pattern has its number of fields: only the others
+        # are counted (counting every line's tabs took about as long as the check).
+        counts: dict[int, int] = {}
         for shape in sorted(self._patterns, key=lambda s: -self._matched[s.count]):
             if not len(lines):
                 break
@@ -131,6 +135,7 @@ class LineCheck:
             if not len(matched):
                 continue
             self._matched[shape.count] += len(matched)
+            counts[shape.count] = counts.get(shape.count, 0) + len(matched)
             rows_of_shape, wanted = self._verdicts(shape, matched)
             if wanted.null_count:  # only the caller can tell
                 undecided.append(matched["number"].filter(pc.is_null(wanted)))
@@ -139,7 +144,9 @@ class LineCheck:
             int(n) for numbers in [*undecided, lines["number"]] for n in numbers.to_pylist()
         )
         table = pa.concat_tables(kept) if kept else KEPT_SCHEMA.empty_table()
-        return Verdicts(rows, table, suspects)
+        for count, number in _field_counts(lines["text"]).items():
+            counts[count] = counts.get(count, 0) + number
+        return Verdicts(rows, table, suspects, counts)
 
     def _verdicts(self, shape: ShapeSpec, lines: pa.Table) -> tuple[pa.Table, pa.Array]:
         """The rows of ``lines`` (all of ``shape``, accepted) as kept, and whether each is
@@ -187,6 +194,16 @@ class LineCheck:
             schema=KEPT_SCHEMA,
         )  # fmt: skip
         return kept, wanted
+
+
+def _field_counts(text: pa.ChunkedArray) -> dict[int, int]:
+    """How many of the lines ``text`` have each number of tab-separated fields."""
+    if not len(text):
+        return {}
+    counts = pc.value_counts(pc.add(pc.count_substring(text, "\t"), 1))
+    return dict(
+        zip(counts.field("values").to_pylist(), counts.field("counts").to_pylist(), strict=True)
+    )
 
 
 # Characters a JSON string holds as they are: no control character but the tab (the

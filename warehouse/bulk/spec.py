@@ -12,7 +12,7 @@ of the backfill (nothing here imports the engine).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Protocol
 
 
@@ -51,11 +51,6 @@ class FlatSpec:
     make: str | None = None
     model: str | None = None
     years: tuple[int, int] | None = None
-
-    def only(self, counts: frozenset[int]) -> FlatSpec:
-        """This spec with only the layouts of ``counts`` fields: SQL made from it treats the
-        rows of the others as it treats rows of no layout."""
-        return replace(self, shapes=tuple(s for s in self.shapes if s.count in counts))
 
 
 @dataclass(frozen=True, slots=True)

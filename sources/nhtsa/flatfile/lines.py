@@ -53,16 +53,3 @@ def checked_table(number: int, data: bytes, digests: pa.Array | None = None) -> 
     them in one thread and the rest in another."""
     table = text_table(number, data)
     return table.append_column("h", [line_digests(data) if digests is None else digests])
-
-
-def field_counts(table: pa.Table, skip_line: int = 0) -> dict[int, int]:
-    """How many of a block's lines (``number``, ``text``) have each number of tab-separated
-    fields, empty lines and line ``skip_line`` (a header) left out."""
-    considered = pc.and_(pc.not_equal(table["text"], ""), pc.not_equal(table["number"], skip_line))
-    text = table["text"].filter(considered)
-    if not len(text):
-        return {}
-    counts = pc.value_counts(pc.add(pc.count_substring(text, "\t"), 1))
-    return dict(
-        zip(counts.field("values").to_pylist(), counts.field("counts").to_pylist(), strict=True)
-    )
