@@ -493,6 +493,27 @@ class Warehouse:
         yield from self._transaction_body()
 
     @contextmanager
+    def read_snapshot(self) -> Iterator[None]:
+        """Reads of one state of the warehouse, whatever other writers commit meanwhile. On
+        a PostgreSQL catalog, a transaction that writes nothing (DuckLake reads the snapshot
+        current when it began); on a SQLite catalog, whose open read transaction would make
+        a writer's commit fail ("database is locked"), the commit turn writers take, so they
+        wait for the reads instead; a DuckDB file has no other writer."""
+        if self.target is None or self.target.catalog is None:
+            yield
+            return
+        if self.target.catalog == "sqlite":
+            with self.serial("commit"):
+                yield
+            return
+        self._con.execute("BEGIN TRANSACTION")
+        try:
+            yield
+        finally:
+            with contextlib.suppress(duckdb.Error):
+                self._con.execute("ROLLBACK")
+
+    @contextmanager
     def conflicts_surface(self) -> Iterator[None]:
         """On a lake, let a commit that conflicts with another writer's fail at once (DuckLake
         otherwise retries it internally, unseen) so the caller can retry the whole batch

@@ -91,3 +91,34 @@ def test_two_writers_at_once_leave_one_log_with_no_gap_or_repeat(
     verified = run("log", "verify", "--warehouse", url, "--json")
     assert verified.returncode == 0, verified.stdout + verified.stderr
     assert run("verify", "--warehouse", url).returncode == 0
+
+
+def test_a_check_reads_one_snapshot_while_another_writer_commits(
+    lake_url: tuple[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A writer that commits while `log verify` reads does not make the log look damaged,
+    nor fails: on a PostgreSQL catalog the check reads one snapshot while the writer commits
+    between two of its reads; on a SQLite catalog the writer waits for the check."""
+    from warehouse.tlog import check
+
+    url, data = lake_url
+    made = run("ingest", corpus(tmp_path, "seed", 30), "--warehouse", url, "--data-path", data)
+    assert made.returncode == 0, made.stderr
+    seeded = _entries(url)
+    reads = check._sequence_problems
+    writer: list[Any] = []
+
+    def commit_between_reads(con: Any) -> list[dict[str, Any]]:
+        writer.append(start("ingest", corpus(tmp_path, "late", 40, seed=2), "--warehouse", url))
+        deadline = time.monotonic() + (120 if url.startswith("ducklake:postgres") else 5)
+        while writer[0].poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        return reads(con)
+
+    monkeypatch.setattr(check, "_sequence_problems", commit_between_reads)
+    with Warehouse.open(url, read_only=True) as wh:
+        report = check.check_log(wh)
+    code, _, err = finish(writer[0])
+    assert code == 0, err
+    assert report.problems == [] and report.size == seeded
+    assert _entries(url) == seeded + 40

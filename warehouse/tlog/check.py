@@ -218,7 +218,14 @@ def _checkpoint_problems(con: duckdb.DuckDBPyConnection, size: int) -> list[dict
 
 
 def check_log(warehouse: Warehouse) -> LogReport:
-    """Rebuild the log from the rows and compare (see the module docstring)."""
+    """Rebuild the log from the rows and compare (see the module docstring). Every read is
+    of one snapshot of the warehouse: on a lake, a writer committing while the check runs
+    is not seen half-way (its entries without their hashes, say)."""
+    with warehouse.read_snapshot():
+        return _check_log(warehouse)
+
+
+def _check_log(warehouse: Warehouse) -> LogReport:
     con = warehouse._con
     size = store.size(con)
     checkpoints = int(warehouse._scalar(f"SELECT count(*) FROM {store.CHECKPOINTS}") or 0)
