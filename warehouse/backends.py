@@ -33,6 +33,7 @@ from typing import Any
 import duckdb
 
 from warehouse import object_store, settings
+from warehouse.catalog_lock import LOCKS_ALIAS, CatalogLocks
 from warehouse.errors import ReceiptsError, UsageError, WarehouseBusy, WarehouseError
 
 ENV_DATA_PATH = "RECEIPTS_DATA_PATH"
@@ -47,9 +48,6 @@ FILE_ALIAS = "warehouse"
 # warehouse.ingest.DEFAULT_BATCH_SIZE). A file does not record it: it applies to the row
 # groups written while the file is attached with it, as every warehouse connection does.
 ROW_GROUP_SIZE = 16_384
-# Where the receipts locks of a PostgreSQL catalog are taken (a plain attach of the same
-# database, beside DuckLake's own).
-LOCKS_ALIAS = "receipts_locks"
 # The catalog lock held while attaching a lake (which creates it when it does not exist), and
 # the least time a writer waits for another to finish creating it.
 CREATION_LOCK = "serial:create"
@@ -240,7 +238,6 @@ def _creation_lock(target: Target, con: duckdb.DuckDBPyConnection) -> Iterator[N
     it made (two creating at once fail: SQLite answers "database is locked", PostgreSQL
     "duplicate key value"). A catalog lock (:mod:`warehouse.catalog_lock`): an advisory
     lock on PostgreSQL, a ``flock`` beside a SQLite catalog."""
-    from warehouse.catalog_lock import CatalogLocks
     from warehouse.lock import lock_wait
 
     locks = CatalogLocks(target, con)

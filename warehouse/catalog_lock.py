@@ -21,11 +21,23 @@ import contextlib
 import fcntl
 import hashlib
 from pathlib import Path
-from typing import IO
+from typing import IO, Protocol
 
 import duckdb
 
-from warehouse.backends import LOCKS_ALIAS, Target
+# Where the receipts locks of a PostgreSQL catalog are taken (a plain attach of the same
+# database, beside DuckLake's own).
+LOCKS_ALIAS = "receipts_locks"
+
+
+class LakeTarget(Protocol):
+    """What the locks need of a lake's location (:class:`warehouse.backends.Target`)."""
+
+    @property
+    def catalog(self) -> str | None: ...
+
+    @property
+    def catalog_dsn(self) -> str | None: ...
 
 
 def lock_key(name: str) -> int:
@@ -43,7 +55,7 @@ def _pg_query(sql: str) -> str:
 class CatalogLocks:
     """The locks of one lake warehouse, as held by this process."""
 
-    def __init__(self, target: Target, con: duckdb.DuckDBPyConnection) -> None:
+    def __init__(self, target: LakeTarget, con: duckdb.DuckDBPyConnection) -> None:
         self.target = target
         self._con = con
         self._held: dict[str, duckdb.DuckDBPyConnection | IO[str]] = {}
