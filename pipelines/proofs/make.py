@@ -145,8 +145,8 @@ def claim_bundles(wh: Warehouse, verdicts: Sequence[ClaimVerdict]) -> ClaimBundl
 
 
 def write_claim_bundles(wh: Warehouse, verdicts: Sequence[ClaimVerdict], out: Path) -> ClaimBundles:
-    """:func:`claim_bundles`, each file written whole into ``out`` (made if need be) while
-    the next are built (:mod:`pipelines.proofs.files` says what survives a crash)."""
+    """:func:`claim_bundles`, each file written whole into ``out`` (made if need be) as it
+    is built (:mod:`pipelines.proofs.files` says what survives a crash)."""
     result = ClaimBundles()
     write_all(out, _claim_files(wh, verdicts, result))
     return result
