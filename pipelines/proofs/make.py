@@ -5,7 +5,7 @@ checkpoint."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,7 +13,8 @@ from typing import Any
 from pipelines.checks.claims import ClaimVerdict
 from pipelines.checks.quote import find_quote, short_hash
 from pipelines.proofs.bundle import SUFFIX, ClaimCheck, build_bundle, bundle_bytes, claim_json
-from pipelines.proofs.locate import locate
+from pipelines.proofs.files import write_all
+from pipelines.proofs.locate import Location, locate
 from warehouse import history
 from warehouse.claims import claim_histories
 from warehouse.errors import BundleRefused, NotFound
@@ -90,18 +91,24 @@ class ClaimBundles:
     refused: dict[str, str] = field(default_factory=dict)  # claim id -> reason
 
 
-def claim_bundles(wh: Warehouse, verdicts: Sequence[ClaimVerdict]) -> ClaimBundles:
-    """One bundle per claim that holds, named after the claim, with the claim's status
-    history; a claim whose quote has no span the bundle's normalisation finds is refused.
-    Rows and bytes come from one query, every inclusion proof from one read of the hashes."""
+def _claim_files(
+    wh: Warehouse, verdicts: Sequence[ClaimVerdict], result: ClaimBundles
+) -> Iterator[tuple[str, bytes]]:
+    """Each holding claim's bundle (file name, bytes), as it is built; the claims refused go
+    into ``result.refused``, the files into ``result.files``. Rows and bytes come from one
+    query, every inclusion proof from one read of the hashes; a quote is located once in
+    each snapshot, however many claims cite it there."""
     head = tlog.signed_head(wh)
     holding = [v for v in verdicts if v.holds and v.cited_revision is not None]
-    result = ClaimBundles()
     rows = proof_rows(wh, [(v.claim.doc_id, int(v.cited_revision or 0)) for v in holding])
     located = []
+    places: dict[tuple[str, int, str], Location | None] = {}
     for verdict in holding:
-        row = rows.get((verdict.claim.doc_id, int(verdict.cited_revision or 0)))
-        location = None if row is None else locate(verdict.claim.quote, row.body, row.media_type)
+        key = (verdict.claim.doc_id, int(verdict.cited_revision or 0), verdict.claim.quote)
+        row = rows.get(key[:2])
+        if row is not None and key not in places:
+            places[key] = locate(verdict.claim.quote, row.body, row.media_type)
+        location = places.get(key)
         if row is None or location is None:
             result.refused[verdict.claim.claim_id] = NO_SPAN
             continue
@@ -123,14 +130,23 @@ def claim_bundles(wh: Warehouse, verdicts: Sequence[ClaimVerdict]) -> ClaimBundl
             verifier,
             claim_json(claim_id, verdict.status, checks),
         )
-        result.files.append((bundle_name(claim_id), bundle_bytes(bundle)))
+        made = (bundle_name(claim_id), bundle_bytes(bundle))
+        result.files.append(made)
+        yield made
+
+
+def claim_bundles(wh: Warehouse, verdicts: Sequence[ClaimVerdict]) -> ClaimBundles:
+    """One bundle per claim that holds, named after the claim, with the claim's status
+    history; a claim whose quote has no span the bundle's normalisation finds is refused."""
+    result = ClaimBundles()
+    for _ in _claim_files(wh, verdicts, result):
+        pass
     return result
 
 
 def write_claim_bundles(wh: Warehouse, verdicts: Sequence[ClaimVerdict], out: Path) -> ClaimBundles:
-    """:func:`claim_bundles`, each file written into ``out`` (made if need be)."""
-    made = claim_bundles(wh, verdicts)
-    out.mkdir(parents=True, exist_ok=True)
-    for name, data in made.files:
-        (out / name).write_bytes(data)
-    return made
+    """:func:`claim_bundles`, each file written whole into ``out`` (made if need be) as it
+    is built (:mod:`pipelines.proofs.files` says what survives a crash)."""
+    result = ClaimBundles()
+    write_all(out, _claim_files(wh, verdicts, result))
+    return result

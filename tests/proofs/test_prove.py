@@ -3,7 +3,9 @@ bad bundle of the issue is refused with the failing step named, never a tracebac
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 from pathlib import Path
 
 import jsonschema
@@ -154,6 +156,42 @@ def test_verify_claims_writes_a_bundle_per_holding_claim(signed: Signed, tmp_pat
     assert claim["id"] == "aeb/1" and claim["status"] == "holds"  # type: ignore[index]
     assert [h["status"] for h in claim["history"]] == ["holds"]  # type: ignore[index]
     assert verify(out / "aeb%2F1.receipt.json", "--key", signed.verifier)[0] == 0
+
+
+def _one_claim(tmp_path: Path) -> Path:
+    claims = tmp_path / "claims.ndjson"
+    row = {"claim_id": "c", "doc_id": COMPLAINT, "quote": QUOTE, "revision": 1}
+    claims.write_text(json.dumps(row) + "\n")
+    return claims
+
+
+def test_verify_claims_replaces_a_bundle_whole(signed: Signed, tmp_path: Path) -> None:
+    out = tmp_path / "bundles"
+    out.mkdir()
+    (out / "c.receipt.json").write_text('{"truncated')
+    result = cli("verify-claims", "--file", _one_claim(tmp_path), "--bundles", out,
+                 "--warehouse", signed.warehouse, env=signed.env)  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert [p.name for p in out.iterdir()] == ["c.receipt.json"]  # no temporary file left
+    assert verify(out / "c.receipt.json", "--key", signed.verifier)[0] == 0
+
+
+def test_a_bundle_cut_short_never_takes_its_name(
+    signed: Signed, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = os.write
+
+    def half_then_full_disk(fd: int, data: memoryview) -> int:
+        if len(data) > 1:
+            return real(fd, data[: len(data) // 2])
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr("pipelines.proofs.files.os.write", half_then_full_disk)
+    out = tmp_path / "bundles"
+    result = cli("verify-claims", "--file", _one_claim(tmp_path), "--bundles", out,
+                 "--warehouse", signed.warehouse, env=signed.env)  # fmt: skip
+    assert result.exit_code == 2 and "No space left on device" in result.stderr, result.output
+    assert list(out.iterdir()) == []  # neither the bundle's name nor a temporary one
 
 
 def test_verify_claims_bundles_need_the_key_before_checking(signed: Signed, tmp_path: Path) -> None:
