@@ -72,11 +72,13 @@ def prove(
         raise click.UsageError("give --hash or --revision, not both")
     with Warehouse.open(warehouse, read_only=True) as wh:
         bundle = make_bundle(wh, doc_id, quote, revision, content_hash)
-    out.write_bytes(bundle_bytes(bundle))
+    from pipelines.proofs.files import write_all
+
+    write_all(out.parent, [(out.name, bundle_bytes(bundle))])  # whole or not at all
     if html is not None:
         from pipelines.proofs_html import render_bundle_html
 
-        html.write_text(render_bundle_html(bundle), encoding="utf-8")
+        write_all(html.parent, [(html.name, render_bundle_html(bundle).encode("utf-8"))])
     document, located = bundle["document"], bundle["quote"]["locator"]
     if as_json:
         emit_json(
