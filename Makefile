@@ -24,9 +24,10 @@ $(BIN)/receipts: pyproject.toml
 install: $(BIN)/receipts ## Create .venv: receipts, its dev tools, the DuckLake extensions and MkDocs.
 
 # Test processes (pytest-xdist) for `make test` and `make test-lake`: most tests wait on
-# subprocesses, DuckDB or a browser, so two keep two cores busy; TEST_WORKERS=0 runs them in
-# one process. Each test file stays in one process (its module fixtures are made once).
-TEST_WORKERS ?= 2
+# subprocesses, DuckDB, a browser, a PostgreSQL cluster or the S3 server, so three keep two
+# cores busy; TEST_WORKERS=0 runs them in one process. Each test file stays in one process
+# (its module fixtures are made once).
+TEST_WORKERS ?= 3
 PYTEST := $(BIN)/pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile
 # The lake tests are chosen by marker (set in tests/conftest.py): `lake`, the DuckLake tests
 # themselves; `lake_subset`, suite modules run again with their warehouse fixtures on each

@@ -10,7 +10,6 @@ import stat
 from collections.abc import Callable
 from pathlib import Path
 
-import duckdb
 import pytest
 
 from tests.conftest import cli, write_manifest
@@ -211,12 +210,11 @@ def test_an_old_warehouse_gets_its_history_logged_at_migration(
     assert cli("ingest", manifest, "--warehouse", warehouse_path).exit_code == 0
     write_manifest(manifest.parent, CHANGED)
     assert cli("ingest", manifest, "--warehouse", warehouse_path).exit_code == 0
-    con = duckdb.connect(str(warehouse_path))
-    try:
-        con.execute("DROP TABLE tlog_entries; DROP TABLE tlog_hashes; DROP TABLE tlog_checkpoints")
+    with Warehouse.open(str(warehouse_path)) as wh:
+        con = wh._connection_for_tests()
+        for table in ("tlog_entries", "tlog_hashes", "tlog_checkpoints"):
+            con.execute(f"DROP TABLE {table}")
         con.execute("DELETE FROM schema_migrations WHERE version = 9")
-    finally:
-        con.close()
     assert cli("migrate", "--warehouse", warehouse_path).exit_code == 0
     rows = _sql(warehouse_path, "SELECT revision FROM tlog_entries ORDER BY idx")
     assert [r[0] for r in rows] == [1] * 12 + [2] * 12
