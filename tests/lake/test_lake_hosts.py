@@ -214,10 +214,10 @@ def test_the_catalog_going_away_mid_run_is_named_and_a_rerun_completes(
     assert "catalog" in said and "internal error" not in err, err
 
 
-def readme_section() -> tuple[dict[str, str], list[list[str]]]:
-    """The README's "Several hosts" section: the variables its first block exports, and the
-    ``receipts`` commands of the others, as written."""
-    readme = (REPO / "README.md").read_text("utf-8")
+def several_hosts_section() -> tuple[dict[str, str], list[list[str]]]:
+    """The "Several hosts" section of the backends page: the variables its first block
+    exports, and the ``receipts`` commands of the others, as written."""
+    readme = (REPO / "docs" / "backends.md").read_text("utf-8")
     section = readme.split("## Several hosts", 1)[1].split("\n## ", 1)[0]
     exported: dict[str, str] = {}
     commands = []
@@ -231,7 +231,7 @@ def readme_section() -> tuple[dict[str, str], list[list[str]]]:
     return exported, commands
 
 
-def test_the_readme_several_hosts_section_runs_as_written(
+def test_the_several_hosts_section_runs_as_written(
     cluster: PgCluster,
     s3_server: S3Server,
     tmp_path: Path,
@@ -240,7 +240,7 @@ def test_the_readme_several_hosts_section_runs_as_written(
     """Each variable the section exports is given this test's value (the catalog database,
     the S3 server, its keys); each command runs as written, in the folder of a checkout (its
     manifests and recorded sessions), the section's bucket standing for the test's."""
-    exported, commands = readme_section()
+    exported, commands = several_hosts_section()
     database = cluster.create_database(f"readme_{uuid.uuid4().hex[:10]}")
     ours = {"RECEIPTS_WAREHOUSE": f"ducklake:postgres:{database}", **s3_server.env()}
     assert set(exported) == set(ours)
