@@ -280,6 +280,12 @@ def connect_lake(
         load_extension(con, "ducklake")
         load_extension(con, _CATALOG_EXTENSIONS[target.catalog])
         if target.catalog == "sqlite":
+            # Every read of the catalog on the transaction's own SQLite connection. Otherwise
+            # a scan made before the transaction has written opens connections of its own
+            # beside it, one per thread (duckdb-sqlite, src/storage/sqlite_table_entry.cpp,
+            # GetScanFunction); a backfill's final commit, reading the latest snapshot that
+            # way, once failed with "database is locked" in a process with no other writer.
+            con.execute("SET sqlite_disable_multithreaded_scans = true")
             exists = Path(target.catalog_dsn).exists()
             if read_only and not exists:
                 raise WarehouseError(_no_warehouse(target))

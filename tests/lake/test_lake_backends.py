@@ -106,6 +106,25 @@ def test_a_new_lake_needs_a_data_path(tmp_path: Path) -> None:
 
 
 @needs_lake
+def test_a_sqlite_catalog_is_read_on_the_transactions_own_connection(tmp_path: Path) -> None:
+    """Scans of a SQLite catalog that open connections of their own beside the
+    transaction's made a backfill's final commit fail with "database is locked" in a
+    process with no other writer; the lake's connection turns them off."""
+    lake = f"ducklake:sqlite:{tmp_path / 'c.sqlite'}"
+    for read_only in (False, True):
+        warehouse = Warehouse.open(lake, data_path=str(tmp_path / "data"), read_only=read_only)
+        try:
+            setting = (
+                warehouse._connection_for_tests()
+                .execute("SELECT current_setting('sqlite_disable_multithreaded_scans')")
+                .fetchone()
+            )
+        finally:
+            warehouse.close()
+        assert setting == (True,)
+
+
+@needs_lake
 def test_copy_file_to_lake_and_back_then_maintain(tmp_path: Path) -> None:
     manifest = tmp_path / "m.toml"
     source = tmp_path / "w.duckdb"
