@@ -8,16 +8,17 @@ pure, and :meth:`DriftReport.as_json` is the report as JSON says it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
 from pipelines.checks.claims import change_json
 from pipelines.checks.diffing import Diff, diff_snapshots
 from pipelines.checks.target_drift import TargetDrift
+from pipelines.reports.reader_pages import ReaderView, reader_view
 from warehouse.asof import Point, utc_iso
 from warehouse.claims import StatusChange, changes_after_run
-from warehouse.drift import Drift, DriftRow, RunRef, corpora_of, snapshot_bodies
+from warehouse.drift import Drift, DriftRow, RevisionRef, RunRef, corpora_of, snapshot_bodies
 from warehouse.store import Warehouse
 from warehouse.unseen import UnseenRow
 
@@ -28,12 +29,15 @@ BODY_CHUNK = 100
 @dataclass(frozen=True)
 class DriftedDocument:
     """One drifted document: its drift row, what its diff compared (``note``), the diff
-    (None when there is nothing to compare) and, in a report of every corpus, its corpora."""
+    (None when there is nothing to compare), in a report of every corpus its corpora, and
+    what a person reads of it (``view``: its upstream page, title and summary, from its
+    newest live revision; None when not read)."""
 
     row: DriftRow
     note: str
     diff: Diff | None
     corpora: list[str] | None = None
+    view: ReaderView | None = None
 
     def as_json(self) -> dict[str, Any]:
         row = self.row
@@ -123,11 +127,35 @@ def _point_json(point: Point, run: RunRef | None) -> dict[str, Any]:
 
 
 # -- building ------------------------------------------------------------------------------
+def live_source(row: DriftRow) -> RevisionRef | None:
+    """The newest live revision that says where its bytes came from (for a pinned file, the
+    URL names its commit)."""
+    live = [r for r in row.timeline if not r.tombstone and r.source_url]
+    return live[-1] if live else None
+
+
+def document_view(row: DriftRow, bodies: dict[str, tuple[str, bytes]]) -> ReaderView | None:
+    """What a person reads of a drifted document, from its newest live revision's
+    provenance and, when in ``bodies``, its bytes; None without a live revision. When the
+    newest bytes name no page (a deleted comment has no author, so no permalink), the
+    newest earlier revision in ``bodies`` that does gives it."""
+    live = [r for r in row.timeline if not r.tombstone and r.source_url]
+    if not live:
+        return None
+    views = []
+    for ref in reversed(live):
+        media, body = bodies.get(ref.content_hash or "", ("", None))
+        if body is not None or ref is live[-1]:
+            views.append(reader_view(row.doc_id, ref.source_url, ref.source_commit, body, media))
+    page = next((view.page for view in views if view.page), None)
+    return replace(views[0], page=page)
+
+
 def drifted_document(
     row: DriftRow, bodies: dict[str, tuple[str, bytes]], corpora: list[str] | None = None
 ) -> DriftedDocument:
     """A drifted document with its diff, from the stored bytes of its two revisions
-    (``bodies``: media type and bytes by content hash)."""
+    (``bodies``: media type and bytes by content hash), and what a person reads of it."""
     base, new = row.baseline, row.new
     diff: Diff | None = None
     if row.outcome == "new":
@@ -152,17 +180,21 @@ def drifted_document(
             new_label=f"revision {new.revision}",
         )
         note = f"revision {base.revision} → revision {new.revision}"
-    return DriftedDocument(row, note, diff, corpora)
+    return DriftedDocument(row, note, diff, corpora, document_view(row, bodies))
 
 
 def _bodies_needed(rows: list[DriftRow]) -> list[str]:
-    return [
+    """The bytes a chunk's documents need: both sides of each diff, and the newest live
+    revision of each (its title, summary and page)."""
+    diffed = [
         ref.content_hash
         for row in rows
         if row.outcome in ("changed", "restored")
         for ref in (row.baseline, row.new)
         if ref is not None and ref.content_hash is not None
     ]
+    live = [ref.content_hash for row in rows if (ref := live_source(row)) and ref.content_hash]
+    return list(dict.fromkeys(diffed + live))
 
 
 def build_report(warehouse: Warehouse, drift: Drift, generated_at: datetime) -> DriftReport:

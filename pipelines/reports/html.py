@@ -11,17 +11,21 @@ the macros' output are left as they are.
 from __future__ import annotations
 
 import html
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
-from pipelines.checks.claims import ClaimsCheck
+from pipelines.checks.claims import STATUSES, ClaimsCheck, ClaimVerdict
 from pipelines.reports import claims_text
 from pipelines.reports import wording as w
-from pipelines.reports.drift_model import DriftReport
+from pipelines.reports.drift_model import DriftReport, live_source
 from pipelines.visible import visible_cell
-from warehouse.drift import OUTCOMES, DriftRow, RevisionRef
+from warehouse.claims import ClaimHistoryRow
+from warehouse.drift import OUTCOMES, DriftRow
+
+DocumentUrl = Callable[[str], str]
 
 
 def _escaped(value: Any) -> Any:
@@ -44,13 +48,6 @@ def diff_line_class(line: str) -> str:
     if line.startswith("-"):
         return "del"
     return "ctx"
-
-
-def source_of(row: DriftRow) -> RevisionRef | None:
-    """The newest live revision that says where its bytes came from (for a pinned file, the
-    URL names its commit)."""
-    live = [r for r in row.timeline if not r.tombstone and r.source_url]
-    return live[-1] if live else None
 
 
 def linkable(url: str) -> bool:
@@ -77,23 +74,48 @@ ENVIRONMENT.globals.update(
     w=w,
     outcomes=OUTCOMES,
     line_class=diff_line_class,
-    source_of=source_of,
+    source_of=live_source,
     linkable=linkable,
     endpoints=endpoints,
 )
 
 
-def render_drift_html(report: DriftReport) -> str:
+def render_drift_html(report: DriftReport, document_url: DocumentUrl | None = None) -> str:
+    """The drift report as one HTML page; with ``document_url`` (doc_id → URL) each
+    document's id links to that URL (the web app's page of it)."""
     return ENVIRONMENT.get_template("drift.html.j2").render(
-        report=report, title=w.title(report), footer="receipts drift report"
+        report=report,
+        title=w.title(report),
+        footer="receipts drift report",
+        document_url=document_url,
     )
 
 
-def render_claims_html(check: ClaimsCheck) -> str:
+def claim_order(verdict: ClaimVerdict) -> tuple[bool, int, str]:
+    """Claims that need a look first, by status, those that hold last; then by id."""
+    return (verdict.holds, STATUSES.index(verdict.status), verdict.claim.claim_id)
+
+
+def render_claims_html(
+    check: ClaimsCheck,
+    document_url: DocumentUrl | None = None,
+    history: Mapping[str, Sequence[ClaimHistoryRow]] | None = None,
+) -> str:
+    """The claims check as one HTML page: every claim with its quote, the revision it
+    cites, its status and why; with ``history`` (claim id → its stored checks, oldest first,
+    :func:`warehouse.claims.claim_histories`) each claim's statuses in this claim set over
+    time; with ``document_url`` (doc_id → URL) each document's id links to that URL."""
+    histories = {
+        claim_id: [row for row in rows if row.claim_set == check.claim_set]
+        for claim_id, rows in (history or {}).items()
+    }
     return ENVIRONMENT.get_template("claims.html.j2").render(
         check=check,
         title=claims_text.title(check),
         verdict=claims_text.verdict(check),
-        drifted=claims_text.not_holding(check),
+        claims=sorted(check.verdicts, key=claim_order),
+        histories=histories,
+        statuses=STATUSES,
         footer="receipts claims report",
+        document_url=document_url,
     )
