@@ -123,7 +123,9 @@ def verify_claims(
         heard = replace(result, changed=[]) if result.not_recorded == "unchanged" else result
         observe_run(from_claims(heard, corpus, started_at(), finished_at()), loaded, wh)
         written = None if bundles_dir is None else _write_bundles(wh, result, bundles_dir)
-    click.echo(render(result, fmt), nl=False)
+        ids = [v.claim.claim_id for v in result.verdicts]
+        history = ledger.claim_histories(wh, ids) if fmt == "html" else None
+    click.echo(render(result, fmt, history=history), nl=False)
     _say_unrecorded(result)
     if written is not None and written.refused:
         sys.exit(exits.EXIT_FAILURE)

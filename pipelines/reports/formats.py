@@ -4,7 +4,7 @@ JSON, Markdown or HTML."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pipelines.checks.claims import ClaimsCheck
@@ -12,6 +12,7 @@ from pipelines.reports import claims_text, drift_md, drift_text
 from pipelines.reports.drift_model import DriftReport
 from pipelines.reports.html import render_claims_html, render_drift_html
 from pipelines.visible import json_visible, visible
+from warehouse.claims import ClaimHistoryRow
 
 FORMATS = ("text", "json", "md", "html")
 Report = DriftReport | ClaimsCheck
@@ -38,12 +39,21 @@ _RENDERERS: dict[type, dict[str, Callable[[Any], str]]] = {
 }
 
 
-def render(report: Report, fmt: str) -> str:
+def render(
+    report: Report,
+    fmt: str,
+    *,
+    history: Mapping[str, Sequence[ClaimHistoryRow]] | None = None,
+) -> str:
     """``report`` in one of :data:`FORMATS`. Control, invisible and direction characters
     from outside (upstream text, ids, claims) are written out visibly
     (:mod:`pipelines.visible`): ``\\xNN`` or ``\\uNNNN`` in text, Markdown and HTML, JSON
-    escapes in JSON (the same JSON values)."""
+    escapes in JSON (the same JSON values). ``history``: the stored checks of a claims
+    check's claims, which its HTML page shows."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; valid: {', '.join(FORMATS)}")
-    text = _RENDERERS[type(report)][fmt](report)
+    if fmt == "html" and isinstance(report, ClaimsCheck):
+        text = render_claims_html(report, history=history)
+    else:
+        text = _RENDERERS[type(report)][fmt](report)
     return json_visible(text) if fmt == "json" else visible(text)

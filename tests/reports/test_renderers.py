@@ -5,6 +5,7 @@ and the templates ship with the package."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import UTC, datetime
 from importlib import resources
 
@@ -58,8 +59,12 @@ def test_hostile_claims_are_escaped_in_html() -> None:
     page = render(ClaimsCheck(f"set {HOSTILE}", [verdict], [bad], []), "html")
     assert "<script>" not in page
     assert f"<title>Claims of set {HOSTILE_HTML}</title>" in page
-    assert f"<td><code>{HOSTILE_HTML}</code></td>" in page
+    assert f'<span class="badge missing">missing</span> <code>{HOSTILE_HTML}</code></h3>' in page
+    assert f"<dd><code>doc/{HOSTILE_HTML}</code></dd>" in page
     assert f"<li>line {HOSTILE_HTML}: {HOSTILE_HTML}</li>" in page
+    quoted = verdict._replace(claim=replace(claim, quote=HOSTILE + "\u202e"))
+    page = render(ClaimsCheck("set", [quoted], [], []), "html")
+    assert f'<blockquote class="quote">{HOSTILE_HTML}\\u202e</blockquote>' in page
 
 
 def test_drift_and_claims_pages_share_the_base_page_and_stylesheet() -> None:
