@@ -29,7 +29,7 @@ LEFT, RIGHT, TOP = 56, 16, 32
 X_TICKS = 6
 Y_TICKS = 5
 LEGEND_ROW = 20
-LEGEND_COLUMN = 200
+LEGEND_COLUMN = 180
 LABEL_CHARS = 28
 MARKED_DAYS = 62  # at most this many days: each value is a dot with its own tooltip
 
