@@ -170,7 +170,8 @@ def test_light_mode_is_readable(page: Any) -> None:
     assert poor == [], poor[:5]
 
 
-def test_dark_mode_is_readable(page: Any) -> None:
+def _readable_in_dark(page: Any, screenshot: str) -> str:
+    """Check contrast with the page in dark mode; its background there."""
     page.execute_cdp_cmd(
         "Emulation.setEmulatedMedia",
         {"features": [{"name": "prefers-color-scheme", "value": "dark"}]},
@@ -178,13 +179,22 @@ def test_dark_mode_is_readable(page: Any) -> None:
     try:
         dark = page.execute_script("return matchMedia('(prefers-color-scheme: dark)').matches")
         assert dark
-        _screenshot(page, "drift-dark.png")
+        _screenshot(page, screenshot)
         checked = page.execute_script(CONTRAST_JS, READABLE)
         assert checked
         poor = [c for c in checked if c["ratio"] < 4.5]
         assert poor == [], poor[:5]
+        background: str = page.execute_script(BACKGROUND_JS)
+        return background
     finally:
         page.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+
+
+BACKGROUND_JS = "return getComputedStyle(document.body).backgroundColor"
+
+
+def test_dark_mode_is_readable(page: Any) -> None:
+    _readable_in_dark(page, "drift-dark.png")
 
 
 @pytest.fixture(scope="module")
@@ -219,20 +229,7 @@ def test_the_claims_report_shows_every_claim_with_its_quote_and_history(
 def test_the_claims_report_is_styled_and_readable_in_light_and_dark(claims_page: Any) -> None:
     font = claims_page.execute_script("return getComputedStyle(document.body).fontFamily")
     assert "system-ui" in font  # the shared stylesheet, not the browser's Times
-    light = claims_page.execute_script("return getComputedStyle(document.body).backgroundColor")
+    light = claims_page.execute_script(BACKGROUND_JS)
     _screenshot(claims_page, "claims-light.png")
     assert [c for c in claims_page.execute_script(CONTRAST_JS, READABLE) if c["ratio"] < 4.5] == []
-    claims_page.execute_cdp_cmd(
-        "Emulation.setEmulatedMedia",
-        {"features": [{"name": "prefers-color-scheme", "value": "dark"}]},
-    )
-    try:
-        dark = claims_page.execute_script("return getComputedStyle(document.body).backgroundColor")
-        assert dark != light
-        _screenshot(claims_page, "claims-dark.png")
-        checked = claims_page.execute_script(CONTRAST_JS, READABLE)
-        assert checked
-        poor = [c for c in checked if c["ratio"] < 4.5]
-        assert poor == [], poor[:5]
-    finally:
-        claims_page.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+    assert _readable_in_dark(claims_page, "claims-dark.png") != light
