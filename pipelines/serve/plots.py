@@ -44,6 +44,27 @@ PALETTE = (
     "#2c9fa6",
     "#e0525a",
 )
+GREY = "#8b949e"
+# The statuses the warehouse knows keep one colour in every chart (green holds, red is
+# lost); other labels take the palette in turn.
+STATUS_COLOURS = {
+    "current": PALETTE[0],
+    "tombstoned": GREY,
+    "holds": PALETTE[2],
+    "stale": PALETTE[5],
+    "misattributed": PALETTE[3],
+    "missing": PALETTE[7],
+    "gone": GREY,
+    "unseen": PALETTE[6],
+    "unknown": PALETTE[4],
+}
+
+
+def colours(labels: Sequence[str]) -> dict[str, str]:
+    """A colour for each label: a known status's own, else the palette's next."""
+    if all(label in STATUS_COLOURS for label in labels):
+        return {label: STATUS_COLOURS[label] for label in labels}
+    return {label: PALETTE[n % len(PALETTE)] for n, label in enumerate(labels)}
 
 
 def _text(value: object) -> str:
@@ -173,8 +194,9 @@ def chart_svg(title: str, rows: Sequence[tuple[date, str, int]], *, stacked: boo
     # the series
     marked = len(days) <= MARKED_DAYS
     base = [0] * len(days)
-    for n, label in enumerate(labels):
-        colour = PALETTE[n % len(PALETTE)]
+    colour_of = colours(labels)
+    for label in labels:
+        colour = colour_of[label]
         shown_label = _text(label)
         out.append(f'<g class="series" data-label="{shown_label}">')
         if stacked:
@@ -218,7 +240,7 @@ def chart_svg(title: str, rows: Sequence[tuple[date, str, int]], *, stacked: boo
         ly = legend_top + (n // per_row) * LEGEND_ROW
         out.append(
             f'<rect x="{lx}" y="{ly - 10}" width="12" height="12" rx="2" '
-            f'fill="{PALETTE[n % len(PALETTE)]}"/>'
+            f'fill="{colour_of[label]}"/>'
             f'<text x="{lx + 18}" y="{ly}">{_text(_short(label))}'
             f"<title>{_text(label)}</title></text>"
         )

@@ -17,7 +17,7 @@ from xml.etree import ElementTree
 
 import pytest
 
-from pipelines.serve.plots import PALETTE, chart_svg, nice_step
+from pipelines.serve.plots import PALETTE, STATUS_COLOURS, chart_svg, nice_step
 from tests import corpus_fixture as fixture
 from tests.conftest import cli
 from warehouse import series
@@ -194,6 +194,20 @@ def test_stacked_areas_reach_the_daily_total() -> None:
     grid = [float(g.get("y1", "")) for g in root.findall(f"{SVG}g[@class='y-axis']/{SVG}line")]
     zero, unit = grid[0], (grid[0] - grid[1]) / (y_labels[1] - y_labels[0])
     assert [round((zero - y) / unit) for y in ys] == [9, 12]
+
+
+def test_statuses_keep_their_colours_across_charts() -> None:
+    def fills(rows: list[tuple[date, str, int]]) -> dict[str, str]:
+        root = _parse(chart_svg("Claims", rows, stacked=True))
+        return {
+            g.get("data-label", ""): g.find(f"{SVG}polygon").get("fill", "")  # type: ignore[union-attr]
+            for g in root.findall(f"{SVG}g[@class='series']")
+        }
+
+    day = date(2026, 1, 1)
+    both = fills([(day, "holds", 1), (day, "stale", 2)])
+    alone = fills([(day, "holds", 3)])
+    assert both["holds"] == alone["holds"] == STATUS_COLOURS["holds"] != both["stale"]
 
 
 def test_one_day_still_draws_something_visible() -> None:
