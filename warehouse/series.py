@@ -5,9 +5,11 @@ Each series is one aggregation in SQL (no document or snapshot is read into Pyth
 rows returned are one per day and label, so their number grows with the days the
 warehouse has been written on, not with its documents. Days are UTC calendar days, taken
 from the epoch seconds of each moment, so they do not depend on the session's time zone.
-A status series has a row for every day on which some status changed and every label the
-warehouse has used, zeros included, so a stacked plot has a value for each label each day.
-Rows are sorted by day, then label.
+A status series has a row for every calendar day from the first day anything of its kind
+was recorded to the last, and every label the warehouse has used, zeros included: a level
+holds on days when nothing changed, and a plot has a value for each label each day (so
+at most days × labels rows). Revisions per day has rows only for the days and sources
+with revisions. Rows are sorted by day, then label.
 """
 
 from __future__ import annotations
@@ -46,10 +48,11 @@ moves AS (
     SELECT day, before, -1 FROM changes WHERE before IS NOT NULL AND before <> label
 ),
 per_day AS (SELECT day, label, sum(delta) AS delta FROM moves GROUP BY day, label),
+days AS (
+    SELECT unnest(range(min(day), max(day) + 1)) AS day FROM events HAVING count(*) > 0
+),
 grid AS (
-    SELECT d.day, l.label
-    FROM (SELECT DISTINCT day FROM per_day) d
-    CROSS JOIN (SELECT DISTINCT label FROM per_day) l
+    SELECT d.day, l.label FROM days d CROSS JOIN (SELECT DISTINCT label FROM per_day) l
 )
 SELECT g.day, g.label,
     CAST(sum(coalesce(p.delta, 0)) OVER (PARTITION BY g.label ORDER BY g.day) AS BIGINT) AS n

@@ -6,7 +6,8 @@ Pure: rows in, markup out, nothing but the standard library and
 invisible and direction characters are written out and the rest XML-escaped, so hostile
 upstream text can neither run nor reorder the page. Axes and text are drawn in
 ``currentColor`` so the chart follows the page's light or dark colours; the series colours
-are mid-tone and readable on both. Days missing from a label's rows count as zero.
+are mid-tone and readable on both. The day axis is to scale: a day without a row for a
+label counts zero for it (so a series of levels, such as statuses, gives every day).
 
 The element has a fixed ``width`` and ``height`` and a ``viewBox``, and no inline style
 (a page's Content-Security-Policy may forbid those): a page that wants it to shrink on a
@@ -19,7 +20,7 @@ import hashlib
 import html
 import math
 from collections.abc import Sequence
-from datetime import date
+from datetime import date, timedelta
 
 from pipelines.visible import visible_cell
 
@@ -32,6 +33,7 @@ LEGEND_ROW = 20
 LEGEND_COLUMN = 180
 LABEL_CHARS = 28
 MARKED_DAYS = 62  # at most this many days: each value is a dot with its own tooltip
+MAX_FILLED_DAYS = 3660
 
 # Mid-tone colours with a contrast of at least 3:1 on white and on #0d1117.
 PALETTE = (
@@ -97,6 +99,17 @@ def nice_step(top: float, ticks: int = Y_TICKS) -> int:
     return int(10 * power)  # pragma: no cover - the loop always returns
 
 
+def _days(rows: Sequence[tuple[date, str, int]]) -> list[date]:
+    """The days along the axis: every calendar day from the first row's to the last's (a
+    day without a row counts zero, and the axis keeps time to scale), or only the days with
+    rows when those span more than :data:`MAX_FILLED_DAYS`."""
+    present = sorted({day for day, _, _ in rows})
+    span = (present[-1] - present[0]).days
+    if span > MAX_FILLED_DAYS:
+        return present
+    return [present[0] + timedelta(days=n) for n in range(span + 1)]
+
+
 def _empty(title: str, chart_id: str) -> str:
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" class="chart empty" width="320" height="64" '
@@ -117,7 +130,7 @@ def chart_svg(title: str, rows: Sequence[tuple[date, str, int]], *, stacked: boo
     chart_id = _chart_id(title, rows)
     if not rows:
         return _empty(title, chart_id)
-    days = sorted({day for day, _, _ in rows})
+    days = _days(rows)
     labels = sorted({label for _, label, _ in rows})
     values: dict[str, list[int]] = {label: [0] * len(days) for label in labels}
     index = {day: i for i, day in enumerate(days)}

@@ -10,7 +10,7 @@ import json
 import re
 import shutil
 from collections import Counter
-from datetime import date
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
@@ -42,7 +42,9 @@ def _ingested(warehouse: str) -> dict[str, dict[str, Any]]:
 
 
 def _expected_statuses(docs: dict[str, dict[str, Any]]) -> list[tuple[date, str, int]]:
-    days = sorted({_day(r["valid_from"]) for d in docs.values() for r in d["revisions"]})
+    recorded = {_day(r["valid_from"]) for d in docs.values() for r in d["revisions"]}
+    first, last = min(recorded), max(recorded)
+    days = [first + timedelta(days=n) for n in range((last - first).days + 1)]
     rows = []
     for day in days:
         counts: Counter[str] = Counter()
@@ -118,7 +120,8 @@ def test_claims_by_status_follow_the_latest_check_of_each_day(
         assert n >= 0
         if n:
             by_day.setdefault(day, {})[status] = n
-    assert by_day == {date(2026, 11, 4): first, date(2026, 11, 6): second}
+    # every day from the first check to the last: on the 5th, nothing changed
+    assert by_day == {date(2026, 11, 4): first, date(2026, 11, 5): first, date(2026, 11, 6): second}
     labels = {status for _, status, _ in rows}
     assert [(d, s) for d, s, _ in rows] == [(d, s) for d in sorted(by_day) for s in sorted(labels)]
 
@@ -162,10 +165,17 @@ def test_a_line_chart_has_a_line_per_label_axes_and_a_legend() -> None:
     groups = root.findall(f"{SVG}g[@class='series']")
     assert [g.get("data-label") for g in groups] == ["github", "nhtsa"]
     lines = [g.find(f"{SVG}polyline") for g in groups]
-    assert all(line is not None and len(line.get("points", "").split()) == 3 for line in lines)
-    # every value is a dot with its own tooltip; a missing day counts as zero
+    assert all(line is not None and len(line.get("points", "").split()) == 4 for line in lines)
+    # every day is a dot with its own tooltip; a day without a row counts zero
     tips = [c.findtext(f"{SVG}title") for c in groups[1].findall(f"{SVG}circle")]
-    assert tips == ["nhtsa, 2026-11-01: 3", "nhtsa, 2026-11-02: 1", "nhtsa, 2026-11-04: 0"]
+    assert tips == [
+        "nhtsa, 2026-11-01: 3",
+        "nhtsa, 2026-11-02: 1",
+        "nhtsa, 2026-11-03: 0",
+        "nhtsa, 2026-11-04: 0",
+    ]
+    xs = [float(c.get("cx", "")) for c in groups[1].findall(f"{SVG}circle")]
+    assert xs[1] - xs[0] == pytest.approx(xs[3] - xs[2])  # the day axis is to scale
     x_labels = [t.text for t in root.findall(f"{SVG}g[@class='x-axis']/{SVG}text")]
     assert x_labels[0] == "2026-11-01" and x_labels[-1] == "2026-11-04"
     y_labels = [int(t.text or "") for t in root.findall(f"{SVG}g[@class='y-axis']/{SVG}text")]
@@ -239,6 +249,12 @@ def test_an_empty_series_is_a_small_no_data_chart() -> None:
     assert root.get("aria-label") == "Claims by status: no data"
     assert [t.text for t in root.iter(f"{SVG}text")] == ["Claims by status", "no data"]
     assert int(root.get("height", "0")) < 100
+
+
+def test_days_far_apart_are_not_filled_in() -> None:
+    rows = [(date(2000, 1, 1), "a", 1), (date(2026, 1, 1), "a", 2)]
+    root = _parse(chart_svg("Sparse", rows))
+    assert len(root.findall(f"{SVG}g[@class='series']/{SVG}circle")) == 2
 
 
 def test_charts_of_one_page_do_not_share_ids() -> None:
