@@ -93,10 +93,7 @@ def nice_step(top: float, ticks: int = Y_TICKS) -> int:
         return 1
     raw = top / ticks
     power = 10 ** math.floor(math.log10(raw))
-    for factor in (1, 2, 5, 10):
-        if factor * power >= raw:
-            return int(factor * power)
-    return int(10 * power)  # pragma: no cover - the loop always returns
+    return next(int(f * power) for f in (1, 2, 5, 10) if f * power >= raw)
 
 
 def _days(rows: Sequence[tuple[date, str, int]]) -> list[date]:
