@@ -29,27 +29,37 @@ FROM revisions r JOIN documents d USING (doc_id)
 GROUP BY ALL ORDER BY day, label
 """
 
-# ``events``: (key, day, order, label) rows, one per change of state of one key. The
-# state of a key at the end of a day is its last event of that day; each change of state
-# moves one key from its previous label to its new one, and the running sum of those moves
-# is the number of keys in each label at the end of each day.
+# ``events``: (key, day, order, label) rows, one per recorded state of one key. A key that
+# only ever had one label (most documents: never tombstoned) moves into it on its first
+# day, counted by one aggregation; only keys whose label changed are read in order: their
+# state at the end of a day is their last event of that day, and each change of state
+# moves one key from its previous label to its new one. The running sum of the moves is
+# the number of keys in each label at the end of each day.
 _STATUS_OVER_TIME = """
 WITH events AS ({events}),
+keys AS (
+    SELECT key, min(day) AS day, max(day) AS last_day, min(label) AS label,
+        min(label) <> max(label) AS varied
+    FROM events GROUP BY key
+),
 daily AS (
-    SELECT key, day, arg_max(label, ord) AS label FROM events GROUP BY key, day
+    SELECT key, day, arg_max(label, ord) AS label
+    FROM events SEMI JOIN (SELECT key FROM keys WHERE varied) v USING (key)
+    GROUP BY key, day
 ),
 changes AS (
-    SELECT day, label, lag(label) OVER (PARTITION BY key ORDER BY day) AS before
-    FROM daily
+    SELECT day, label, lag(label) OVER (PARTITION BY key ORDER BY day) AS before FROM daily
 ),
 moves AS (
-    SELECT day, label, 1 AS delta FROM changes WHERE before IS DISTINCT FROM label
+    SELECT day, label, count(*) AS delta FROM keys WHERE NOT varied GROUP BY day, label
+    UNION ALL
+    SELECT day, label, 1 FROM changes WHERE before IS DISTINCT FROM label
     UNION ALL
     SELECT day, before, -1 FROM changes WHERE before IS NOT NULL AND before <> label
 ),
 per_day AS (SELECT day, label, sum(delta) AS delta FROM moves GROUP BY day, label),
 days AS (
-    SELECT unnest(range(min(day), max(day) + 1)) AS day FROM events HAVING count(*) > 0
+    SELECT unnest(range(min(day), max(last_day) + 1)) AS day FROM keys HAVING count(*) > 0
 ),
 grid AS (
     SELECT d.day, l.label FROM days d CROSS JOIN (SELECT DISTINCT label FROM per_day) l
