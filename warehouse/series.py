@@ -23,9 +23,12 @@ _EPOCH = datetime.date(1970, 1, 1)
 # The UTC day of a TIMESTAMPTZ column, as days since 1970-01-01.
 _DAY = "CAST(floor(epoch({column}) / 86400) AS BIGINT)"
 
+# A doc_id is ``<source>/<kind>/<key...>`` (warehouse.ids.doc_id): its source is its first
+# part, so no join with ``documents`` is needed.
 _REVISIONS_PER_DAY = f"""
-SELECT {_DAY.format(column="r.valid_from")} AS day, d.source AS label, count(*) AS n
-FROM revisions r JOIN documents d USING (doc_id)
+SELECT {_DAY.format(column="valid_from")} AS day, split_part(doc_id, '/', 1) AS label,
+    count(*) AS n
+FROM revisions
 GROUP BY ALL ORDER BY day, label
 """
 
