@@ -28,6 +28,7 @@ from bench import (
     proofs,
     publish_plan,
     refresh_requests,
+    serve,
     tlog,
 )
 from pipelines import __version__
@@ -55,6 +56,10 @@ BENCHMARKS: dict[str, Callable[[bool], dict[str, Any]]] = {
         *((20_000, 20_000, 20_000) if quick else (2_000_000, 2_000_000, 200_000)),
         DATA,
         repeats=1 if quick else 3,
+    ),
+    # the document page and search of `receipts serve` on the backfill's warehouse
+    "serve": lambda quick: serve.run(
+        20_000 if quick else 2_000_000, DATA, samples=10 if quick else 30, searches=1 if quick else 3
     ),
 }
 
@@ -271,6 +276,7 @@ ROWS: dict[str, Callable[[dict[str, Any]], list[Row]]] = {
     "lake": lake.rows,
     "tlog": tlog.rows,
     "proofs": proofs.rows,
+    "serve": serve.rows,
 }
 
 
