@@ -1,0 +1,1 @@
+"""``receipts serve``: a read-only web view of the warehouse (:mod:`pipelines.serve.app`)."""
