@@ -74,7 +74,8 @@ def log_positions(warehouse: Warehouse, doc_id: str) -> dict[int, int]:
 
 class ClaimRow(NamedTuple):
     """A claim as its latest check left it, with the quote's words as reader text (None
-    when the ledger keeps none)."""
+    when the ledger keeps none): the search string a check stored, without the marks of
+    its word boundaries."""
 
     claim_id: str
     claim_set: str
@@ -121,7 +122,8 @@ def latest_claims(
         _LATEST_CHECKS
         + """
         SELECT l.claim_id, l.claim_set, l.check_id, l.recorded_at, l.doc_id, l.quote_hash,
-               (SELECT min(q.needle) FROM quote_needles q WHERE q.quote_hash = l.quote_hash),
+               (SELECT replace(replace(min(q.needle), chr(30), ''), chr(31), '')
+                FROM quote_needles q WHERE q.quote_hash = l.quote_hash),
                l.cited_revision, l.cited_hash, l.status, l.checked_revision, l.at_revision,
                l.found_in
         FROM latest l

@@ -36,7 +36,7 @@ from warehouse.asof import (
 )
 from warehouse.clock import now
 from warehouse.drift import compare, default_points, snapshot_bodies
-from warehouse.errors import NotFound, PointError, UsageError
+from warehouse.errors import NotFound, PointError, ReceiptsError, UsageError
 from warehouse.explore import iter_current_bodies
 from warehouse.pushes import pushes as push_ledger
 from warehouse.store import Warehouse
@@ -440,7 +440,10 @@ def claim_bundle(wh: Warehouse, claim_id: str) -> bytes:
             f"the ledger keeps claim {claim_id!r}'s quote as reader text only (markup removed); "
             "`receipts verify-claims --bundles DIR` writes its bundle from the claims file"
         )
-    bundle = prove(wh, row.doc_id, row.quote, revision=row.cited_revision)
+    try:
+        bundle = prove(wh, row.doc_id, row.quote, revision=row.cited_revision)
+    except ReceiptsError as exc:  # no signed checkpoint, no log entry, no span: no bundle
+        raise NotFound(f"no proof bundle for claim {claim_id!r}: {exc}") from None
     checks = [
         ClaimCheck(h.check_id, h.status, h.recorded_at, h.cited_revision, h.cited_hash)
         for h in claim_history(wh, claim_id)
