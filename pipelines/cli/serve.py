@@ -12,6 +12,7 @@ from pipelines.cli.common import handle_errors, warehouse_option
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
+BACKLOG = 2048  # uvicorn's default
 
 
 class _ServerLines(logging.Handler):
@@ -112,5 +113,5 @@ def _listen(host: str, port: int) -> socket.socket:
     except OSError as exc:
         sock.close()
         raise ReceiptsError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
-    sock.set_inheritable(True)
+    sock.listen(BACKLOG)
     return sock
