@@ -364,3 +364,41 @@ def test_a_writer_holding_the_file_is_a_503_at_once(warehouse: str, tmp_path: An
 
 def test_document_urls_quote_what_a_path_cannot_hold() -> None:
     assert doc_url("a b/c?d#e") == "/documents/a%20b/c%3Fd%23e"
+
+
+def test_the_plots_page_calls_the_series_and_embeds_their_charts(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The page's side of the plots, with stand-ins for the series and the chart maker (the
+    real ones: tests/serve/test_plots_page.py)."""
+    import sys
+    import types
+    from datetime import date
+
+    asked: list[str] = []
+
+    def series_of(name: str) -> Any:
+        def read(wh: Warehouse) -> list[tuple[date, str, int]]:
+            asked.append(name)
+            return [(date(2026, 11, 1), "nhtsa", 3)]
+
+        return read
+
+    series = types.ModuleType("warehouse.series")
+    for name in ("revisions_per_day", "documents_by_status", "claims_by_status"):
+        setattr(series, name, series_of(name))
+    charts = types.ModuleType("pipelines.serve.plots")
+    charts.chart_svg = lambda title, rows, stacked=False: (
+        f'<svg role="img"><title>{title}</title></svg>'
+    )  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "warehouse.series", series)
+    monkeypatch.setitem(sys.modules, "pipelines.serve.plots", charts)
+    text = page(client, "/plots")
+    assert text.count('<svg role="img">') == 3
+    assert (
+        "style-src 'self' 'unsafe-inline'"
+        in client.get("/plots").headers["content-security-policy"]
+    )
+    data = twin(client, "/plots.json")
+    assert data["claims_by_status"] == [{"day": "2026-11-01", "series": "nhtsa", "count": 3}]
+    assert asked.count("revisions_per_day") == 3
