@@ -48,6 +48,8 @@ MAX_DRIFT_PAGE = 20  # a drift page lists at most 1,000 documents deep
 PUSH_PAGE_SIZE = 20
 RUNS_SHOWN = 20
 MAX_PAGE = 100_000
+DIFF_FIELDS = 1_000  # a diff page shows at most this many changed fields
+DIFF_LINES = 2_000  # or lines of a unified diff
 
 
 class BadParameter(Exception):
@@ -247,6 +249,8 @@ def diff(wh: Warehouse, doc_id: str, old_text: str | None, new_text: str | None)
         new_media,
         old_label=f"revision {old['revision']}",
         new_label=f"revision {new['revision']}",
+        max_fields=DIFF_FIELDS,
+        max_lines=DIFF_LINES,
     )
     words = None
     if result.kind == "text" and max(len(old_body), len(new_body)) <= MAX_DIFF_BYTES:
