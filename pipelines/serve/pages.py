@@ -214,9 +214,9 @@ def revision(wh: Warehouse, doc_id: str, number: int) -> Page:
 
 
 def _text(body: Any) -> str | None:
-    """A shown body's text for the JSON twin (a JSON body is the revision's own JSON, which
-    ``/revisions/<n>.json`` does not repeat as a tree)."""
-    return body.text if body is not None and body.kind == "text" else None
+    """A shown body's text for the JSON twin: a text, or a JSON record as stored (None for a
+    tombstone or bytes that are not UTF-8)."""
+    return body.text if body is not None and body.kind in ("text", "json") else None
 
 
 def _pairs(revisions: list[dict[str, Any]]) -> list[tuple[int, int]]:

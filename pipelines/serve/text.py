@@ -80,8 +80,8 @@ def json_tree(value: Any) -> Markup:
 
 @dataclass(frozen=True)
 class Body:
-    """A snapshot as a page shows it: ``kind`` is ``json`` (``tree``), ``text`` (``text``,
-    cut at :data:`MAX_TEXT_CHARS` when ``cut``) or ``binary``."""
+    """A snapshot as a page shows it: ``kind`` is ``json`` (``tree``; ``text`` the record as
+    stored), ``text`` (``text``, cut at :data:`MAX_TEXT_CHARS` when ``cut``) or ``binary``."""
 
     kind: str
     media_type: str
@@ -99,7 +99,8 @@ def body_view(body: bytes, media_type: str) -> Body:
         return Body("binary", media_type, len(body))
     if is_json_media(media_type):
         try:
-            return Body("json", media_type, len(body), tree=json_tree(json.loads(text)))
+            tree = json_tree(json.loads(text))
+            return Body("json", media_type, len(body), text=text, tree=tree)
         except ValueError:
             pass
     cut = len(text) > MAX_TEXT_CHARS

@@ -402,3 +402,12 @@ def test_the_plots_page_calls_the_series_and_embeds_their_charts(
     data = twin(client, "/plots.json")
     assert data["claims_by_status"] == [{"day": "2026-11-01", "series": "nhtsa", "count": 3}]
     assert asked.count("revisions_per_day") == 3
+
+
+def test_the_json_twin_of_a_record_holds_it_as_stored(client: TestClient, warehouse: str) -> None:
+    from warehouse.history import snapshot
+
+    data = twin(client, f"/documents/{EDITED}.json")
+    with Warehouse.open(warehouse, read_only=True) as wh:
+        stored = snapshot(wh, EDITED).body.decode()
+    assert data["current"]["text"] == stored
