@@ -174,7 +174,7 @@ def _shown_revision(
     """The revision's bytes as the page shows them (none for a tombstone)."""
     if rev["tombstone"]:
         return {"media_type": None, "size": None, "title": None, "body": None}
-    snap = history.snapshot(wh, doc_id, revision=int(rev["revision"]))
+    snap = history.snapshot(wh, doc_id, revision=int(rev["revision"]), revisions=revisions)
     return {
         "media_type": snap.media_type,
         "size": len(snap.body),

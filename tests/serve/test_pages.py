@@ -411,3 +411,25 @@ def test_the_json_twin_of_a_record_holds_it_as_stored(client: TestClient, wareho
     with Warehouse.open(warehouse, read_only=True) as wh:
         stored = snapshot(wh, EDITED).body.decode()
     assert data["current"]["text"] == stored
+
+
+def test_lists_go_a_page_at_a_time_with_links_between_pages(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pipelines.serve import pages
+
+    monkeypatch.setattr(pages, "PAGE_SIZE", 3)
+    first = twin(client, "/as-of.json?corpus=fixture-corpus")
+    second = twin(client, "/as-of.json?corpus=fixture-corpus&page=2")
+    assert len(first["documents"]) == 3 and first["next_page"] == 2
+    assert {d["doc_id"] for d in first["documents"]}.isdisjoint(
+        d["doc_id"] for d in second["documents"]
+    )
+    text = page(client, "/as-of?corpus=fixture-corpus&page=2")
+    assert 'href="?corpus=fixture-corpus&amp;page=1"' in text
+    assert 'href="?corpus=fixture-corpus&amp;page=3"' in text
+    monkeypatch.setattr(pages, "PAGE_SIZE", 1)
+    claims = page(client, "/claims")
+    assert 'href="?page=2"' in claims
+    drift = twin(client, "/drift.json?from=2&to=4&corpus=fixture-corpus&page=2")
+    assert len(drift["documents"]) == 1 and drift["page"] == 2
