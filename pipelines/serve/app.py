@@ -243,7 +243,7 @@ def json_twin(request: Request) -> str:
     if path.endswith(".json"):
         twin = path
     query = request.url.query
-    return quote(twin, safe="/%") + (f"?{query}" if query else "")
+    return quote(twin, safe="/") + (f"?{query}" if query else "")
 
 
 # -- routes --------------------------------------------------------------------------------
