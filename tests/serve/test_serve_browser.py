@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser import chromium
+from tests.browser import CONTRAST_JS, chromium
 from tests.serve import served
 from tests.serve.process import Served, serving
 
@@ -33,6 +33,15 @@ MAIN_PAGES = [
     "/documents/no/such/document",
 ]
 PHONE_WIDTH = 400
+READABLE = "h1, h2, p, th, td, dt, dd, code, a, label, .badge, .status, mark, del, ins, pre span"
+READ_PAGES = [
+    "/",
+    f"/documents/{EDITED}",
+    f"/documents/{POLICY}/diff?from=1&to=2",
+    "/drift?from=2&to=4&corpus=fixture-corpus",
+    "/claims",
+    f"/documents/{served.HOSTILE_MD}",
+]
 
 
 @pytest.fixture(scope="module")
@@ -114,3 +123,29 @@ def test_pages_fit_a_phone(browser: Any, server: Served, tmp_path: Path) -> None
             browser.save_screenshot(str(tmp_path / f"phone-{_name(path)}.png"))
     finally:
         browser.set_window_size(1280, 900)
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_text_is_readable_in_light_and_dark_mode(
+    browser: Any, server: Served, tmp_path: Path, scheme: str
+) -> None:
+    """WCAG AA contrast (4.5:1) for every piece of text, in the system's light and dark
+    mode."""
+    browser.execute_cdp_cmd(
+        "Emulation.setEmulatedMedia",
+        {"features": [{"name": "prefers-color-scheme", "value": scheme}]},
+    )
+    try:
+        for path in READ_PAGES:
+            browser.get(server.url + path)
+            background = browser.execute_script(
+                "return getComputedStyle(document.body).backgroundColor"
+            )
+            assert (background == "rgb(21, 23, 26)") == (scheme == "dark"), background
+            checked = browser.execute_script(CONTRAST_JS, READABLE)
+            assert checked
+            poor = [c for c in checked if c["ratio"] < 4.5]
+            assert poor == [], (path, poor[:5])
+            browser.save_screenshot(str(tmp_path / f"{scheme}-{_name(path)}.png"))
+    finally:
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
