@@ -433,3 +433,19 @@ def test_lists_go_a_page_at_a_time_with_links_between_pages(
     assert 'href="?page=2"' in claims
     drift = twin(client, "/drift.json?from=2&to=4&corpus=fixture-corpus&page=2")
     assert len(drift["documents"]) == 1 and drift["page"] == 2
+
+
+def test_a_document_gone_upstream_shows_its_tombstone_and_links_its_last_text(
+    client: TestClient,
+) -> None:
+    gone = "forem/comment/2a4bc"
+    data = twin(client, f"/documents/{gone}.json")
+    assert data["revisions"][-1]["tombstone"] is True
+    assert data["current"]["text"] is None and data["current"]["media_type"] is None
+    text = main_text(page(client, f"/documents/{gone}"))
+    assert "A tombstone: this revision has no bytes." in text
+    assert "Its last text: revision 1" in " ".join(text.split())
+    assert (
+        "Same here, mine stalled twice."
+        in twin(client, f"/documents/{gone}/revisions/1.json")["text"]
+    )
