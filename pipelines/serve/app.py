@@ -240,8 +240,6 @@ def json_twin(request: Request) -> str:
     """The JSON twin of the page asked for: the same path plus ``.json``, same query."""
     path = request.url.path
     twin = "/index.json" if path == "/" else path.rstrip("/") + ".json"
-    if path.endswith(".json"):
-        twin = path
     query = request.url.query
     return quote(twin, safe="/") + (f"?{query}" if query else "")
 

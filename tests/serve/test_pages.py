@@ -449,3 +449,29 @@ def test_a_document_gone_upstream_shows_its_tombstone_and_links_its_last_text(
         "Same here, mine stalled twice."
         in twin(client, f"/documents/{gone}/revisions/1.json")["text"]
     )
+
+
+def test_a_document_whose_id_ends_in_json_keeps_its_page(
+    warehouse: str, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``x.json`` is the JSON twin of document ``x``; when there is no ``x``, it is the page
+    of document ``x.json`` itself, whose JSON is at ``x.json.json``."""
+    import shutil
+
+    from warehouse.records import Listing, Record
+
+    copy = str(tmp_path / "copy.duckdb")
+    shutil.copy(warehouse, copy)
+    data_file = Record("github/acme/data/list.json", "file", b'{"title": "A list"}')
+    with Warehouse.open(copy) as wh:
+        listing = Listing("github:acme/data", [data_file])
+        fixture.run_at(wh, monkeypatch, "2026-11-04T06:00:00Z", "data", [listing])
+    client = TestClient(create_app(copy))
+    text = page(client, "/documents/github/acme/data/list.json")
+    assert '<h1 class="doc-id">github/acme/data/list.json</h1>' in text
+    assert 'href="/documents/github/acme/data/list.json.json"' in text
+    data = twin(client, "/documents/github/acme/data/list.json.json")
+    assert data["doc_id"] == "github/acme/data/list.json"
+    assert data["current"]["title"] == "A list"
+    # and a document ``x`` keeps ``x.json`` as its JSON twin
+    assert twin(client, f"/documents/{EDITED}.json")["doc_id"] == EDITED
