@@ -8,9 +8,9 @@ warehouse of millions of documents holds one page of rows.
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import NamedTuple
 
+from warehouse.claims import ClaimHistoryRow
 from warehouse.store import Warehouse
 from warehouse.tlog.store import has_log
 
@@ -78,18 +78,8 @@ class ClaimRow(NamedTuple):
     its word boundaries."""
 
     claim_id: str
-    claim_set: str
-    check_id: int
-    recorded_at: datetime
-    doc_id: str
-    quote_hash: str
     quote: str | None
-    cited_revision: int | None
-    cited_hash: str | None
-    status: str
-    checked_revision: int | None
-    at_revision: int | None
-    found_in: list[int]
+    check: ClaimHistoryRow
 
 
 _LATEST_CHECKS = """
@@ -121,9 +111,10 @@ def latest_claims(
     rows = warehouse._con.execute(
         _LATEST_CHECKS
         + """
-        SELECT l.claim_id, l.claim_set, l.check_id, l.recorded_at, l.doc_id, l.quote_hash,
+        SELECT l.claim_id,
                (SELECT replace(replace(min(q.needle), chr(30), ''), chr(31), '')
                 FROM quote_needles q WHERE q.quote_hash = l.quote_hash),
+               l.check_id, l.claim_set, l.run_id, l.recorded_at, l.doc_id, l.quote_hash,
                l.cited_revision, l.cited_hash, l.status, l.checked_revision, l.at_revision,
                l.found_in
         FROM latest l
@@ -133,4 +124,11 @@ def latest_claims(
         """,
         {"status": status, "claim": claim_id, "limit": limit, "offset": offset},
     ).fetchall()
-    return [ClaimRow._make([*row[:12], [int(n) for n in row[12] or []]]) for row in rows]
+    return [
+        ClaimRow(
+            str(row[0]),
+            row[1],
+            ClaimHistoryRow._make([*row[2:13], [int(n) for n in row[13] or []]]),
+        )
+        for row in rows
+    ]

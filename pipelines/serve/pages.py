@@ -380,17 +380,21 @@ def _titles(wh: Warehouse, hashes: Sequence[str | None]) -> dict[str, str | None
 
 # -- claims --------------------------------------------------------------------------------
 def _claim_json(row: serving.ClaimRow) -> dict[str, Any]:
-    out = row._asdict()
-    out["recorded_at"] = utc_iso(row.recorded_at)
-    out["quote_exact"] = _quote_is_exact(row)
-    return out
+    check = row.check
+    return {
+        "claim_id": row.claim_id,
+        "quote": row.quote,
+        "quote_exact": _quote_is_exact(row),
+        **check._asdict(),
+        "recorded_at": utc_iso(check.recorded_at),
+    }
 
 
 def _quote_is_exact(row: serving.ClaimRow) -> bool:
     """Whether the words the ledger keeps are the quote as cited (its hash is theirs)."""
-    return (
-        row.quote is not None and hashlib.sha256(row.quote.encode()).hexdigest() == row.quote_hash
-    )
+    if row.quote is None:
+        return False
+    return hashlib.sha256(row.quote.encode()).hexdigest() == row.check.quote_hash
 
 
 def claims(wh: Warehouse, status: str | None, page_text: str | None) -> Page:
@@ -436,23 +440,25 @@ def claim_bundle(wh: Warehouse, claim_id: str) -> bytes:
     latest = serving.latest_claims(wh, claim_id=claim_id, limit=1)
     if not latest:
         raise NotFound(f"no check of claim {claim_id!r} in {wh.location}")
-    row = latest[0]
-    if row.status != "holds" or row.cited_revision is None or row.quote is None:
-        raise NotFound(f"claim {claim_id!r} is {row.status}: only a claim that holds has a bundle")
+    row, check = latest[0], latest[0].check
+    if check.status != "holds" or check.cited_revision is None or row.quote is None:
+        raise NotFound(
+            f"claim {claim_id!r} is {check.status}: only a claim that holds has a bundle"
+        )
     if not _quote_is_exact(row):
         raise NotFound(
             f"the ledger keeps claim {claim_id!r}'s quote as reader text only (markup removed); "
             "`receipts verify-claims --bundles DIR` writes its bundle from the claims file"
         )
     try:
-        bundle = prove(wh, row.doc_id, row.quote, revision=row.cited_revision)
+        bundle = prove(wh, check.doc_id, row.quote, revision=check.cited_revision)
     except ReceiptsError as exc:  # no signed checkpoint, no log entry, no span: no bundle
         raise NotFound(f"no proof bundle for claim {claim_id!r}: {exc}") from None
     checks = [
         ClaimCheck(h.check_id, h.status, h.recorded_at, h.cited_revision, h.cited_hash)
         for h in claim_history(wh, claim_id)
     ]
-    bundle["claim"] = claim_json(claim_id, row.status, checks)
+    bundle["claim"] = claim_json(claim_id, check.status, checks)
     return bundle_bytes(bundle)
 
 
