@@ -1,1 +1,0 @@
-"""``receipts serve``: a read-only web view of the warehouse (:mod:`pipelines.serve.app`)."""

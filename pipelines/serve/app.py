@@ -44,10 +44,6 @@ CONTENT_SECURITY_POLICY = (
     "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; "
     "base-uri 'none'; frame-ancestors 'none'"
 )
-# The plots page embeds SVG drawn by receipts itself, which may style its shapes inline.
-PLOTS_CONTENT_SECURITY_POLICY = CONTENT_SECURITY_POLICY.replace(
-    "style-src 'self'", "style-src 'self' 'unsafe-inline'"
-)
 SECURITY_HEADERS = {
     "x-content-type-options": "nosniff",
     "referrer-policy": "no-referrer",
@@ -93,11 +89,7 @@ class SecurityHeaders:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        policy = (
-            PLOTS_CONTENT_SECURITY_POLICY
-            if scope["path"] in ("/plots", "/plots.json")
-            else CONTENT_SECURITY_POLICY
-        )
+        policy = CONTENT_SECURITY_POLICY
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":

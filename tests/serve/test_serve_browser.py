@@ -149,3 +149,17 @@ def test_text_is_readable_in_light_and_dark_mode(
             browser.save_screenshot(str(tmp_path / f"{scheme}-{_name(path)}.png"))
     finally:
         browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+
+
+def test_the_plots_page_draws_its_charts_without_a_console_error(
+    browser: Any, server: Served, tmp_path: Path
+) -> None:
+    pytest.importorskip("warehouse.series")
+    pytest.importorskip("pipelines.serve.plots")
+    browser.get_log("browser")
+    browser.get(f"{server.url}/plots")
+    charts = browser.find_elements("css selector", "figure.chart svg")
+    assert len(charts) == 3 and all(c.size["width"] > 0 for c in charts)
+    errors = [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "WARNING")]
+    assert errors == []
+    browser.save_screenshot(str(tmp_path / "plots.png"))
