@@ -81,3 +81,19 @@ def json_visible(text: str) -> str:
     escapes: the same JSON value, nothing a terminal obeys. (``json.dumps`` escapes C0
     controls itself, but with ``ensure_ascii=False`` not C1 controls or bidi overrides.)"""
     return _CONTROL.sub(_json_escape, text)
+
+
+def hidden_pieces(text: str) -> list[tuple[str, bool]]:
+    """``text`` cut at the characters :func:`visible` writes out: ``(piece, hidden)`` pairs
+    in order, each hidden character as its written-out form (``\\u202e``), for a page that
+    marks them instead of obeying them."""
+    pieces: list[tuple[str, bool]] = []
+    start = 0
+    for match in _CONTROL.finditer(text):
+        if match.start() > start:
+            pieces.append((text[start : match.start()], False))
+        pieces.append((_escape(match), True))
+        start = match.end()
+    if start < len(text):
+        pieces.append((text[start:], False))
+    return pieces

@@ -110,21 +110,28 @@ class CurrentBody(NamedTuple):
 
 
 def iter_current_bodies(
-    warehouse: Warehouse, *, source: str | None = None, corpus: str | None = None
+    warehouse: Warehouse,
+    *,
+    source: str | None = None,
+    corpus: str | None = None,
+    kind: str | None = None,
+    changed_since: Point | None = None,
 ) -> Iterator[CurrentBody]:
-    """Every current (not tombstoned) revision, of one source or of the members of one
-    corpus if given, with its bytes, in no particular order, read as a stream: the
-    revisions are listed into a temporary table first (:mod:`warehouse.staged`), then
-    joined with the snapshots a few thousand rows at a time. Each body is checked against
-    its hash (:class:`SnapshotCorrupted` if it no longer matches)."""
-    where, params = _filters(source, None, corpus, None)
+    """Every current (not tombstoned) revision, of one source, of one kind, of the members
+    of one corpus, or made current after ``changed_since``, if given, with its bytes, in no
+    particular order, read as a stream: the revisions are listed into a temporary table
+    first (:mod:`warehouse.staged`), then joined with the snapshots a few thousand rows at a
+    time. Each body is checked against its hash (:class:`SnapshotCorrupted` if it no longer
+    matches)."""
+    where, params = _filters(source, kind, corpus, changed_since)
     listed = f"_search_current_{id(warehouse)}"
     build_in_stages(
         warehouse,
         [
             (
                 f"{listed}_0",
-                "SELECT doc_id, revision, content_hash FROM current_revisions WHERE NOT tombstone",
+                "SELECT doc_id, revision, content_hash, valid_from_run, valid_from "
+                "FROM current_revisions WHERE NOT tombstone",
                 {},
             ),
             (

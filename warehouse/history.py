@@ -208,9 +208,12 @@ def snapshot(
     doc_id: str,
     revision: int | None = None,
     content_hash: str | None = None,
+    revisions: list[dict[str, Any]] | None = None,
 ) -> Snapshot:
-    """The stored bytes of one revision: the current one unless a revision or hash is named."""
-    revisions = history(warehouse, doc_id)
+    """The stored bytes of one revision: the current one unless a revision or hash is named
+    (``revisions``: the document's :func:`history`, when the caller has read it already)."""
+    if revisions is None:
+        revisions = history(warehouse, doc_id)
     if revision is not None:
         chosen = [r for r in revisions if r["revision"] == revision]
         what = f"revision {revision}"

@@ -47,6 +47,7 @@ COMMANDS: dict[str, Entry] = {
     "query": Entry("query:query", "Answer one SELECT from the warehouse, read-only."),
     "schema": Entry("query:schema", "What each table and column of the warehouse holds."),
     "search": Entry("explore:search", "Find documents whose current text contains TEXT."),
+    "serve": Entry("serve:serve", "A read-only web view of the warehouse, with JSON twins."),
     "show": Entry("ledger:show", "Write the verbatim stored bytes of a document."),
     "studio-schema": Entry("studio:studio_schema", "Write a Sanity Studio schema for corpora."),
     "verify": Entry("ledger:verify", "Recompute every stored hash and check every revision."),
