@@ -59,7 +59,10 @@ BENCHMARKS: dict[str, Callable[[bool], dict[str, Any]]] = {
     ),
     # the document page and search of `receipts serve` on the backfill's warehouse
     "serve": lambda quick: serve.run(
-        20_000 if quick else 2_000_000, DATA, samples=10 if quick else 30, searches=1 if quick else 3
+        20_000 if quick else 2_000_000,
+        DATA,
+        samples=10 if quick else 30,
+        searches=1 if quick else 3,
     ),
 }
 

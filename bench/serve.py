@@ -55,7 +55,9 @@ def _sample(warehouse: Path, samples: int) -> list[str]:
     import duckdb
 
     with duckdb.connect(str(warehouse), read_only=True) as con:
-        ids = [row[0] for row in con.execute("SELECT doc_id FROM documents ORDER BY doc_id").fetchall()]
+        ids = [
+            row[0] for row in con.execute("SELECT doc_id FROM documents ORDER BY doc_id").fetchall()
+        ]
     return random.Random(SEED).sample(ids, min(samples, len(ids)))
 
 
@@ -86,7 +88,10 @@ def run(rows: int, workdir: Path, samples: int = 30, searches: int = 3) -> dict[
         times["show"].append(time.perf_counter() - started)
     with TestClient(create_app(str(warehouse))) as client:
         for doc_id in doc_ids:
-            for name, path in (("page", f"/documents/{doc_id}"), ("page_json", f"/documents/{doc_id}.json")):
+            for name, path in (
+                ("page", f"/documents/{doc_id}"),
+                ("page_json", f"/documents/{doc_id}.json"),
+            ):
                 started = time.perf_counter()
                 response = client.get(path)
                 times[name].append(time.perf_counter() - started)
@@ -130,6 +135,10 @@ def rows(result: dict[str, Any]) -> list[tuple[str, str, str]]:
     return [
         (f"serve: receipts show's read of a document ({size})", timed("show"), "1.00×"),
         ("serve: a document's page", timed("page"), f"{ratios['page_to_show']}× show"),
-        ("serve: a document's JSON twin", timed("page_json"), f"{ratios['page_json_to_show']}× show"),
+        (
+            "serve: a document's JSON twin",
+            timed("page_json"),
+            f"{ratios['page_json_to_show']}× show",
+        ),
         ("serve: a search", timed("search"), ""),
     ]

@@ -144,6 +144,8 @@ class _ShownText(HTMLParser):
 
 def strip_markup(text: str) -> str:
     """HTML markup removed the way a browser shows the text; character references decoded."""
+    if "<" not in text and "&" not in text:  # no tag and no reference: the text as it is
+        return text
     parser = _ShownText()
     parser.feed(text)
     parser.close()
@@ -262,6 +264,8 @@ def _search(
     """The excerpt around each whole-word occurrence of the first of ``needles`` that
     occurs in ``text`` read as reader text. ``ignore_case``: letters compared in lower case
     (where lowering keeps the text's length, so excerpts stay where the match is)."""
+    if not markdown and not _may_hold(needles, text, ignore_case=ignore_case):
+        return
     haystack = reader_text(text, markdown=markdown)
     fold = ignore_case and len(haystack.lower()) == len(haystack)
     folded = haystack.lower() if fold else haystack
@@ -275,6 +279,29 @@ def _search(
             yield _excerpt(haystack, at, len(needle))
             at = find_words(needle, folded, at + len(needle))
         return
+
+
+# Characters that make reader text differ from the characters as stored (besides runs of
+# whitespace): markup, character references, JSON escapes, control characters (some are
+# invisible) and anything beyond ASCII (Unicode normalisation, invisible characters).
+_REREAD = re.compile(r"[&<\\\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def _may_hold(needles: list[str], text: str, *, ignore_case: bool) -> bool:
+    """False only when no needle can occur in ``text``'s reader text (not Markdown): the text
+    is ASCII without :data:`_REREAD` characters, so each of its strings reads as its own
+    characters with whitespace runs made one space, and some word of every needle (as
+    :func:`_search` compares it) is nowhere in it. A cheap test before parsing a document
+    that cannot hold the quote (``receipts search`` reads every document)."""
+    if not text.isascii() or _REREAD.search(text):
+        return True
+    folded = text.lower() if ignore_case else text
+    for needle in needles:
+        if ignore_case and len(needle.lower()) == len(needle):
+            needle = needle.lower()
+        if all(word in folded for word in needle.split(" ")):
+            return True
+    return False
 
 
 def is_searchable(media_type: str) -> bool:
@@ -304,6 +331,8 @@ def quote_matches(
         text = body.decode("utf-8")
     except UnicodeDecodeError:
         raise QuoteError(f"{media_type} content is not UTF-8 text") from None
+    if not markdown and not _may_hold(needles, text, ignore_case=ignore_case):
+        return
     if is_json_media(media_type):
         try:
             value = json.loads(text)

@@ -126,3 +126,21 @@ def test_lake_backfill_benchmark_backfills_the_same_documents_on_each_backend(
         assert again["new"] + again["changed"] + again["restored"] == 0
     assert backends["duckdb"]["first_ratio"] == 1.0
     assert backends["ducklake:postgres"]["identical_ratio"] > 0
+
+
+def test_serve_benchmark_times_pages_and_searches_of_a_backfilled_warehouse(
+    tmp_path: Path,
+) -> None:
+    from bench import serve
+
+    result = serve.run(3_000, tmp_path, samples=3, searches=1)
+    requests = result["requests"]
+    assert {name: part["requests"] for name, part in requests.items()} == {
+        "show": 3,
+        "page": 3,
+        "page_json": 3,
+        "search": 1,
+    }
+    assert all(part["median_ms"] > 0 for part in requests.values())
+    assert set(result["targets"]) == {"document_page_under_200ms", "search_under_200ms"}
+    assert [row[0].split(":")[0] for row in serve.rows(result)] == ["serve"] * 4

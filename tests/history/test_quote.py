@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from pipelines.checks.quote import (
@@ -296,3 +296,62 @@ def test_a_single_revision_says_so() -> None:
 def test_a_cited_revision_must_exist() -> None:
     with pytest.raises(ValueError, match="no revision 9"):
         check_quote("doc/x/1", "x", REVISIONS, 9)
+
+
+# -- the cheap test before reading a document ----------------------------------------------
+# Text drawn mostly from ASCII letters, spaces and a few characters reader text treats
+# specially, so that both the cheap test's paths (skipped, read) are taken often.
+_PIECES = st.sampled_from(
+    ["brake", "Brake", "BRAKE", "b", "rake", "light", "warning", " ", "  ", "\n", "\t", "-",
+     "&amp;", "&#98;", "<b>", "\\", "\u00e9", "e\u0301", "\u200b", "\x07",
+     "\u212a", "k", "\u0130", '"']
+)  # fmt: skip
+_TEXTS = st.lists(_PIECES, max_size=12).map("".join)
+
+
+@settings(max_examples=400)
+@given(
+    text=_TEXTS,
+    quote=_TEXTS,
+    media_type=st.sampled_from(["text/plain", "text/html", "application/json", "text/markdown"]),
+    ignore_case=st.booleans(),
+)
+def test_a_document_passed_over_unread_holds_no_match(
+    text: str, quote: str, media_type: str, ignore_case: bool
+) -> None:
+    """``quote_matches`` answers exactly as it does reading every document in full."""
+    import pipelines.checks.quote as quote_module
+
+    body = (
+        canonical_json({"narrative": text, "title": quote[:3]})
+        if media_type == "application/json"
+        else text.encode()
+    )
+
+    def outcome() -> object:
+        try:
+            return list(
+                quote_module.quote_matches(quote, body, media_type, ignore_case=ignore_case)
+            )
+        except QuoteError as exc:
+            return str(exc)
+
+    found = outcome()
+    cheap = quote_module._may_hold
+    quote_module._may_hold = lambda *args, **kwargs: True  # read every document in full
+    try:
+        full = outcome()
+    finally:
+        quote_module._may_hold = cheap
+    assert found == full
+
+
+def test_a_document_without_the_words_is_passed_over_unread() -> None:
+    from pipelines.checks.quote import _may_hold
+
+    assert not _may_hold(["warning light"], '{"a":"the WARNING lamp"}', ignore_case=True)
+    assert _may_hold(["warning light"], '{"a":"the WARNING  LIGHT"}', ignore_case=True)
+    assert not _may_hold(["warning light"], '{"a":"the WARNING  LIGHT"}', ignore_case=False)
+    # what reader text reads differently is always read: a reference, an escape, non-ASCII
+    for text in ('{"a":"warn&#105;ng light"}', '{"a":"warn\\u0069ng light"}', "warn\u0130ng"):
+        assert _may_hold(["warning light"], text, ignore_case=True)
