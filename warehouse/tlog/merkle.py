@@ -16,6 +16,7 @@ that reads makes one call of O(log n) indexes.
 from __future__ import annotations
 
 import hashlib
+from bisect import bisect_left
 from collections.abc import Callable, Sequence
 
 # Re-exported: callers catch merkle.ProofError.
@@ -181,18 +182,37 @@ def prove_record(t: int, n: int, read: HashReader) -> list[bytes]:
 
 def record_paths(
     t: int, ns: Sequence[int], read: HashReader
-) -> tuple[dict[int, list[tuple[int, int]]], dict[tuple[int, int], bytes]]:
+) -> tuple[dict[int, tuple[tuple[int, int], ...]], dict[tuple[int, int], bytes]]:
     """The inclusion proofs of many records of the tree of ``t`` records, as each proof's
     subtrees (``[lo, hi)`` ranges, from the leaf up) and every distinct subtree's hash, with
-    one read of the stored hashes: a subtree several proofs share (those along the tree's
-    right edge) is hashed once."""
-    paths: dict[int, list[tuple[int, int]]] = {}
-    for n in ns:
+    one read of the stored hashes. The tree is walked once from the root down to the wanted
+    records: the part of a path several proofs share (every path shares the top of the
+    tree) is worked out once, and its subtrees hashed once."""
+    wanted = sorted(set(ns))
+    for n in wanted[:1] + wanted[-1:]:
         if not 0 <= n < t:
             raise ValueError(f"no record {n} in a tree of {t} records")
-        paths[n] = _record_ranges(t, n)
-    distinct = list({r for ranges in paths.values() for r in ranges})
-    return paths, dict(zip(distinct, _range_hashes(distinct, read), strict=True))
+    paths: dict[int, tuple[tuple[int, int], ...]] = {}
+    siblings: list[tuple[int, int]] = []
+    # (lo, hi, first, end, path): the subtree [lo, hi) holds wanted[first:end]; ``path`` is
+    # its siblings' ranges from it up to the root
+    todo: list[tuple[int, int, int, int, tuple[tuple[int, int], ...]]] = []
+    if wanted:
+        todo.append((0, t, 0, len(wanted), ()))
+    while todo:
+        lo, hi, first, end, path = todo.pop()
+        if hi - lo == 1:
+            paths[lo] = path
+            continue
+        mid = lo + (1 << ((hi - lo - 1).bit_length() - 1))  # _split, inlined
+        cut = bisect_left(wanted, mid, first, end)
+        if first < cut:
+            siblings.append((mid, hi))
+            todo.append((lo, mid, first, cut, ((mid, hi), *path)))
+        if cut < end:
+            siblings.append((lo, mid))
+            todo.append((mid, hi, cut, end, ((lo, mid), *path)))
+    return paths, dict(zip(siblings, _range_hashes(siblings, read), strict=True))
 
 
 def prove_records(t: int, ns: Sequence[int], read: HashReader) -> dict[int, list[bytes]]:
