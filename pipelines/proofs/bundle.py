@@ -50,7 +50,7 @@ def citation(row: ProofRow) -> dict[str, Any]:
     captured = row.captured_at
     return {
         "url": row.source_url,
-        "captured_at": _instant(captured),
+        "captured_at": instant(captured),
         "robust_links": {
             "data-originalurl": row.source_url,
             "data-versionurl": version_url(row),

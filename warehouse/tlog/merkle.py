@@ -193,9 +193,13 @@ def record_paths(
         if not 0 <= n < t:
             raise ValueError(f"no record {n} in a tree of {t} records")
     paths: dict[int, tuple[tuple[int, int], ...]] = {}
-    siblings: list[tuple[int, int]] = []
+    # every sibling's stored-hash index, where it is a complete subtree (all of them but
+    # those along the right edge of the tree), else the ones its hash is folded from
+    whole: dict[tuple[int, int], int] = {}
+    partial: list[tuple[int, int]] = []
     # (lo, hi, first, end, path): the subtree [lo, hi) holds wanted[first:end]; ``path`` is
-    # its siblings' ranges from it up to the root
+    # its siblings' ranges from it up to the root. Each ``lo`` is a multiple of the
+    # subtree's width rounded up to a power of two, so a left sibling is always complete.
     todo: list[tuple[int, int, int, int, tuple[tuple[int, int], ...]]] = []
     if wanted:
         todo.append((0, t, 0, len(wanted), ()))
@@ -204,15 +208,27 @@ def record_paths(
         if hi - lo == 1:
             paths[lo] = path
             continue
-        mid = lo + (1 << ((hi - lo - 1).bit_length() - 1))  # _split, inlined
+        level = (hi - lo - 1).bit_length() - 1
+        mid = lo + (1 << level)  # _split, inlined
         cut = bisect_left(wanted, mid, first, end)
         if first < cut:
-            siblings.append((mid, hi))
+            if hi - mid == mid - lo:  # stored_hash_index(level, mid >> level), inlined
+                whole[(mid, hi)] = 2 * (hi - 1) - (hi - 1).bit_count() + level
+            else:
+                partial.append((mid, hi))
             todo.append((lo, mid, first, cut, ((mid, hi), *path)))
         if cut < end:
-            siblings.append((lo, mid))
+            whole[(lo, mid)] = 2 * (mid - 1) - (mid - 1).bit_count() + level
             todo.append((mid, hi, cut, end, ((lo, mid), *path)))
-    return paths, dict(zip(siblings, _range_hashes(siblings, read), strict=True))
+    covers = [_subtrees(lo, hi) for lo, hi in partial]
+    folded = [stored_hash_index(level, n) for cover in covers for level, n in cover]
+    stored = _read(read, [*whole.values(), *folded])
+    hashes = dict(zip(whole, stored, strict=False))
+    at = len(whole)
+    for sibling, cover in zip(partial, covers, strict=True):
+        hashes[sibling] = _fold(stored[at : at + len(cover)])
+        at += len(cover)
+    return paths, hashes
 
 
 def prove_records(t: int, ns: Sequence[int], read: HashReader) -> dict[int, list[bytes]]:
