@@ -167,7 +167,7 @@ def _first_span(
 ) -> tuple[list[str], str, tuple[int, int]] | None:
     """The first string of a JSON value (keys in sorted order) with a span that reads as the
     quote: its pointer's tokens (innermost first), the string and the span. Pointers are
-    written only for the string found (:func:`json_strings` writes every one)."""
+    written only for the string found: the first of :func:`json_strings` with such a span."""
     if isinstance(value, str):
         span = find_span(value, quote, target)
         return None if span is None else ([], value, span)

@@ -3,14 +3,13 @@ reads as the quote under the bundle's normalisation, and that span's words."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipelines.proofs.locate import find_span, locate, pointer_token
+from pipelines.proofs.locate import find_span, json_strings, locate
 from pipelines.proofs.verify_receipt import normalize
 
 # letters in both cases, spaces of several kinds, and characters normalisation changes
@@ -23,23 +22,12 @@ VALUES = st.recursive(
 )
 
 
-def _strings(value: Any, pointer: str = "") -> Iterator[tuple[str, str]]:
-    if isinstance(value, str):
-        yield pointer, value
-    elif isinstance(value, dict):
-        for key in sorted(value):
-            yield from _strings(value[key], f"{pointer}/{pointer_token(key)}")
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from _strings(item, f"{pointer}/{index}")
-
-
 @settings(max_examples=300, deadline=None)
 @given(VALUES, WORDS)
 def test_a_json_quote_is_found_in_the_first_string_that_reads_as_it(value: Any, quote: str) -> None:
     location = locate(quote, orjson.dumps(value), "application/json")
     expected = next(
-        ((p, s, span) for p, s in _strings(value) if (span := find_span(s, quote)) is not None),
+        ((p, s, span) for p, s in json_strings(value) if (span := find_span(s, quote)) is not None),
         None,
     )
     if expected is None:
