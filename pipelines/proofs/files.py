@@ -5,10 +5,11 @@ written, so a crash of receipts never leaves a truncated bundle under a final na
 directory that already exists, each file is written to a hidden temporary name in it, then
 renamed over its final name (atomic on POSIX file systems). A directory receipts makes is
 filled under a hidden name beside it (``.NAME.PID.tmp``) and renamed over the empty directory
-once every file is written: the bundles appear all at once, and the rename of each file (a
-third of the time of 10,000 small files) is saved. Files are not flushed to the disk one by
-one (``fsync``): after a crash of the machine itself, bundles the kernel had not yet written
-may be missing or empty, and running ``verify-claims --bundles`` again writes them anew.
+once every file is written: the bundles appear all at once, and the rename of each file
+(about 40% of the time of writing 10,000 small files, measured on ext4) is saved. Files are
+not flushed to the disk one by one (``fsync``): after a crash of the machine itself, bundles
+the kernel had not yet written may be missing or empty, and running ``verify-claims
+--bundles`` again writes them anew.
 Files are written on the calling thread: writer threads, measured at 10,000 bundles on two
 busy cores, were several times slower (each write waits for the GIL the building thread
 holds).
