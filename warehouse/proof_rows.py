@@ -34,21 +34,23 @@ class ProofRow(NamedTuple):
 # row by row (a third of the time of 10,000 bundles).
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _ROWS = f"""
+WITH r AS (
+    SELECT r.doc_id, r.revision, r.content_hash, r.source_url, r.source_commit,
+           epoch_us(coalesce(r.fetched_at, r.valid_from)) AS captured_us
+    FROM revisions r SEMI JOIN _proof_wanted w ON r.doc_id = w.doc_id AND r.revision = w.revision
+    WHERE NOT r.tombstone),
+s AS (SELECT content_hash, any_value(media_type) AS media_type, any_value(body) AS body
+      FROM snapshots SEMI JOIN r USING (content_hash) GROUP BY content_hash),
+f AS (SELECT content_hash, min(canonical_form) AS canonical_form
+      FROM snapshot_forms SEMI JOIN r USING (content_hash) GROUP BY content_hash)
 SELECT r.doc_id, r.revision, r.content_hash, d.kind, d.source, s.media_type, s.body,
-       r.source_url, r.source_commit,
-       epoch_us(coalesce(r.fetched_at, r.valid_from)), e.idx, e.entry,
-       (SELECT min(f.canonical_form) FROM snapshot_forms f WHERE f.content_hash = r.content_hash)
-FROM _proof_wanted w
-JOIN revisions r ON r.doc_id = w.doc_id AND r.revision = w.revision
+       r.source_url, r.source_commit, r.captured_us, e.idx, e.entry, f.canonical_form
+FROM r
 JOIN documents d ON d.doc_id = r.doc_id
-JOIN (SELECT content_hash, any_value(media_type) AS media_type, any_value(body) AS body
-      FROM snapshots WHERE content_hash IN (
-          SELECT r2.content_hash FROM revisions r2 SEMI JOIN _proof_wanted w2
-          ON r2.doc_id = w2.doc_id AND r2.revision = w2.revision)
-      GROUP BY content_hash) s ON s.content_hash = r.content_hash
+JOIN s ON s.content_hash = r.content_hash
+LEFT JOIN f ON f.content_hash = r.content_hash
 LEFT JOIN {ENTRIES} e ON e.doc_id = r.doc_id AND e.revision = r.revision
        AND e.kind IN ('revision', 'restoration')
-WHERE NOT r.tombstone
 ORDER BY e.idx DESC NULLS FIRST
 """
 
@@ -69,26 +71,15 @@ def proof_rows(
     con = warehouse._con
     con.register("_proof_wanted", wanted)
     try:
-        rows = con.execute(_ROWS).fetchall()
+        # as Arrow columns, each turned into Python values in one call: several times faster
+        # than fetchall's row by row on 10,000 bodies
+        table = con.execute(_ROWS).to_arrow_table()
     finally:
         con.unregister("_proof_wanted")
     out = {}
-    for row in rows:
-        body = checked_body(warehouse, row[2], bytes(row[6]), doc_id=row[0], revision=row[1])
-        found = ProofRow(
-            str(row[0]),
-            int(row[1]),
-            str(row[2]),
-            str(row[3]),
-            str(row[4]),
-            str(row[5]),
-            body,
-            row[7],
-            row[8] or None,
-            _EPOCH + timedelta(microseconds=int(row[9])),
-            None if row[10] is None else int(row[10]),
-            None if row[11] is None else bytes(row[11]),
-            None if row[12] is None else str(row[12]),
-        )
+    for row in zip(*(column.to_pylist() for column in table.columns), strict=True):
+        body = checked_body(warehouse, row[2], row[6], doc_id=row[0], revision=row[1])
+        captured = _EPOCH + timedelta(microseconds=row[9])
+        found = ProofRow._make((*row[:6], body, row[7], row[8] or None, captured, *row[10:]))
         out[(found.doc_id, found.revision)] = found  # the first entry wins (sorted last)
     return out

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -16,9 +15,17 @@ from pipelines.proofs.locate import Location
 from pipelines.proofs.verify_receipt import FORMAT, VERSION
 from sources.github.entry import web_file_url
 from warehouse.proof_rows import ProofRow
-from warehouse.tlog.entries import instant
 
 SUFFIX = ".receipt.json"
+
+
+def fast_instant(value: datetime) -> str:
+    """:func:`~warehouse.tlog.entries.instant` (UTC, microseconds, ``Z``) through
+    ``isoformat``, several times faster than ``strftime`` (a tenth of the time of 10,000
+    bundles); the same text for any year from 1000 on."""
+    if value.tzinfo is None:
+        raise ValueError("an instant needs a time zone")
+    return value.astimezone(UTC).isoformat(timespec="microseconds")[:-6] + "Z"
 
 
 def canonical_form(row: ProofRow) -> str:
@@ -46,7 +53,7 @@ def citation(row: ProofRow) -> dict[str, Any]:
     captured = row.captured_at
     return {
         "url": row.source_url,
-        "captured_at": instant(captured),
+        "captured_at": fast_instant(captured),
         "robust_links": {
             "data-originalurl": row.source_url,
             "data-versionurl": version_url(row),
@@ -55,8 +62,7 @@ def citation(row: ProofRow) -> dict[str, Any]:
     }
 
 
-@dataclass(frozen=True)
-class ClaimCheck:
+class ClaimCheck(NamedTuple):
     """One check of a claim, as a bundle's ``claim.history`` lists it."""
 
     check: int
@@ -74,7 +80,7 @@ def claim_json(claim_id: str, status: str, history: Sequence[ClaimCheck]) -> dic
             {
                 "check": c.check,
                 "status": c.status,
-                "at": instant(c.at if c.at.tzinfo else c.at.replace(tzinfo=UTC)),
+                "at": fast_instant(c.at if c.at.tzinfo else c.at.replace(tzinfo=UTC)),
                 "revision": c.revision,
                 "content_hash": c.content_hash,
             }

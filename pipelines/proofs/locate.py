@@ -15,8 +15,7 @@ from __future__ import annotations
 import json
 import unicodedata
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -29,8 +28,7 @@ MAX_CANDIDATES = 1_000
 _SPACE_SET = frozenset(SPACES)
 
 
-@dataclass(frozen=True)
-class Location:
+class Location(NamedTuple):
     pointer: str | None
     start: int
     end: int
@@ -121,7 +119,11 @@ def find_span(text: str, quote: str, target: str | None = None) -> tuple[int, in
         for tried, (start, end) in enumerate(finder(text, target)):
             if tried >= MAX_CANDIDATES:
                 break
-            if normalize(text[start:end]) != target:
+            found = text[start:end]
+            # an ASCII span the lower-cased search found is the target itself once lower-cased
+            # (the target has no whitespace run and none at its ends, and ASCII has nothing to
+            # fold): normalising it again would only say so
+            if not (finder is _direct and found.isascii()) and normalize(found) != target:
                 continue
             if _whole_words(text, start, end):
                 return start, end
@@ -160,6 +162,29 @@ def _parsed(text: str) -> Any:
         return _UNPARSED
 
 
+def _first_span(
+    value: Any, quote: str, target: str
+) -> tuple[list[str], str, tuple[int, int]] | None:
+    """The first string of a JSON value (keys in sorted order) with a span that reads as the
+    quote: its pointer's tokens (innermost first), the string and the span. Pointers are
+    written only for the string found: the first of :func:`json_strings` with such a span."""
+    if isinstance(value, str):
+        span = find_span(value, quote, target)
+        return None if span is None else ([], value, span)
+    if isinstance(value, dict):
+        items: Iterator[tuple[str | int, Any]] = ((key, value[key]) for key in sorted(value))
+    elif isinstance(value, list):
+        items = enumerate(value)
+    else:
+        return None
+    for key, item in items:
+        found = _first_span(item, quote, target)
+        if found is not None:
+            found[0].append(pointer_token(key))
+            return found
+    return None
+
+
 def locate(quote: str, body: bytes, media_type: str) -> Location | None:
     """Where ``quote`` sits in a snapshot: the first JSON string value (by pointer, keys
     sorted) or, for text, the whole text; None when no span reads as the quote."""
@@ -170,11 +195,10 @@ def locate(quote: str, body: bytes, media_type: str) -> Location | None:
     if is_json_media(media_type):
         value = _parsed(text)
         if value is not _UNPARSED:
-            target = normalize(quote)
-            for pointer, string in json_strings(value):
-                span = find_span(string, quote, target)
-                if span is not None:
-                    return _location(pointer, string, span)
-            return None
+            found = _first_span(value, quote, normalize(quote))
+            if found is None:
+                return None
+            tokens, string, where = found
+            return _location("".join("/" + t for t in reversed(tokens)), string, where)
     span = find_span(text, quote)
     return None if span is None else _location(None, text, span)

@@ -3,6 +3,7 @@ RFC 6962's recursive definitions, the stored-hash layout, the bulk appender and 
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 
 import pytest
@@ -375,6 +376,20 @@ def test_bulk_inclusion_proofs_are_the_single_ones(small_tree: StoredTree) -> No
         bulk = merkle.prove_records(t, wanted, read)
         assert len(reads) <= 1  # one read for every proof
         assert bulk == {n: merkle.prove_record(t, n, small_tree.read) for n in wanted}
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_bulk_inclusion_proofs_of_some_records_are_the_single_ones(
+    small_tree: StoredTree, seed: int
+) -> None:
+    rng = random.Random(seed)
+    for t in rng.sample(range(1, small_tree.size + 1), 20):
+        wanted = [rng.randrange(t) for _ in range(rng.randint(1, 6))]
+        bulk = merkle.prove_records(t, [*wanted, *wanted], small_tree.read)  # repeats too
+        assert bulk == {n: merkle.prove_record(t, n, small_tree.read) for n in wanted}
+    with pytest.raises(ValueError, match="no record 5 in a tree of 5"):
+        merkle.prove_records(5, [0, 5], small_tree.read)
+    assert merkle.prove_records(5, [], small_tree.read) == {}
 
 
 @pytest.mark.parametrize("cuts", [[300], [1, 300], [3, 4, 7, 8, 100, 300], [255, 256, 257, 300]])

@@ -16,6 +16,7 @@ that reads makes one call of O(log n) indexes.
 from __future__ import annotations
 
 import hashlib
+from bisect import bisect_left
 from collections.abc import Callable, Sequence
 
 # Re-exported: callers catch merkle.ProofError.
@@ -181,18 +182,53 @@ def prove_record(t: int, n: int, read: HashReader) -> list[bytes]:
 
 def record_paths(
     t: int, ns: Sequence[int], read: HashReader
-) -> tuple[dict[int, list[tuple[int, int]]], dict[tuple[int, int], bytes]]:
+) -> tuple[dict[int, tuple[tuple[int, int], ...]], dict[tuple[int, int], bytes]]:
     """The inclusion proofs of many records of the tree of ``t`` records, as each proof's
     subtrees (``[lo, hi)`` ranges, from the leaf up) and every distinct subtree's hash, with
-    one read of the stored hashes: a subtree several proofs share (those along the tree's
-    right edge) is hashed once."""
-    paths: dict[int, list[tuple[int, int]]] = {}
-    for n in ns:
+    one read of the stored hashes. The tree is walked once from the root down to the wanted
+    records: the part of a path several proofs share (every path shares the top of the
+    tree) is worked out once, and its subtrees hashed once."""
+    wanted = sorted(set(ns))
+    for n in wanted[:1] + wanted[-1:]:
         if not 0 <= n < t:
             raise ValueError(f"no record {n} in a tree of {t} records")
-        paths[n] = _record_ranges(t, n)
-    distinct = list({r for ranges in paths.values() for r in ranges})
-    return paths, dict(zip(distinct, _range_hashes(distinct, read), strict=True))
+    paths: dict[int, tuple[tuple[int, int], ...]] = {}
+    # every sibling's stored-hash index, where it is a complete subtree (all of them but
+    # those along the right edge of the tree), else the ones its hash is folded from
+    whole: dict[tuple[int, int], int] = {}
+    partial: list[tuple[int, int]] = []
+    # (lo, hi, first, end, path): the subtree [lo, hi) holds wanted[first:end]; ``path`` is
+    # its siblings' ranges from it up to the root. Each ``lo`` is a multiple of the
+    # subtree's width rounded up to a power of two, so a left sibling is always complete.
+    todo: list[tuple[int, int, int, int, tuple[tuple[int, int], ...]]] = []
+    if wanted:
+        todo.append((0, t, 0, len(wanted), ()))
+    while todo:
+        lo, hi, first, end, path = todo.pop()
+        if hi - lo == 1:
+            paths[lo] = path
+            continue
+        level = (hi - lo - 1).bit_length() - 1
+        mid = lo + (1 << level)  # _split, inlined
+        cut = bisect_left(wanted, mid, first, end)
+        if first < cut:
+            if hi - mid == mid - lo:  # stored_hash_index(level, mid >> level), inlined
+                whole[(mid, hi)] = 2 * (hi - 1) - (hi - 1).bit_count() + level
+            else:
+                partial.append((mid, hi))
+            todo.append((lo, mid, first, cut, ((mid, hi), *path)))
+        if cut < end:
+            whole[(lo, mid)] = 2 * (mid - 1) - (mid - 1).bit_count() + level
+            todo.append((mid, hi, cut, end, ((lo, mid), *path)))
+    covers = [_subtrees(lo, hi) for lo, hi in partial]
+    folded = [stored_hash_index(level, n) for cover in covers for level, n in cover]
+    stored = _read(read, [*whole.values(), *folded])
+    hashes = dict(zip(whole, stored, strict=False))
+    at = len(whole)
+    for sibling, cover in zip(partial, covers, strict=True):
+        hashes[sibling] = _fold(stored[at : at + len(cover)])
+        at += len(cover)
+    return paths, hashes
 
 
 def prove_records(t: int, ns: Sequence[int], read: HashReader) -> dict[int, list[bytes]]:
