@@ -52,12 +52,11 @@ def _build(rows: int, workdir: Path) -> Path:
 
 
 def _sample(warehouse: Path, samples: int) -> list[str]:
-    import duckdb
+    from warehouse.explore import iter_documents
+    from warehouse.store import Warehouse
 
-    with duckdb.connect(str(warehouse), read_only=True) as con:
-        ids = [
-            row[0] for row in con.execute("SELECT doc_id FROM documents ORDER BY doc_id").fetchall()
-        ]
+    with Warehouse.open(str(warehouse), read_only=True) as wh:
+        ids = [row.doc_id for row in iter_documents(wh)]
     return random.Random(SEED).sample(ids, min(samples, len(ids)))
 
 

@@ -13,6 +13,7 @@ shows the traceback only with ``--debug``, and the run ledger records it as such
     │   ├── QueryRefused             ``receipts query`` was given anything but one SELECT
     │   ├── QueryFailed              DuckDB refused an ad-hoc query (a typo, no such table)
     │   ├── SettingsError            a setting (variable, config or secrets file) is bad
+    │   ├── BadParameter             a web request's parameter cannot be read (``serve``: 400)
     │   └── NotAWarehouse            the file named as the warehouse is something else
     ├── UpstreamError                an upstream did not give what an entry needs
     │   ├── HttpError                an HTTP exchange gave no usable response
@@ -101,6 +102,16 @@ class UsageError(ReceiptsError):
 
 class ManifestError(UsageError):
     """A manifest is missing, unreadable or invalid."""
+
+
+class BadParameter(UsageError):
+    """A web request's query or path parameter that cannot be read (``receipts serve``
+    answers 400 naming it)."""
+
+    def __init__(self, name: str, message: str) -> None:
+        super().__init__(f"{name}: {message}")
+        self.name = name
+        self.message = message
 
 
 class SettingsError(UsageError):

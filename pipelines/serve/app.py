@@ -35,7 +35,13 @@ from pipelines import logline
 from pipelines.serve import pages
 from pipelines.serve.text import marked
 from warehouse import backends
-from warehouse.errors import NotFound, ReceiptsError, WarehouseBusy, WarehouseError
+from warehouse.errors import (
+    BadParameter,
+    NotFound,
+    ReceiptsError,
+    WarehouseBusy,
+    WarehouseError,
+)
 from warehouse.lock import FileLock
 from warehouse.store import Warehouse, _local_path, resolve_location
 
@@ -182,7 +188,7 @@ class Server:
                 error_type=type(exc).__name__,
             )
         headers = {"retry-after": str(RETRY_AFTER_SECONDS)} if status == 503 else None
-        parameter = exc.name if isinstance(exc, pages.BadParameter) else None
+        parameter = exc.name if isinstance(exc, BadParameter) else None
         body = {
             "error": {"status": status, "type": kind, "message": message, "parameter": parameter}
         }
@@ -210,7 +216,7 @@ ERROR_TITLES = {
 
 def classify(exc: Exception) -> tuple[int, str, str]:
     """The status, error type and message of a failed request."""
-    if isinstance(exc, pages.BadParameter):
+    if isinstance(exc, BadParameter):
         return 400, "BadParameter", str(exc)
     if isinstance(exc, NotFound):
         return 404, "NotFound", str(exc)

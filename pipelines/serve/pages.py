@@ -36,7 +36,7 @@ from warehouse.asof import (
 )
 from warehouse.clock import now
 from warehouse.drift import compare, default_points, snapshot_bodies
-from warehouse.errors import NotFound, PointError, ReceiptsError, UsageError
+from warehouse.errors import BadParameter, NotFound, PointError, ReceiptsError, UsageError
 from warehouse.explore import iter_current_bodies
 from warehouse.pushes import pushes as push_ledger
 from warehouse.store import Warehouse
@@ -50,15 +50,6 @@ RUNS_SHOWN = 20
 MAX_PAGE = 100_000
 DIFF_FIELDS = 1_000  # a diff page shows at most this many changed fields
 DIFF_LINES = 2_000  # or lines of a unified diff
-
-
-class BadParameter(Exception):
-    """A query or path parameter that cannot be read: a 400 naming it."""
-
-    def __init__(self, name: str, message: str) -> None:
-        super().__init__(f"{name}: {message}")
-        self.name = name
-        self.message = message
 
 
 @dataclass(frozen=True)

@@ -88,9 +88,7 @@ def append(
     new = old + table.num_rows
     if new == old:
         return old, old
-    con.register(
-        "_tlog_new", table.append_column("idx", pa.array(list(range(old, new)), pa.int64()))
-    )
+    con.register("_tlog_new", table.append_column("idx", pa.array(range(old, new), pa.int64())))
     try:
         con.execute(
             f"INSERT INTO {ENTRIES} SELECT idx, kind, doc_id, revision, push_id, entry "
@@ -127,13 +125,10 @@ def store_levels(
     hashes = pa.table(
         {
             "level": pa.concat_arrays(
-                [pa.array([lv] * len(run), pa.int64()) for lv, _, run in levels]
+                [pa.repeat(pa.scalar(lv, pa.int64()), len(run)) for lv, _, run in levels]
             ),
             "n": pa.concat_arrays(
-                [
-                    pa.array(list(range(first, first + len(run))), pa.int64())
-                    for _, first, run in levels
-                ]
+                [pa.array(range(first, first + len(run)), pa.int64()) for _, first, run in levels]
             ),
             "hash": pa.concat_arrays([pa.array(run, pa.binary()) for _, _, run in levels]),
         }
