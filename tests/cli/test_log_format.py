@@ -182,7 +182,7 @@ def test_no_token_reaches_a_log_line(
     github_token = "test-only-github-token-0123456789"
     with serve(FakeGitHub(token=github_token)) as github:
         sha = github.push("octo/hyphae", {"a.md": b"# a\n"})
-        github.secondary_limit(retry_after=0, times=1)
+        github.secondary_limit(retry_after=1, times=1)  # "0" reads as no wait given: 60 s
         manifest = write_manifest(tmp_path, manifest_toml("octo/hyphae", sha, {"a.md": "markdown"}))
         result = cli(
             "--log-format",
