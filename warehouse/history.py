@@ -203,6 +203,21 @@ def missing_snapshot(doc_id: str, content_hash: str) -> NotFound:
     return NotFound(f"snapshot {content_hash} of {doc_id} is missing")
 
 
+def revision_pair_bodies(
+    warehouse: Warehouse, doc_id: str, old: dict[str, Any], new: dict[str, Any]
+) -> tuple[tuple[str, bytes], tuple[str, bytes]]:
+    """The media type and checked bytes of two revisions of ``doc_id`` (rows of
+    :func:`history`), read in one query (``diff``, the web view's diff page); a revision
+    whose bytes are gone raises :func:`missing_snapshot`, as ``show`` does."""
+    from warehouse.drift import snapshot_bodies
+
+    bodies = snapshot_bodies(warehouse, [old["content_hash"], new["content_hash"]], doc_id)
+    for rev in (old, new):
+        if rev["content_hash"] not in bodies:
+            raise missing_snapshot(doc_id, rev["content_hash"])
+    return bodies[old["content_hash"]], bodies[new["content_hash"]]
+
+
 def snapshot(
     warehouse: Warehouse,
     doc_id: str,

@@ -361,12 +361,9 @@ def diff(doc_id: str, a: str | None, b: str | None, warehouse: str, as_json: boo
     with Warehouse.open(warehouse, read_only=True) as wh:
         revisions = history.history(wh, doc_id)
         old, new = _pair(doc_id, revisions, a, b)
-        bodies = snapshot_bodies(wh, [old["content_hash"], new["content_hash"]], doc_id)
-    for rev in (old, new):
-        if rev["content_hash"] not in bodies:  # the revision's bytes are gone: as `show` says
-            raise history.missing_snapshot(doc_id, rev["content_hash"])
-    old_media, old_body = bodies[old["content_hash"]]
-    new_media, new_body = bodies[new["content_hash"]]
+        (old_media, old_body), (new_media, new_body) = history.revision_pair_bodies(
+            wh, doc_id, old, new
+        )
     result = diff_snapshots(
         old_body,
         old_media,

@@ -225,13 +225,8 @@ def diff(wh: Warehouse, doc_id: str, old_text: str | None, new_text: str | None)
     else:
         old = _pick(doc_id, revisions, revision_number(old_text, "from"))
         new = _pick(doc_id, revisions, revision_number(new_text, "to"))
-    bodies = snapshot_bodies(wh, [old["content_hash"], new["content_hash"]], doc_id)
-    for rev in (old, new):
-        if rev["content_hash"] not in bodies:
-            raise history.missing_snapshot(doc_id, rev["content_hash"])
-    (old_media, old_body), (new_media, new_body) = (
-        bodies[old["content_hash"]],
-        bodies[new["content_hash"]],
+    (old_media, old_body), (new_media, new_body) = history.revision_pair_bodies(
+        wh, doc_id, old, new
     )
     result = diff_snapshots(
         old_body,
