@@ -10,21 +10,35 @@ once every file is written: the bundles appear all at once, and the rename of ea
 not flushed to the disk one by one (``fsync``): after a crash of the machine itself, bundles
 the kernel had not yet written may be missing or empty, and running ``verify-claims
 --bundles`` again writes them anew.
-Files are written on the calling thread: writer threads, measured at 10,000 bundles on two
-busy cores, were several times slower (each write waits for the GIL the building thread
-holds).
+
+The first :data:`INLINE_FILES` files are written by the calling thread; from the next one on,
+a writer process (:mod:`pipelines.proofs.file_writer`, fed through a pipe) writes them while
+the caller goes on building the rest. Creating a file is mostly the kernel's work (some tens
+of microseconds each on ext4, several times that on a busy machine), and done by the builder
+it came on top of the building; a writer thread instead of a process was several times slower
+(each of its system calls waits for the interpreter lock the building thread holds). Where no
+writer process can be started, the calling thread writes every file.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
-from collections.abc import Iterable
+import subprocess
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from itertools import islice
 from pathlib import Path
 
+from pipelines.proofs import file_writer
 from warehouse.errors import UsageError
 
-_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+_FLAGS = file_writer.FLAGS
+# Written by the calling thread before a writer process is started (a single bundle, or a
+# few, costs no process start).
+INLINE_FILES = 64
+_PIPE_BYTES = 1 << 20  # the pipe to the writer holds this much (Linux), so the sender seldom waits
 
 
 def _write(path: str, data: bytes) -> None:
@@ -45,7 +59,15 @@ def write_whole(directory: str, name: str, data: bytes) -> None:
     """``data`` under ``directory/name``, through a temporary name renamed over it."""
     temporary = os.path.join(directory, f".{name}.{os.getpid()}.tmp")
     _write(temporary, data)
-    os.replace(temporary, os.path.join(directory, name))
+    try:
+        os.replace(temporary, os.path.join(directory, name))
+    except OSError:
+        os.unlink(temporary)
+        raise
+
+
+def _write_new(directory: str, name: str, data: bytes) -> None:
+    _write(os.path.join(directory, name), data)
 
 
 def _refused(name: str, out: Path, exc: OSError) -> UsageError:
@@ -55,24 +77,102 @@ def _refused(name: str, out: Path, exc: OSError) -> UsageError:
     )
 
 
-def _fill(staging: str, out: Path, files: Iterable[tuple[str, bytes]]) -> None:
-    """Each file written under its own name into ``staging``, a directory no reader knows."""
-    for name, data in files:
+class _Writer:
+    """A :mod:`~pipelines.proofs.file_writer` process writing into one directory."""
+
+    def __init__(self, directory: str, mode: str) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-I", "-S", file_writer.__file__, directory, mode, str(os.getpid())],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            bufsize=_PIPE_BYTES,
+        )
+        assert self.process.stdin is not None
+        self.stdin = self.process.stdin
         try:
-            _write(os.path.join(staging, name), data)
-        except OSError as exc:
-            raise _refused(name, out, exc) from exc
+            import fcntl
+
+            fcntl.fcntl(self.stdin.fileno(), fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
+        except (ImportError, AttributeError, OSError):
+            pass  # the pipe keeps its size: the sender waits more often
+
+    def send(self, name: str, data: bytes) -> bool:
+        """False once the writer has stopped (a file it could not write)."""
+        raw = name.encode("utf-8")
+        try:
+            self.stdin.write(file_writer.HEADER.pack(len(raw), len(data)))
+            self.stdin.write(raw)
+            self.stdin.write(data)
+        except BrokenPipeError:
+            return False
+        return True
+
+    def finish(self, out: Path) -> None:
+        """Every file sent written, else a :class:`UsageError` naming the one that failed."""
+        with contextlib.suppress(BrokenPipeError):  # the writer stopped early: it says why
+            self.stdin.close()
+        said = b""
+        if self.process.stdout is not None:
+            said = self.process.stdout.read()
+            self.process.stdout.close()
+        if self.process.wait() == 0:
+            return
+        name, number, reason = [*said.decode("utf-8", "replace").split("\0"), "", ""][:3]
+        exc = OSError(int(number) if number.isdigit() else 0, reason or "the writer stopped")
+        raise _refused(name or "a bundle", out, exc)
+
+    def abandon(self) -> None:
+        """The writer stopped at once, whatever it had left to write."""
+        self.process.kill()
+        self.process.wait()
+        for stream in (self.stdin, self.process.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
 
 
-def _move_in(staging: str, out: Path) -> None:
-    """Each file of ``staging`` renamed into ``out`` (which something else filled meanwhile),
-    then ``staging`` removed."""
-    for name in os.listdir(staging):
+def _start(directory: str, mode: str) -> _Writer | None:
+    try:
+        return _Writer(directory, mode)
+    except OSError:
+        return None
+
+
+def _write_each(
+    directory: str,
+    out: Path,
+    files: Iterable[tuple[str, bytes]],
+    write_one: Callable[[str, str, bytes], None],
+    mode: str,
+) -> None:
+    """Each file of ``files`` written by ``write_one``, the first few here and the rest, if
+    a writer process starts, by that process (in ``mode``: ``new`` or ``replace``)."""
+    produced: Iterator[tuple[str, bytes]] = iter(files)
+    for name, data in islice(produced, INLINE_FILES):
         try:
-            os.replace(os.path.join(staging, name), os.path.join(out, name))
+            write_one(directory, name, data)
         except OSError as exc:
             raise _refused(name, out, exc) from exc
-    os.rmdir(staging)
+    first = next(produced, None)
+    if first is None:
+        return
+    writer = _start(directory, mode)
+    if writer is None:
+        for name, data in (first, *produced):
+            try:
+                write_one(directory, name, data)
+            except OSError as exc:
+                raise _refused(name, out, exc) from exc
+        return
+    try:
+        if writer.send(*first):
+            for name, data in produced:
+                if not writer.send(name, data):
+                    break
+        writer.finish(out)
+    except BaseException:
+        writer.abandon()
+        raise
 
 
 def write_all(out: Path, files: Iterable[tuple[str, bytes]]) -> None:
@@ -84,7 +184,7 @@ def write_all(out: Path, files: Iterable[tuple[str, bytes]]) -> None:
         staging = str(out.parent / f".{out.name}.{os.getpid()}.tmp")
         os.mkdir(staging)
         try:
-            _fill(staging, out, files)
+            _write_each(staging, out, files, _write_new, "new")
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
@@ -93,9 +193,15 @@ def write_all(out: Path, files: Iterable[tuple[str, bytes]]) -> None:
         except OSError:  # it is not empty any more
             _move_in(staging, out)
         return
-    directory = str(out)
-    for name, data in files:
+    _write_each(str(out), out, files, write_whole, "replace")
+
+
+def _move_in(staging: str, out: Path) -> None:
+    """Each file of ``staging`` renamed into ``out`` (which something else filled meanwhile),
+    then ``staging`` removed."""
+    for name in os.listdir(staging):
         try:
-            write_whole(directory, name, data)
+            os.replace(os.path.join(staging, name), os.path.join(out, name))
         except OSError as exc:
             raise _refused(name, out, exc) from exc
+    os.rmdir(staging)

@@ -83,3 +83,74 @@ def test_a_failed_write_leaves_no_file_cut_short(
     expected = dict(FILES[:2]) if exists else {}
     assert _listing(out) == expected
     assert [p.name for p in tmp_path.iterdir()] == ["bundles"]
+
+
+@pytest.mark.parametrize("exists", [False, True])
+def test_past_the_first_files_a_writer_process_writes_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, exists: bool
+) -> None:
+    monkeypatch.setattr(files, "INLINE_FILES", 1)
+    started: list[files._Writer] = []
+    real = files._start
+
+    def start(directory: str, mode: str) -> files._Writer | None:
+        started.append(real(directory, mode))
+        return started[-1]
+
+    monkeypatch.setattr(files, "_start", start)
+    out = tmp_path / "bundles"
+    if exists:
+        out.mkdir()
+        (out / "c3.receipt.json").write_bytes(b'{"trunc')
+    big = ("c9.receipt.json", bytes(range(256)) * 8_000)  # more than the pipe holds
+    files.write_all(out, iter([*FILES, big]))
+    assert len(started) == 1
+    assert _listing(out) == dict([*FILES, big])
+    assert [p.name for p in tmp_path.iterdir()] == ["bundles"]
+
+
+@pytest.mark.parametrize("exists", [False, True])
+def test_a_file_the_writer_process_cannot_write_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, exists: bool
+) -> None:
+    monkeypatch.setattr(files, "INLINE_FILES", 1)
+    out = tmp_path / "bundles"
+    if exists:
+        out.mkdir()
+    too_long = "x" * 300 + ".receipt.json"  # longer than a file name may be
+    produced = [*FILES[:3], (too_long, b"{}\n"), *FILES[3:]]
+    with pytest.raises(UsageError, match=r"x{300}\.receipt\.json could not be written .*too long"):
+        files.write_all(out, iter(produced))
+    expected = dict(FILES[:3]) if exists else {}
+    assert _listing(out) == expected
+    assert [p.name for p in tmp_path.iterdir()] == ["bundles"]
+
+
+def test_a_failure_while_building_stops_the_writer_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(files, "INLINE_FILES", 1)
+    out = tmp_path / "bundles"
+
+    def produced() -> Iterator[tuple[str, bytes]]:
+        yield from FILES
+        raise RuntimeError("building failed")
+
+    with pytest.raises(RuntimeError, match="building failed"):
+        files.write_all(out, produced())
+    assert _listing(out) == {}
+    assert [p.name for p in tmp_path.iterdir()] == ["bundles"]
+
+
+def test_without_a_writer_process_every_file_is_written_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(files, "INLINE_FILES", 1)
+
+    def cannot_start(*_: object, **__: object) -> None:
+        raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(files.subprocess, "Popen", cannot_start)
+    out = tmp_path / "bundles"
+    files.write_all(out, iter(FILES))
+    assert _listing(out) == dict(FILES)
