@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 import orjson
@@ -19,10 +20,12 @@ from warehouse.proof_rows import ProofRow
 SUFFIX = ".receipt.json"
 
 
+@lru_cache(maxsize=4096)
 def fast_instant(value: datetime) -> str:
     """:func:`~warehouse.tlog.entries.instant` (UTC, microseconds, ``Z``) through
     ``isoformat``, several times faster than ``strftime`` (a tenth of the time of 10,000
-    bundles); the same text for any year from 1000 on."""
+    bundles); the same text for any year from 1000 on. Remembered for the last few thousand
+    instants: the bundles of one claims check share their checks' instants."""
     if value.tzinfo is None:
         raise ValueError("an instant needs a time zone")
     return value.astimezone(UTC).isoformat(timespec="microseconds")[:-6] + "Z"
@@ -99,6 +102,19 @@ def build_bundle(
 ) -> dict[str, Any]:
     """The bundle of ``quote`` at ``location`` in ``row``'s snapshot; ``proof`` is the C2SP
     tlog-proof of ``row.entry`` with its signed checkpoint."""
+    snapshot = base64.b64encode(row.body).decode("ascii")
+    return _bundle(row, quote, location, snapshot, proof.decode("utf-8"), verifier_key, claim)
+
+
+def _bundle(
+    row: ProofRow,
+    quote: str,
+    location: Location,
+    snapshot_base64: str | orjson.Fragment,
+    proof: str | orjson.Fragment,
+    verifier_key: str,
+    claim: dict[str, Any] | None,
+) -> dict[str, Any]:
     if row.entry is None:
         raise ValueError(f"{row.doc_id} revision {row.revision} has no log entry")
     return {
@@ -116,7 +132,7 @@ def build_bundle(
             "canonical_form": canonical_form(row),
             "media_type": row.media_type,
             "size": len(row.body),
-            "bytes_base64": base64.b64encode(row.body).decode("ascii"),
+            "bytes_base64": snapshot_base64,
         },
         "quote": {
             "text": quote,
@@ -128,11 +144,37 @@ def build_bundle(
         "citation": citation(row),
         "log": {
             "entry": row.entry.decode("utf-8"),
-            "proof": proof.decode("utf-8"),
+            "proof": proof,
             "verifier_key": verifier_key,
         },
         "claim": claim,
     }
+
+
+class BulkEncoder:
+    """Bundles' bytes for many quotes proved against one checkpoint: each the bytes of
+    :func:`bundle_bytes` of :func:`build_bundle`, with the parts JSON-encoded once where
+    they can be: the checkpoint (a proof is the proof's lines, then the checkpoint's), and a
+    snapshot's base64 (its letters need no escape), written into the file as they are."""
+
+    def __init__(self, checkpoint: str, verifier_key: str) -> None:
+        self.checkpoint = orjson.dumps(checkpoint)[1:]  # the string's end and closing quote
+        self.verifier_key = verifier_key
+
+    def encode(
+        self,
+        row: ProofRow,
+        quote: str,
+        location: Location,
+        proof: bytes,
+        claim: dict[str, Any] | None = None,
+    ) -> bytes:
+        """``proof``: the tlog-proof's lines without the checkpoint."""
+        snapshot = orjson.Fragment(b'"' + base64.b64encode(row.body) + b'"')
+        lines = orjson.Fragment(orjson.dumps(proof.decode("utf-8"))[:-1] + self.checkpoint)
+        return bundle_bytes(
+            _bundle(row, quote, location, snapshot, lines, self.verifier_key, claim)
+        )
 
 
 def bundle_bytes(bundle: dict[str, Any]) -> bytes:

@@ -14,7 +14,7 @@ from typing import Any
 
 from pipelines.checks.claims import ClaimVerdict
 from pipelines.checks.quote import find_quote, short_hash
-from pipelines.proofs.bundle import SUFFIX, ClaimCheck, build_bundle, bundle_bytes, claim_json
+from pipelines.proofs.bundle import SUFFIX, BulkEncoder, ClaimCheck, build_bundle, claim_json
 from pipelines.proofs.files import write_all
 from pipelines.proofs.locate import Location, locate
 from warehouse import history
@@ -32,6 +32,8 @@ NO_SPAN = (
 
 
 def _proofs(wh: Warehouse, rows: Sequence[ProofRow], head: tlog.SignedHead) -> dict[int, bytes]:
+    """Each row's inclusion proof (its lines, without the signed checkpoint that ends a
+    tlog-proof), by log index."""
     size = head.checkpoint.size
     for row in rows:
         if row.log_index is None:
@@ -41,9 +43,7 @@ def _proofs(wh: Warehouse, rows: Sequence[ProofRow], head: tlog.SignedHead) -> d
                 f"{row.doc_id} revision {row.revision} (entry {row.log_index}) is not yet in a "
                 f"checkpoint (the latest covers {size} entries); the next writing run records one"
             )
-    note = head.checkpoint.note.encode()
-    found = tlog.prove_indexes(wh, [r.log_index for r in rows if r.log_index is not None], size)
-    return {index: proof + note for index, proof in found.items()}
+    return tlog.prove_indexes(wh, [r.log_index for r in rows if r.log_index is not None], size)
 
 
 def prove(
@@ -68,7 +68,7 @@ def prove(
     if location is None:
         raise BundleRefused(f"{where}: {NO_SPAN}")
     row = proof_rows(wh, [(doc_id, snapshot.revision)])[(doc_id, snapshot.revision)]
-    proof = _proofs(wh, [row], head)[row.log_index or 0]
+    proof = _proofs(wh, [row], head)[row.log_index or 0] + head.checkpoint.note.encode()
     return build_bundle(row, quote, location, proof, str(head.verifier))
 
 
@@ -117,22 +117,23 @@ def _claim_files(
         located.append((verdict, row, location))
     proofs = _proofs(wh, [row for _, row, _ in located], head)
     histories = claim_histories(wh, [v.claim.claim_id for v, _, _ in located])
-    verifier = str(head.verifier)
+    encoder = BulkEncoder(head.checkpoint.note, str(head.verifier))
     for verdict, row, location in located:
         claim_id = verdict.claim.claim_id
         checks = [
             ClaimCheck(h.check_id, h.status, h.recorded_at, h.cited_revision, h.cited_hash)
             for h in histories.get(claim_id, [])
         ]
-        bundle = build_bundle(
-            row,
-            verdict.claim.quote,
-            location,
-            proofs[row.log_index or 0],
-            verifier,
-            claim_json(claim_id, verdict.status, checks),
+        made = (
+            bundle_name(claim_id),
+            encoder.encode(
+                row,
+                verdict.claim.quote,
+                location,
+                proofs[row.log_index or 0],
+                claim_json(claim_id, verdict.status, checks),
+            ),
         )
-        made = (bundle_name(claim_id), bundle_bytes(bundle))
         result.files.append(made)
         yield made
 
