@@ -77,7 +77,9 @@ def normalize(text: str) -> str:
     case."""
     if not text.isascii():  # ASCII is its own NFKC form, with nothing to fold
         text = unicodedata.normalize("NFKC", text).translate(_FOLD)
-    return _SPACE_RUN.sub(" ", text).strip(" ").lower()
+    if "  " in text or not text.isprintable():  # the one printable space is " "
+        text = _SPACE_RUN.sub(" ", text)
+    return text.strip(" ").lower()
 
 
 # -- the report ------------------------------------------------------------------------------
