@@ -28,7 +28,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterable, Iterator
-from itertools import islice
+from itertools import chain, islice
 from pathlib import Path
 
 from pipelines.proofs import file_writer
@@ -138,6 +138,19 @@ def _start(directory: str, mode: str) -> _Writer | None:
         return None
 
 
+def _write_here(
+    directory: str,
+    out: Path,
+    files: Iterable[tuple[str, bytes]],
+    write_one: Callable[[str, str, bytes], None],
+) -> None:
+    for name, data in files:
+        try:
+            write_one(directory, name, data)
+        except OSError as exc:
+            raise _refused(name, out, exc) from exc
+
+
 def _write_each(
     directory: str,
     out: Path,
@@ -148,21 +161,13 @@ def _write_each(
     """Each file of ``files`` written by ``write_one``, the first few here and the rest, if
     a writer process starts, by that process (in ``mode``: ``new`` or ``replace``)."""
     produced: Iterator[tuple[str, bytes]] = iter(files)
-    for name, data in islice(produced, INLINE_FILES):
-        try:
-            write_one(directory, name, data)
-        except OSError as exc:
-            raise _refused(name, out, exc) from exc
+    _write_here(directory, out, islice(produced, INLINE_FILES), write_one)
     first = next(produced, None)
     if first is None:
         return
     writer = _start(directory, mode)
     if writer is None:
-        for name, data in (first, *produced):
-            try:
-                write_one(directory, name, data)
-            except OSError as exc:
-                raise _refused(name, out, exc) from exc
+        _write_here(directory, out, chain([first], produced), write_one)
         return
     try:
         if writer.send(*first):
