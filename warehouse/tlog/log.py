@@ -217,7 +217,7 @@ def publish(warehouse: Warehouse, out: Path) -> Published:
     con = warehouse._con
 
     def read_entries(start: int, end: int) -> list[bytes]:
-        return [e.entry for e in store.read_entries(con, start, end)]
+        return store.read_entries(con, start, end)
 
     written = tiles.write_tiles(
         out,
