@@ -73,8 +73,9 @@ def append(
 
     A push's entry is stored; a revision's is not (its bytes are NULL, migration 0012,
     unless ``keep_entries``: before that migration the column takes no NULL): its leaf hash
-    is stored, and readers rebuild its bytes from the rows (:func:`entries_sql`). Storing
-    them took a third of an ingest's logging time and about 2% of the warehouse.
+    is stored, and readers rebuild its bytes from the rows (:func:`entries_sql`). (Measured on
+    a first ingest of 200,000 records: storing them made the warehouse file 93 MB rather than
+    75 MB, and took about a third of the log's share of the ingest.)
 
     The entries come to Python once, in order, through Arrow; their numbers are added
     there and they go back to the table through Arrow. The tree's new stored hashes are
