@@ -334,3 +334,19 @@ def test_a_key_file_open_to_others_leaves_the_run_finished_and_its_checkpoint_un
     assert run.exit_code == 0, run.output
     assert "cannot sign the checkpoint" in run.stderr and "chmod 600" in run.stderr
     assert json.loads(run.stdout)["log_checkpoint"]["signed"] is False
+
+
+def test_a_log_made_by_hand_keeps_its_entries_and_publishes(
+    warehouse_path: Path, tmp_path: Path
+) -> None:
+    """Entries appended as bytes, with no rows to rebuild them from, are stored."""
+    from warehouse.tlog import log as tlog
+
+    data = [b"entry %d\n" % i for i in range(300)]
+    with Warehouse.open(str(warehouse_path)) as wh:
+        tlog.append_entries(wh, [f"x/y/{i}" for i in range(300)], [1] * 300, data)
+        tlog.record_checkpoint(wh, note.Signer("hand.example/log", bytes(range(32))))
+        published = tlog.publish(wh, tmp_path / "tiles")
+    assert published.size == 300
+    bundle = (tmp_path / "tiles" / "tile" / "entries" / "000").read_bytes()
+    assert data[0] in bundle and data[255] in bundle
