@@ -258,17 +258,45 @@ class StoredEntry:
     entry: bytes | None  # None: not stored (a revision's, rebuilt from its rows when read)
 
 
+# The entries of the revisions in ``_tlog_rebuild`` (``doc_id, revision``), rebuilt from
+# their rows: only those documents' rows are read.
+_REBUILD = (
+    f"SELECT r.doc_id, r.revision, {revision_entry(ROW_COLUMNS)} AS entry "
+    + ROWS_WITH_CONTEXT.format(
+        where="(r.doc_id, r.revision) IN (SELECT doc_id, revision FROM _tlog_rebuild)",
+        docs="doc_id IN (SELECT doc_id FROM _tlog_rebuild)",
+    )
+)
+
+
 def read_entries(con: duckdb.DuckDBPyConnection, start: int, end: int) -> list[bytes]:
     """The bytes of entries ``start``..``end - 1``, in order: stored, or rebuilt from their
-    rows (:func:`entries_sql`); :class:`LogDamaged` for an entry whose rows are gone."""
-    docs = f"doc_id IN (SELECT doc_id FROM {ENTRIES} WHERE idx >= $s AND idx < $e)"
+    rows (those rebuilt read in one query of just their documents' rows);
+    :class:`LogDamaged` for an entry whose rows are gone."""
     rows = con.execute(
-        f"SELECT idx, entry FROM {entries_sql('e.idx >= $s AND e.idx < $e', docs, 'r.' + docs)} "
+        f"SELECT idx, doc_id, revision, entry FROM {ENTRIES} WHERE idx >= $s AND idx < $e "
         "ORDER BY idx",
         {"s": start, "e": end},
     ).fetchall()
+    missing = [(doc, revision) for _, doc, revision, entry in rows if entry is None]
+    rebuilt: dict[tuple[str, int], bytes] = {}
+    if missing:
+        wanted = pa.table(
+            {
+                "doc_id": pa.array([doc for doc, _ in missing], pa.string()),
+                "revision": pa.array([revision for _, revision in missing], pa.int32()),
+            }
+        )
+        con.register("_tlog_rebuild", wanted)
+        try:
+            for doc, revision, entry in con.execute(_REBUILD).fetchall():
+                rebuilt.setdefault((doc, int(revision)), bytes(entry))
+        finally:
+            con.unregister("_tlog_rebuild")
     out = []
-    for index, entry in rows:
+    for index, doc, revision, entry in rows:
+        if entry is None:
+            entry = rebuilt.get((doc, revision))
         if entry is None:
             raise LogDamaged(f"the rows of log entry {index} are gone: its bytes cannot be read")
         out.append(bytes(entry))
