@@ -2,16 +2,18 @@
 
 :func:`check_log` rebuilds everything (``receipts log verify``, ``receipts verify``): every
 revision's entry from its rows and every push's from its receipt, compared with the stored
-entries; the tree's stored hashes computed again from the entries; each checkpoint's root
-against the rebuilt tree. A problem names the entry (its index) where the log and the rows
-part, the first one first.
+entries (an entry not stored, migration 0012: its hash with the stored leaf); the tree's
+stored hashes computed again from the entries (from the stored leaf of an entry not stored);
+each checkpoint's root against the rebuilt tree. A problem names the entry (its index) where
+the log and the rows part, the first one first.
 
 :func:`check_revisions` checks only the revisions a command is about to serve (``show``,
 ``export``, ``publish``), in O(log n) reads each: the revision's row rebuilt into its entry
-and compared with the stored one, the entry's leaf hash with the stored leaf, the leaf with
-the latest checkpoint's root by an inclusion proof (or, for an entry the latest checkpoint
-does not cover yet, with the root of the stored tree), and the document's rows counted
-against its entries (a deleted or duplicated revision row).
+and compared with the stored one (when stored), the entry's leaf hash with the stored leaf
+(for an entry not stored, a difference is a rewritten row), the leaf with the latest
+checkpoint's root by an inclusion proof (or, for an entry the latest checkpoint does not
+cover yet, with the root of the stored tree), and the document's rows counted against its
+entries (a deleted or duplicated revision row).
 """
 
 from __future__ import annotations
