@@ -11,7 +11,7 @@ import pyarrow as pa
 
 from warehouse.snapshots import checked_body
 from warehouse.store import Warehouse
-from warehouse.tlog.store import ENTRIES
+from warehouse.tlog.store import entries_sql
 
 
 class ProofRow(NamedTuple):
@@ -49,8 +49,13 @@ FROM r
 JOIN documents d ON d.doc_id = r.doc_id
 JOIN s ON s.content_hash = r.content_hash
 LEFT JOIN f ON f.content_hash = r.content_hash
-LEFT JOIN {ENTRIES} e ON e.doc_id = r.doc_id AND e.revision = r.revision
-       AND e.kind IN ('revision', 'restoration')
+LEFT JOIN {
+    entries_sql(
+        "e.doc_id IN (SELECT doc_id FROM _proof_wanted)",
+        "doc_id IN (SELECT doc_id FROM _proof_wanted)",
+        "r.doc_id IN (SELECT doc_id FROM _proof_wanted)",
+    )
+} e ON e.doc_id = r.doc_id AND e.revision = r.revision AND e.kind IN ('revision', 'restoration')
 ORDER BY e.idx DESC NULLS FIRST
 """
 

@@ -14,7 +14,7 @@ import pytest
 
 from tests.conftest import cli, write_manifest
 from warehouse.store import Warehouse
-from warehouse.tlog import entries, merkle, note
+from warehouse.tlog import entries, merkle, note, store
 from warehouse.tlog.proof import verify_proof
 
 MANIFEST = """
@@ -68,8 +68,10 @@ def test_ingest_logs_each_revision_and_signs_its_checkpoint(
     assert cli("ingest", manifest, "--warehouse", warehouse_path, env=env).exit_code == 0
     write_manifest(manifest.parent, CHANGED)
     assert cli("ingest", manifest, "--warehouse", warehouse_path, env=env).exit_code == 0
-    rows = _sql(warehouse_path, "SELECT idx, kind, entry FROM tlog_entries ORDER BY idx")
+    rows = _sql(warehouse_path, f"SELECT idx, kind, entry FROM {store.entries_sql()} ORDER BY idx")
     assert [r[0] for r in rows] == list(range(24))
+    # a revision's bytes are not stored but rebuilt from its rows (migration 0012)
+    assert _sql(warehouse_path, "SELECT count(entry) FROM tlog_entries") == [(0,)]
     parsed = [entries.parse(bytes(r[2])) for r in rows]  # type: ignore[arg-type]
     assert {p.get("revision") for p in parsed[:12]} == {"1"}
     assert {p.get("revision") for p in parsed[12:]} == {"2"}
@@ -101,7 +103,9 @@ def test_a_proof_checks_out_with_the_verifier_key(
     out = tmp_path / "p.tlog-proof"
     proved = cli("log", "prove", doc, "--out", out, "--warehouse", warehouse_path)
     assert proved.exit_code == 0, proved.output
-    [(entry,)] = _sql(warehouse_path, f"SELECT entry FROM tlog_entries WHERE doc_id = '{doc}'")
+    [(entry,)] = _sql(
+        warehouse_path, f"SELECT entry FROM {store.entries_sql()} WHERE doc_id = '{doc}'"
+    )
     verifier = note.parse_verifier(key[1])
     _, head = verify_proof(out.read_bytes(), bytes(entry), [verifier])  # type: ignore[arg-type]
     assert head.size == 12
@@ -221,6 +225,40 @@ def test_an_old_warehouse_gets_its_history_logged_at_migration(
     assert cli("log", "verify", "--warehouse", warehouse_path).exit_code == 0
 
 
+@pytest.mark.parametrize("revision", [1, 2])
+def test_a_log_with_stored_entries_migrates_and_checks_both_kinds(
+    revision: int, manifest: Path, warehouse_path: Path
+) -> None:
+    """A log made before migration 0012 stored every entry's bytes; after it, a revision's
+    are rebuilt from its rows. Both verify, and a rewritten row is caught in either."""
+    assert cli("ingest", manifest, "--warehouse", warehouse_path).exit_code == 0
+    with Warehouse.open(str(warehouse_path)) as wh:  # as a version before 0012 left it
+        con = wh._connection_for_tests()
+        con.execute(f"CREATE TEMP TABLE _texts AS SELECT idx, entry FROM {store.entries_sql()}")
+        con.execute(
+            "UPDATE tlog_entries SET entry = t.entry FROM _texts t WHERE t.idx = tlog_entries.idx"
+        )
+        con.execute("ALTER TABLE tlog_entries ALTER COLUMN entry SET NOT NULL")
+        con.execute("DELETE FROM schema_migrations WHERE version = 12")
+    assert cli("migrate", "--warehouse", warehouse_path).exit_code == 0
+    write_manifest(manifest.parent, CHANGED)
+    assert cli("ingest", manifest, "--warehouse", warehouse_path).exit_code == 0
+    stored = _sql(warehouse_path, "SELECT revision, count(entry), count(*) FROM tlog_entries "
+                  "GROUP BY revision ORDER BY revision")  # fmt: skip
+    assert stored == [(1, 12, 12), (2, 0, 12)]
+    assert cli("log", "verify", "--warehouse", warehouse_path).exit_code == 0
+    doc = _doc(warehouse_path)
+    _sql(warehouse_path, "UPDATE revisions SET source_url = 'https://forged.example/' "
+         f"WHERE doc_id = '{doc}' AND revision = {revision}")  # fmt: skip
+    logged = cli("log", "verify", "--json", "--warehouse", warehouse_path)
+    assert logged.exit_code == 1
+    [problem] = json.loads(logged.stdout)["problems"]
+    assert problem["doc_id"] == doc and "the row was rewritten" in problem["message"]
+    if revision == 2:  # the current revision is what is served
+        shown = cli("show", doc, "--warehouse", warehouse_path)
+        assert shown.exit_code != 0 and "the row was rewritten" in shown.stderr
+
+
 def _kept(warehouse_path: Path, tmp_path: Path, name: str = "kept") -> Path:
     kept = tmp_path / name
     shown = cli("log", "checkpoint", "--warehouse", warehouse_path)
@@ -266,7 +304,6 @@ def test_entries_rewritten_under_a_kept_checkpoint_are_caught(
     _sql(warehouse_path, "UPDATE revisions SET source_url = 'https://forged.example/' "
          f"WHERE doc_id = '{doc}'")  # fmt: skip
     with Warehouse.open(str(warehouse_path)) as wh:
-        from warehouse.tlog import store
         from warehouse.tlog.entries_sql import ROW_COLUMNS, ROWS_WITH_CONTEXT, revision_entry
 
         con = wh._connection_for_tests()
@@ -279,7 +316,7 @@ def test_entries_rewritten_under_a_kept_checkpoint_are_caught(
         con.execute("DELETE FROM tlog_hashes")
         con.execute("DELETE FROM tlog_checkpoints")
         size = store.size(con)
-        con.execute("CREATE TEMP VIEW _all AS SELECT idx, entry FROM tlog_entries")
+        con.execute(f"CREATE TEMP VIEW _all AS SELECT idx, entry FROM {store.entries_sql()}")
         store.append_hashes(con, 0, size, source="_all")
     relogged = cli("log", "verify", "--warehouse", warehouse_path)
     assert relogged.exit_code == 0  # the rows and the log agree again...
@@ -297,3 +334,19 @@ def test_a_key_file_open_to_others_leaves_the_run_finished_and_its_checkpoint_un
     assert run.exit_code == 0, run.output
     assert "cannot sign the checkpoint" in run.stderr and "chmod 600" in run.stderr
     assert json.loads(run.stdout)["log_checkpoint"]["signed"] is False
+
+
+def test_a_log_made_by_hand_keeps_its_entries_and_publishes(
+    warehouse_path: Path, tmp_path: Path
+) -> None:
+    """Entries appended as bytes, with no rows to rebuild them from, are stored."""
+    from warehouse.tlog import log as tlog
+
+    data = [b"entry %d\n" % i for i in range(300)]
+    with Warehouse.open(str(warehouse_path)) as wh:
+        tlog.append_entries(wh, [f"x/y/{i}" for i in range(300)], [1] * 300, data)
+        tlog.record_checkpoint(wh, note.Signer("hand.example/log", bytes(range(32))))
+        published = tlog.publish(wh, tmp_path / "tiles")
+    assert published.size == 300
+    bundle = (tmp_path / "tiles" / "tile" / "entries" / "000").read_bytes()
+    assert data[0] in bundle and data[255] in bundle

@@ -28,6 +28,8 @@ from tests.fixtures.v1_warehouse.notes import BOARDS, MANIFEST
 from tests.sources.fourth_source.source import ENDPOINT, SOURCE
 from tests.sources.fourth_source.upstream import NotesUpstream
 from warehouse.canonical import FORM_JCS, FORM_V1, REENCODED
+from warehouse.schema import migrations
+from warehouse.tlog.store import entries_sql
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "v1_warehouse"
 # The documents whose v1 bytes differ from their RFC 8785 bytes (500.0, -0.0, 1e+20); note 7's
@@ -110,7 +112,8 @@ def test_a_new_warehouse_stores_rfc8785(
 def test_migrating_records_each_snapshots_form(tmp_path: Path) -> None:
     warehouse = old_warehouse(tmp_path)
     report = ok_json("migrate", "--warehouse", warehouse, "--json")
-    assert (report["applied"], report["schema_version"]) == (["0010_snapshot_forms"], 10)
+    assert report["applied"][0] == "0010_snapshot_forms"
+    assert report["schema_version"] == migrations()[-1].version
     forms = dict(
         rows(
             warehouse,
@@ -156,7 +159,8 @@ def test_reingesting_a_v1_warehouse_re_encodes_and_changes_nothing_else(
         history = ok_json("history", doc, "--warehouse", warehouse, "--json")["revisions"]
         assert len(history) == 1
     entries = [
-        e for (e,) in rows(warehouse, "SELECT decode(entry) FROM tlog_entries WHERE revision = 2")
+        e
+        for (e,) in rows(warehouse, f"SELECT decode(entry) FROM {entries_sql()} WHERE revision = 2")
     ]
     assert len(entries) == 3
     assert all(f"\nreason {REENCODED}\n" in e for e in entries)

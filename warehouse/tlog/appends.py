@@ -160,5 +160,6 @@ def log_history(con: duckdb.DuckDBPyConnection) -> None:
     receipts in theirs."""
     if store.size(con):
         return
-    store.append(con, HISTORY_REVISIONS, HISTORY_ORDER)
+    # Before migration 0012, an entry's bytes are stored (the column takes no NULL).
+    store.append(con, HISTORY_REVISIONS, HISTORY_ORDER, keep_entries=True)
     _append_pushes(con, "true", {})

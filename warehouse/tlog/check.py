@@ -2,16 +2,18 @@
 
 :func:`check_log` rebuilds everything (``receipts log verify``, ``receipts verify``): every
 revision's entry from its rows and every push's from its receipt, compared with the stored
-entries; the tree's stored hashes computed again from the entries; each checkpoint's root
-against the rebuilt tree. A problem names the entry (its index) where the log and the rows
-part, the first one first.
+entries (an entry not stored, migration 0012: its hash with the stored leaf); the tree's
+stored hashes computed again from the entries (from the stored leaf of an entry not stored);
+each checkpoint's root against the rebuilt tree. A problem names the entry (its index) where
+the log and the rows part, the first one first.
 
 :func:`check_revisions` checks only the revisions a command is about to serve (``show``,
 ``export``, ``publish``), in O(log n) reads each: the revision's row rebuilt into its entry
-and compared with the stored one, the entry's leaf hash with the stored leaf, the leaf with
-the latest checkpoint's root by an inclusion proof (or, for an entry the latest checkpoint
-does not cover yet, with the root of the stored tree), and the document's rows counted
-against its entries (a deleted or duplicated revision row).
+and compared with the stored one (when stored), the entry's leaf hash with the stored leaf
+(for an entry not stored, a difference is a rewritten row), the leaf with the latest
+checkpoint's root by an inclusion proof (or, for an entry the latest checkpoint does not
+cover yet, with the root of the stored tree), and the document's rows counted against its
+entries (a deleted or duplicated revision row).
 """
 
 from __future__ import annotations
@@ -65,8 +67,14 @@ _REBUILT = (
     f"{revision_entry(ROW_COLUMNS)} AS entry " + ROWS_WITH_CONTEXT.format(where="true", docs="true")
 )
 
+# A stored leaf: the hash stored for entry ``e.idx``.
+_LEAF = f"LEFT JOIN {store.HASHES} h ON h.idx = {store.stored_index_sql(0, 'e.idx')}"
+
+# An entry stored is compared with the one rebuilt from its rows; one not stored (migration
+# 0012), its leaf hash with the rebuilt one's.
 _ENTRY_PROBLEMS = f"""
-WITH e AS (SELECT idx, doc_id, revision, entry FROM {store.ENTRIES} WHERE kind IN ({_KINDS})),
+WITH e AS (SELECT e.idx, e.doc_id, e.revision, e.entry, h.hash AS leaf
+           FROM {store.ENTRIES} e {_LEAF} WHERE e.kind IN ({_KINDS})),
      copies AS (SELECT doc_id, revision, count(*) AS n FROM _tlog_rebuilt GROUP BY ALL),
      logged AS (SELECT doc_id, revision, min(idx) AS first FROM e GROUP BY ALL)
 SELECT e.idx, e.doc_id, e.revision, 'deleted' AS what FROM e
@@ -78,7 +86,9 @@ WHERE c.n > 1
 UNION ALL
 SELECT e.idx, e.doc_id, e.revision, 'rewritten' FROM e JOIN copies c USING (doc_id, revision)
 JOIN _tlog_rebuilt r USING (doc_id, revision)
-WHERE c.n = 1 AND r.entry <> e.entry
+WHERE c.n = 1 AND CASE WHEN e.entry IS NULL
+                       THEN {store.leaf_hash_sql("r.entry")} IS DISTINCT FROM e.leaf
+                       ELSE r.entry <> e.entry END
 UNION ALL
 SELECT e.idx, e.doc_id, e.revision, 'logged twice' FROM e JOIN logged l USING (doc_id, revision)
 WHERE e.idx > l.first
@@ -144,10 +154,15 @@ def _push_problems(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
 
 def _tree_problems(con: duckdb.DuckDBPyConnection, size: int) -> list[dict[str, Any]]:
     """The stored hashes computed again from the stored entries (into ``_tlog_tree``) and
-    compared; the first subtree that differs is named by its first leaf."""
+    compared; the first subtree that differs is named by its first leaf. An entry not stored
+    has its stored leaf (checked against its rows by :data:`_ENTRY_PROBLEMS`)."""
     con.execute(f"CREATE OR REPLACE TEMP TABLE _tlog_tree AS SELECT * FROM {store.HASHES} LIMIT 0")
-    con.execute(f"CREATE OR REPLACE TEMP VIEW _tlog_all AS SELECT idx, entry FROM {store.ENTRIES}")
-    store.append_hashes(con, 0, size, source="_tlog_all", target="_tlog_tree")
+    con.execute(
+        "CREATE OR REPLACE TEMP VIEW _tlog_all AS SELECT e.idx, "
+        f"coalesce({store.leaf_hash_sql('e.entry')}, h.hash) AS leaf FROM {store.ENTRIES} e "
+        f"{_LEAF}"
+    )
+    store.append_hashes(con, 0, size, source="_tlog_all", target="_tlog_tree", hashed=True)
     row = con.execute(
         f"SELECT min(coalesce(t.idx, s.idx)) FROM _tlog_tree t FULL JOIN {store.HASHES} s "
         "USING (idx) WHERE t.hash IS DISTINCT FROM s.hash"
@@ -299,6 +314,9 @@ ORDER BY w.doc_id, w.revision
 """
 
 
+_REWRITTEN = "{doc} revision {rev} differs from its log entry (the row was rewritten)"
+
+
 def _served_problem(row: tuple[Any, ...]) -> str | None:
     (
         doc,
@@ -320,8 +338,8 @@ def _served_problem(row: tuple[Any, ...]) -> str | None:
         return f"{doc} revision {rev} has more than one log entry"
     if rows != 1 or doc_rows != doc_revisions:
         return f"{doc} has a revision recorded more than once (a duplicated row)"
-    if bytes(rebuilt) != bytes(logged):
-        return f"{doc} revision {rev} differs from its log entry (the row was rewritten)"
+    if logged is not None and bytes(rebuilt) != bytes(logged):
+        return _REWRITTEN.format(doc=doc, rev=rev)
     if logged_top != row_top:
         return (
             f"{doc} revision {logged_top} is in the log but its row is gone: revision {row_top} "
@@ -360,13 +378,15 @@ def _check_chunk(warehouse: Warehouse, wanted: list[tuple[str, int]]) -> None:
     finally:
         con.unregister("_tlog_wanted")
     problems = []
-    leaves: list[tuple[str, int, int, bytes]] = []
+    leaves: list[tuple[str, int, int, bytes, bool]] = []
     for row in rows:
         message = _served_problem(row)
         if message is not None:
             problems.append(_problem("log", row[2], row[0], row[1], message))
+        elif row[4] is None:  # not stored: the rebuilt entry, checked against its leaf
+            leaves.append((row[0], int(row[1]), int(row[2]), bytes(row[6]), True))
         else:
-            leaves.append((row[0], int(row[1]), int(row[2]), bytes(row[4])))
+            leaves.append((row[0], int(row[1]), int(row[2]), bytes(row[4]), False))
     if not problems:
         problems = _inclusion_problems(con, leaves)
     if problems:
@@ -374,10 +394,12 @@ def _check_chunk(warehouse: Warehouse, wanted: list[tuple[str, int]]) -> None:
 
 
 def _inclusion_problems(
-    con: duckdb.DuckDBPyConnection, leaves: list[tuple[str, int, int, bytes]]
+    con: duckdb.DuckDBPyConnection, leaves: list[tuple[str, int, int, bytes, bool]]
 ) -> list[dict[str, Any]]:
     """Each entry's leaf hash proved into the latest checkpoint's root (or the stored tree's
-    root, for entries it does not cover), its proof's hashes read in one query."""
+    root, for entries it does not cover), its proof's hashes read in one query. An entry
+    ``rebuilt`` from its rows (not stored) whose hash is not its leaf: the row was
+    rewritten."""
     size = store.size(con)
     checkpoint = store.latest_checkpoint(con)
     wanted: dict[int, None] = {}
@@ -387,7 +409,7 @@ def _inclusion_problems(
         return [bytes(32)] * len(indexes)
 
     refs: list[int] = []
-    for _, _, index, _ in leaves:
+    for _, _, index, _, _ in leaves:
         t = checkpoint.size if checkpoint is not None and index < checkpoint.size else size
         refs.append(t)
         merkle.prove_record(t, index, record)
@@ -404,9 +426,11 @@ def _inclusion_problems(
     if checkpoint is not None:
         root_of[checkpoint.size] = checkpoint.root
     problems = []
-    for (doc, rev, index, entry), t in zip(leaves, refs, strict=True):
+    for (doc, rev, index, entry, rebuilt), t in zip(leaves, refs, strict=True):
         leaf = merkle.leaf_hash(entry)
-        if hashes[merkle.stored_hash_index(0, index)] != leaf:
+        if hashes[merkle.stored_hash_index(0, index)] != leaf and rebuilt:
+            message = _REWRITTEN.format(doc=doc, rev=rev)
+        elif hashes[merkle.stored_hash_index(0, index)] != leaf:
             message = f"{doc} revision {rev}: its log entry {index} does not hash to its leaf"
         else:
             try:

@@ -50,9 +50,10 @@ def record_checkpoint(warehouse: Warehouse, signer: note.Signer | None) -> heads
 def append_entries(
     warehouse: Warehouse, doc_ids: Sequence[str], revisions: Sequence[int], data: Sequence[bytes]
 ) -> tuple[int, int]:
-    """Append revision entries given as bytes (in their order) in one transaction; the log's
-    size before and after. (The writers append their own entries with their rows; this is
-    for a log made by hand, as a benchmark's.)"""
+    """Append revision entries given as bytes (in their order) in one transaction, bytes
+    stored (no rows to rebuild them from); the log's size before and after. (The writers
+    append their own entries with their rows; this is for a log made by hand, as a
+    benchmark's.)"""
     table = pa.table(
         {
             "doc_id": pa.array(doc_ids, pa.string()),
@@ -69,6 +70,7 @@ def append_entries(
                 "SELECT 'revision' AS kind, doc_id, revision, CAST(NULL AS BIGINT) AS push_id, "
                 "entry, ord FROM _tlog_given",
                 "ord",
+                keep_entries=True,
             )
         finally:
             con.unregister("_tlog_given")
@@ -217,7 +219,7 @@ def publish(warehouse: Warehouse, out: Path) -> Published:
     con = warehouse._con
 
     def read_entries(start: int, end: int) -> list[bytes]:
-        return [e.entry for e in store.read_entries(con, start, end)]
+        return store.read_entries(con, start, end)
 
     written = tiles.write_tiles(
         out,
