@@ -309,7 +309,7 @@ _PIECES = st.sampled_from(
 _TEXTS = st.lists(_PIECES, max_size=12).map("".join)
 
 
-@settings(max_examples=400)
+@settings(max_examples=400, deadline=None)
 @given(
     text=_TEXTS,
     quote=_TEXTS,
