@@ -18,9 +18,11 @@ the whole index; an ingest or a backfill never writes it.
 
 from __future__ import annotations
 
+import itertools
+import sys
 import time
 from array import array
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NamedTuple
@@ -35,10 +37,13 @@ from warehouse.staged import fetched
 from warehouse.store import Warehouse
 from warehouse.tlog.store import size as log_size
 
-_TABLES = ("search_index", "search_documents", "search_words", "search_postings")
+_TABLES = ("search_index", "search_documents", "search_postings")
 _MIGRATION = 11
 # A posting is kept in memory during the build as one integer: word << 31 | ordinal.
 _ORDINAL_BITS = 31
+# Postings are stored by word and block of ordinals (few rows: a reader that opens the
+# warehouse reads every row group's metadata once), each block's as 2-byte offsets.
+BLOCK_BITS = 16
 
 
 @dataclass(frozen=True)
@@ -141,14 +146,14 @@ def build_index(
                 "b.revision, b.content_hash, b.valid_from_run, b.valid_from, r.row "
                 "FROM _search_build b LEFT JOIN _search_rows r USING (ordinal) ORDER BY b.ordinal"
             )
-            con.execute(
-                f"INSERT INTO search_postings SELECT key >> {_ORDINAL_BITS}, "
-                f"(key & {(1 << _ORDINAL_BITS) - 1})::INTEGER FROM _search_postings ORDER BY key"
-            )
-            con.execute(
-                "INSERT INTO search_words SELECT word, count(*) FROM search_postings "
-                "GROUP BY word ORDER BY word"
-            )
+            ordinal = f"(key & {(1 << _ORDINAL_BITS) - 1})"
+            for block in range((total >> BLOCK_BITS) + 1):  # one block at a time: bounded memory
+                con.execute(
+                    f"INSERT INTO search_postings SELECT key >> {_ORDINAL_BITS} AS word, "
+                    f"{block}, unhex(string_agg(lpad(to_hex({ordinal} & "
+                    f"{(1 << BLOCK_BITS) - 1}), 4, '0'), '')) FROM _search_postings "
+                    f"WHERE {ordinal} >> {BLOCK_BITS} = {block} GROUP BY word ORDER BY word"
+                )
         finally:
             con.unregister("_search_rows")
             con.unregister("_search_postings")
@@ -194,66 +199,52 @@ class Candidate(NamedTuple):
     snapshot_row: int | None
 
 
+def matching_ordinals(warehouse: Warehouse, words: Collection[int]) -> Iterator[int]:
+    """The ordinals of the indexed documents whose postings hold every one of ``words`` (at
+    least one), ascending: a block of 65,536 ordinals at a time (a block's offsets are
+    stored in no particular order), intersected from the word with the fewest there."""
+    wanted = sorted(set(words))
+    rows = warehouse._con.execute(
+        f"SELECT block, word, offsets FROM search_postings WHERE word IN ({_listed(wanted)}) "
+        "ORDER BY block"
+    ).fetchall()
+    for block, group in itertools.groupby(rows, key=lambda row: int(row[0])):
+        lists = [_offsets(bytes(offsets)) for _, _, offsets in group]
+        if len(lists) < len(wanted):
+            continue
+        lists.sort(key=len)
+        kept = set(lists[0]).intersection(*lists[1:])
+        base = block << BLOCK_BITS
+        yield from (base + offset for offset in sorted(kept))
+
+
+def _offsets(data: bytes) -> array[int]:
+    offsets = array("H", data)
+    if sys.byteorder == "little":
+        offsets.byteswap()
+    return offsets
+
+
 def candidates(
     warehouse: Warehouse,
-    words: Collection[int],
+    ordinals: list[int],
     *,
-    after: int,
-    limit: int,
-    documents: int,
     source: str | None = None,
     kind: str | None = None,
     corpus: str | None = None,
     changed_since: Point | None = None,
-) -> tuple[list[Candidate], int | None]:
-    """The indexed documents past ordinal ``after`` whose postings hold every one of
-    ``words`` (at least one), in doc_id order, that pass the filters; and the ordinal to go
-    on after (None: no more). Led by the rarest word: its next ``limit`` or so postings
-    (read from a span of ordinals, of ``documents``, where that many are expected), then
-    the other words' postings between the first and the last of them."""
-    con = warehouse._con
-    wanted = sorted(set(words))
-    counts = dict(
-        con.execute(
-            f"SELECT word, documents FROM search_words WHERE word IN ({_listed(wanted)})"
-        ).fetchall()
-    )
-    if len(counts) < len(wanted):  # a word no document holds
-        return [], None
-    rarest, *others = sorted(wanted, key=lambda w: (counts[w], w))
-    span = max(limit, limit * documents // max(counts[rarest], 1))
-    end = after + span
-    led = [
-        int(o)
-        for (o,) in con.execute(
-            f"SELECT ordinal FROM search_postings WHERE word = {int(rarest)} "
-            f"AND ordinal > {int(after)} AND ordinal <= {end} ORDER BY ordinal"
-        ).fetchall()
-    ]
-    going_on = end if end < documents - 1 else None
-    if not led:
-        return [], going_on
-    lo, hi = led[0], led[-1]
-    kept = set(led)
-    for word in others:
-        kept &= {
-            int(o)
-            for (o,) in con.execute(
-                f"SELECT ordinal FROM search_postings WHERE word = {int(word)} "
-                f"AND ordinal BETWEEN {lo} AND {hi}"
-            ).fetchall()
-        }
-    if not kept:
-        return [], going_on
+) -> list[Candidate]:
+    """The indexed documents at ``ordinals`` that pass the filters, in doc_id order."""
+    if not ordinals:
+        return []
     where, params = filter_sql(source, kind, corpus, changed_since, doc="c")
-    rows = con.execute(
+    rows = warehouse._con.execute(
         "SELECT c.ordinal, c.doc_id, c.revision, c.content_hash, c.snapshot_row "
-        f"FROM search_documents c WHERE c.ordinal BETWEEN {min(kept)} AND {max(kept)} "
-        f"AND c.ordinal IN ({_listed(kept)}) AND {where} ORDER BY c.ordinal",
+        f"FROM search_documents c WHERE c.ordinal BETWEEN {min(ordinals)} AND {max(ordinals)} "
+        f"AND c.ordinal IN ({_listed(ordinals)}) AND {where} ORDER BY c.ordinal",
         params or None,
     ).fetchall()
-    found = [Candidate(int(o), str(d), int(r), str(h), s) for o, d, r, h, s in rows]
-    return found, going_on
+    return [Candidate(int(o), str(d), int(r), str(h), s) for o, d, r, h, s in rows]
 
 
 def candidate_bodies(

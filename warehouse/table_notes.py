@@ -47,8 +47,7 @@ TABLE_NOTES: dict[str, str] = {
     "search_index": "The search index's build: when, the log entries it saw (later ones are "
     "read directly), its word rules and size.",
     "search_postings": "The search index: which indexed documents hold each word (by its "
-    "CRC-32), sorted by word and document.",
-    "search_words": "How many indexed documents hold each word of the search index.",
+    "CRC-32), one row per word and block of 65,536 documents.",
     "sightings": "Every distinct place (URL, commit) at which a document's bytes were seen.",
     "snapshot_forms": "Each snapshot's canonical form: rfc8785 (RFC 8785 JSON), "
     "receipts-json-v1 (canonical JSON v1) or raw (bytes as served).",

@@ -124,21 +124,14 @@ def _plan(wh: Warehouse, text: str) -> tuple[search_index.IndexState | None, lis
 
 
 def _indexed_hits(
-    wh: Warehouse,
-    text: str,
-    words: list[int],
-    documents: int,
-    changed: set[str],
-    filters: dict[str, Any],
+    wh: Warehouse, text: str, words: list[int], changed: set[str], filters: dict[str, Any]
 ) -> Iterator[SearchHit]:
     """The hits among the indexed documents that did not change since the build, in doc_id
     order, reading candidates a batch at a time."""
-    after: int | None = -1
+    ordinals = search_index.matching_ordinals(wh, words)
     batch = FIRST_BATCH
-    while after is not None:
-        found, after = search_index.candidates(
-            wh, words, after=after, limit=batch, documents=documents, **filters
-        )
+    while taken := list(itertools.islice(ordinals, batch)):
+        found = search_index.candidates(wh, taken, **filters)
         kept = [c for c in found if c.doc_id not in changed]
         for c, media_type, body in search_index.candidate_bodies(wh, kept):
             hit = hit_in(text, CurrentBody(c.doc_id, c.revision, c.content_hash, media_type, body))
@@ -163,8 +156,7 @@ def _searched(
     reading = Reading(
         True, f"search index; {len(changed)} changed since read directly", len(changed)
     )
-    hits = _indexed_hits(wh, text, words, state.documents, changed, filters)
-    return hits, fresh, reading
+    return _indexed_hits(wh, text, words, changed, filters), fresh, reading
 
 
 def first_hits(

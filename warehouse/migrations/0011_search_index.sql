@@ -28,12 +28,8 @@ CREATE TABLE search_documents (
     snapshot_row BIGINT             -- where its bytes were (snapshots rowid), a hint checked on use
 );
 
-CREATE TABLE search_words (
-    word      BIGINT NOT NULL,   -- CRC-32 of a word
-    documents INTEGER NOT NULL   -- how many indexed documents hold it (a search starts from the rarest)
-);
-
 CREATE TABLE search_postings (
-    word    BIGINT NOT NULL,   -- CRC-32 of a word (a collision only adds a candidate)
-    ordinal INTEGER NOT NULL   -- a search_documents ordinal; rows sorted by (word, ordinal)
+    word    BIGINT NOT NULL,   -- CRC-32 of a word (a collision only adds candidates)
+    block   INTEGER NOT NULL,  -- a block of 65,536 ordinals: ordinal // 65536
+    offsets BLOB NOT NULL      -- the block's ordinals that hold the word, ordinal % 65536, 2 bytes each (big-endian)
 );
