@@ -44,6 +44,9 @@ _ORDINAL_BITS = 31
 # Postings are stored by word and block of ordinals (few rows: a reader that opens the
 # warehouse reads every row group's metadata once), each block's as 2-byte offsets.
 BLOCK_BITS = 16
+# DuckDB's memory limit during a build (the join of every current document with its bytes,
+# and each block's postings); the build's own list of postings takes 8 bytes each besides.
+BUILD_MEMORY_LIMIT = "1GB"
 
 
 @dataclass(frozen=True)
@@ -98,7 +101,7 @@ def build_index(
     one."""
     started = time.monotonic()
     con = warehouse._con
-    with warehouse._transaction():
+    with warehouse.memory_limit(BUILD_MEMORY_LIMIT), warehouse._transaction():
         seen_log = log_size(con)
         con.execute(
             "CREATE OR REPLACE TEMP TABLE _search_build AS "
@@ -109,21 +112,20 @@ def build_index(
         [(total,)] = con.execute("SELECT count(*) FROM _search_build").fetchall()
         row_hint = "NULL::BIGINT" if warehouse.is_lake else "s.rowid"
         result = con.execute(
-            f"SELECT b.ordinal, b.doc_id, b.revision, b.content_hash, {row_hint}, s.media_type, "
-            "s.body FROM _search_build b JOIN snapshots s ON s.content_hash = b.content_hash"
+            f"SELECT b.ordinal, b.content_hash, {row_hint}, s.media_type, s.body "
+            "FROM (SELECT ordinal, content_hash FROM _search_build) b "
+            "JOIN snapshots s ON s.content_hash = b.content_hash"
         )
         read = bytearray(total)  # a snapshot stored twice is read once
         postings = array("q")
         ordinals, rows = array("i"), array("q")
         done = 0
         for batch in fetched(result):
-            for ordinal, doc_id, revision, content_hash, row, media_type, body in batch:
+            for ordinal, content_hash, row, media_type, body in batch:
                 if read[ordinal]:
                     continue
                 read[ordinal] = 1
-                data = checked_body(
-                    warehouse, content_hash, bytes(body), doc_id=doc_id, revision=revision
-                )
+                data = checked_body(warehouse, content_hash, bytes(body))
                 postings.extend(
                     (word << _ORDINAL_BITS) | ordinal for word in words_of(data, media_type)
                 )
