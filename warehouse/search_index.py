@@ -18,7 +18,6 @@ the whole index; an ingest or a backfill never writes it.
 
 from __future__ import annotations
 
-import itertools
 import sys
 import time
 from array import array
@@ -27,6 +26,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NamedTuple
 
+import duckdb
 import pyarrow as pa
 
 from warehouse.asof import Point
@@ -38,7 +38,6 @@ from warehouse.store import Warehouse
 from warehouse.tlog.store import size as log_size
 
 _TABLES = ("search_index", "search_documents", "search_postings")
-_MIGRATION = 11
 # A posting is kept in memory during the build as one integer: word << 31 | ordinal.
 _ORDINAL_BITS = 31
 # Postings are stored by word and block of ordinals (few rows: a reader that opens the
@@ -75,12 +74,13 @@ class IndexState:
 def index_state(warehouse: Warehouse) -> IndexState | None:
     """The index as built, or None when there is none (never built, or a warehouse whose
     schema predates it)."""
-    if _MIGRATION not in warehouse.applied_migrations():
+    try:
+        row = warehouse._con.execute(
+            "SELECT built_at, log_size, words_version, documents, postings, seconds "
+            "FROM search_index ORDER BY built_at DESC LIMIT 1"
+        ).fetchone()
+    except duckdb.CatalogException:  # a schema older than migration 0011
         return None
-    row = warehouse._con.execute(
-        "SELECT built_at, log_size, words_version, documents, postings, seconds "
-        "FROM search_index ORDER BY built_at DESC LIMIT 1"
-    ).fetchone()
     if row is None:
         return None
     return IndexState(row[0], int(row[1]), int(row[2]), int(row[3]), int(row[4]), float(row[5]))
@@ -206,17 +206,19 @@ def matching_ordinals(warehouse: Warehouse, words: Collection[int]) -> Iterator[
     least one), ascending: a block of 65,536 ordinals at a time (a block's offsets are
     stored in no particular order), intersected from the word with the fewest there."""
     wanted = sorted(set(words))
-    rows = warehouse._con.execute(
-        f"SELECT block, word, offsets FROM search_postings WHERE word IN ({_listed(wanted)}) "
-        "ORDER BY block"
+    con = warehouse._con
+    listed = _listed(wanted)
+    blocks = con.execute(  # the blocks that hold every word, without reading their offsets
+        f"SELECT block FROM search_postings WHERE word IN ({listed}) GROUP BY block "
+        f"HAVING count(DISTINCT word) = {len(wanted)} ORDER BY block"
     ).fetchall()
-    for block, group in itertools.groupby(rows, key=lambda row: int(row[0])):
-        lists = [_offsets(bytes(offsets)) for _, _, offsets in group]
-        if len(lists) < len(wanted):
-            continue
-        lists.sort(key=len)
+    for (block,) in blocks:
+        rows = con.execute(
+            f"SELECT offsets FROM search_postings WHERE word IN ({listed}) AND block = {int(block)}"
+        ).fetchall()
+        lists = sorted((_offsets(bytes(offsets)) for (offsets,) in rows), key=len)
         kept = set(lists[0]).intersection(*lists[1:])
-        base = block << BLOCK_BITS
+        base = int(block) << BLOCK_BITS
         yield from (base + offset for offset in sorted(kept))
 
 
