@@ -166,9 +166,18 @@ def rows(result: dict[str, Any]) -> list[tuple[str, str, str]]:
             f"{ratios['page_json_to_show']}× show",
         ),
         ("serve: a search (first page, through the index)", timed("search"), ""),
+        *_index_row(result.get("index")),
+    ]
+
+
+def _index_row(index: dict[str, Any] | None) -> list[tuple[str, str, str]]:
+    """The build of the search index (a result recorded before the index has none)."""
+    if index is None:
+        return []
+    return [
         (
             "serve: receipts index (its own command, before the searches)",
-            f"{result['index']['seconds']} s, {result['index']['added_bytes'] / 1e6:.0f} MB",
-            f"{result['index']['postings']:,} postings of {result['index']['documents']:,} docs",
-        ),
+            f"{index['seconds']} s, {index['added_bytes'] / 1e6:.0f} MB",
+            f"{index['postings']:,} postings of {index['documents']:,} docs",
+        )
     ]
