@@ -62,7 +62,7 @@ BENCHMARKS: dict[str, Callable[[bool], dict[str, Any]]] = {
         20_000 if quick else 2_000_000,
         DATA,
         samples=10 if quick else 30,
-        searches=1 if quick else 3,
+        searches=1 if quick else 5,
     ),
 }
 

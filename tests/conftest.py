@@ -90,6 +90,7 @@ LAKE_SUBSET_MODULES = frozenset(
         "test_snapshot_compression",
         "test_log_commands",
         "test_reencoding",
+        "test_search_index",
     }
 )
 # `make test` names a file here: each session appends what it passed, failed and skipped, and

@@ -10,7 +10,7 @@ write no longer hashes to its address).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -43,21 +43,32 @@ class DocumentRow(NamedTuple):
     size: int | None
 
 
-def _filters(
-    source: str | None, kind: str | None, corpus: str | None, changed_since: Point | None
+def filter_sql(
+    source: str | None,
+    kind: str | None,
+    corpus: str | None,
+    changed_since: Point | None,
+    *,
+    doc: str = "d",
+    current: str = "c",
 ) -> tuple[str, dict[str, Any]]:
+    """The condition keeping documents of ``source``, of ``kind``, members of ``corpus``
+    and made current after ``changed_since`` (those given), over a table aliased ``doc``
+    (source, kind) and one aliased ``current`` (doc_id and the revision's validity)."""
     conditions, params = ["TRUE"], {}
     if source is not None:
-        conditions.append("d.source = $source")
+        conditions.append(f"{doc}.source = $source")
         params["source"] = source
     if kind is not None:
-        conditions.append("d.kind = $kind")
+        conditions.append(f"{doc}.kind = $kind")
         params["kind"] = kind
     if corpus is not None:
-        conditions.append("c.doc_id IN (SELECT doc_id FROM corpus_members WHERE corpus = $corpus)")
+        conditions.append(
+            f"{current}.doc_id IN (SELECT doc_id FROM corpus_members WHERE corpus = $corpus)"
+        )
         params["corpus"] = corpus
     if changed_since is not None:
-        condition, extra = changed_since.condition("c", "since")
+        condition, extra = changed_since.condition(current, "since")
         conditions.append(f"NOT ({condition})")
         params.update(extra)
     return " AND ".join(conditions), params
@@ -76,7 +87,7 @@ def iter_documents(
     """Documents with their current revision, by doc_id, read as a stream (see
     :mod:`warehouse.staged`); ``changed_since`` keeps those whose current revision became
     valid after that point; ``limit`` and ``offset`` take a page of them."""
-    where, params = _filters(source, kind, corpus, changed_since)
+    where, params = filter_sql(source, kind, corpus, changed_since)
     stages = [
         (
             "SELECT doc_id, revision, content_hash, tombstone, valid_from_run, valid_from "
@@ -116,14 +127,18 @@ def iter_current_bodies(
     corpus: str | None = None,
     kind: str | None = None,
     changed_since: Point | None = None,
+    doc_ids: Collection[str] | None = None,
 ) -> Iterator[CurrentBody]:
     """Every current (not tombstoned) revision, of one source, of one kind, of the members
-    of one corpus, or made current after ``changed_since``, if given, with its bytes, in no
-    particular order, read as a stream: the revisions are listed into a temporary table
-    first (:mod:`warehouse.staged`), then joined with the snapshots a few thousand rows at a
-    time. Each body is checked against its hash (:class:`SnapshotCorrupted` if it no longer
-    matches)."""
-    where, params = _filters(source, kind, corpus, changed_since)
+    of one corpus, or made current after ``changed_since``, if given (of ``doc_ids`` only,
+    if given), with its bytes, in no particular order, read as a stream: the revisions are
+    listed into a temporary table first (:mod:`warehouse.staged`), then joined with the
+    snapshots a few thousand rows at a time. Each body is checked against its hash
+    (:class:`SnapshotCorrupted` if it no longer matches)."""
+    where, params = filter_sql(source, kind, corpus, changed_since)
+    if doc_ids is not None:
+        where += " AND c.doc_id IN (SELECT unnest($doc_ids))"
+        params["doc_ids"] = sorted(doc_ids)
     listed = f"_search_current_{id(warehouse)}"
     build_in_stages(
         warehouse,

@@ -42,6 +42,12 @@ TABLE_NOTES: dict[str, str] = {
     "run_summary": "One row per run: its start, its end (if any), its status and counts.",
     "runs": "The run ledger: a 'started' row, then a 'finished' row.",
     "schema_migrations": "The migrations applied to this warehouse, with their checksums.",
+    "search_documents": "The documents the search index holds: each one's place in doc_id "
+    "order and the current revision its build read.",
+    "search_index": "The search index's build: when, the log entries it saw (later ones are "
+    "read directly), its word rules and size.",
+    "search_postings": "The search index: which indexed documents hold each word (by its "
+    "CRC-32), one row per word and block of 65,536 documents.",
     "sightings": "Every distinct place (URL, commit) at which a document's bytes were seen.",
     "snapshot_forms": "Each snapshot's canonical form: rfc8785 (RFC 8785 JSON), "
     "receipts-json-v1 (canonical JSON v1) or raw (bytes as served).",

@@ -32,6 +32,7 @@ COMMANDS: dict[str, Entry] = {
     "drift": Entry("revisions:drift", "What drifted between two runs, per source and document."),
     "export": Entry("explore:export", "Write documents, revisions and their snapshot bytes."),
     "history": Entry("ledger:history", "Every revision of a document, with its provenance."),
+    "index": Entry("explore:index", "Build the search index search and serve read."),
     "ingest": Entry("ingest:ingest", "Fetch every entry of a manifest into the warehouse."),
     "log": Entry("log:log", "The transparency log: checkpoints, proofs, verify, publish."),
     "ls": Entry("explore:ls", "List documents with their current revision and content hash."),

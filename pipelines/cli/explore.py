@@ -1,4 +1,4 @@
-"""Finding things: ``ls``, ``search`` and ``export``."""
+"""Finding things: ``ls``, ``search``, ``index`` (the search index) and ``export``."""
 
 from __future__ import annotations
 
@@ -7,20 +7,19 @@ from typing import Any
 
 import click
 
+from pipelines import logline
 from pipelines.checks import text_search
-from pipelines.cli.common import emit_json, handle_errors, json_option, warehouse_option
+from pipelines.checks.search_words import WORDS_VERSION, document_hashes
+from pipelines.cli.common import emit_json, handle_errors, json_option, quiet, warehouse_option
 from pipelines.cli.listing import emit, listing_options, page_options
 from pipelines.cli.revisions import POINT_HELP
 from pipelines.manifest import load_manifest
+from pipelines.progress import steps_for
 from pipelines.visible import visible
 from warehouse.asof import Point, resolve_point
 from warehouse.errors import PointError
-from warehouse.explore import (
-    EXPORT_FORMATS,
-    export_tables,
-    iter_current_bodies,
-    iter_documents,
-)
+from warehouse.explore import EXPORT_FORMATS, export_tables, iter_documents
+from warehouse.search_index import build_index
 from warehouse.store import Warehouse
 
 
@@ -125,6 +124,11 @@ def search(
     words (ignoring case), best first: ranked by how often it occurs, each hit shown in
     context.
 
+    With a search index (receipts index), only the documents holding every word of TEXT
+    are read, and those changed since the index was built are read as they are now; the
+    hits are the same as without one, when every document is read (a line on stderr
+    says so).
+
     A document is read as verify-quote reads it: HTML tags, Markdown syntax, entities and
     JSON keys are not text (searching 'p>' finds no HTML paragraph); a JSON record's string
     values are searched one at a time and a hit names its field. Tombstoned documents are
@@ -136,9 +140,9 @@ def search(
       receipts search "stalled" --corpus cr-v-aeb --limit 10 --json
     """
     with Warehouse.open(warehouse, read_only=True) as wh:
-        hits = text_search.search(
-            text, iter_current_bodies(wh, source=source, corpus=corpus), limit
-        )
+        hits, reading = text_search.best_hits(wh, text, limit, source=source, corpus=corpus)
+    if not reading.indexed:
+        logline.emit(f"receipts: {reading.note}", event="search.full_scan", level="info")
     rows: list[dict[str, Any]] = [
         {
             "doc_id": hit.doc_id,
@@ -155,6 +159,46 @@ def search(
         SEARCH_TEXT if fmt is None else SEARCH_ALL,
         fmt,
         empty=f"no document contains {text!r}",
+    )
+
+
+# -- the search index ---------------------------------------------------------------------
+@click.command("index")
+@warehouse_option
+@json_option
+@handle_errors
+def index(warehouse: str, as_json: bool) -> None:
+    """Build the search index: the words of every current document, so that search (here
+    and in receipts serve) reads only the documents that hold every word of a phrase.
+
+    The index replaces the previous one, in one transaction. A document revised, removed or
+    added after the build is read directly by every search, so an index that is behind
+    never hides a hit; it only makes searches slower until the next build. Ingest and
+    backfill do not update it: run this after them (a schedule can run it after each
+    refresh).
+
+    \b
+    Examples:
+      receipts index
+      receipts index --warehouse lake:catalog.ducklake --json
+    """
+    progress = steps_for("index: ", quiet=as_json or quiet())
+    try:
+        with Warehouse.open(warehouse) as wh:
+            state = build_index(
+                wh,
+                document_hashes,
+                WORDS_VERSION,
+                lambda done, total: progress("documents read", done, total),
+            )
+    finally:
+        progress.close()
+    if as_json:
+        emit_json({"warehouse": wh.location, **state.as_json()})
+        return
+    click.echo(
+        f"{wh.location}: indexed {state.documents:,} documents, {state.postings:,} words "
+        f"in {state.seconds:.1f}s (log entries up to {state.log_size:,})"
     )
 
 

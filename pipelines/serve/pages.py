@@ -37,13 +37,12 @@ from warehouse.asof import (
 from warehouse.clock import now
 from warehouse.drift import compare, default_points, snapshot_bodies
 from warehouse.errors import BadParameter, NotFound, PointError, ReceiptsError, UsageError
-from warehouse.explore import iter_current_bodies
 from warehouse.pushes import pushes as push_ledger
 from warehouse.store import Warehouse
 
 PAGE_SIZE = 50  # rows of a listing: as-of, claims, drift
 SEARCH_PAGE_SIZE = 20
-MAX_SEARCH_PAGE = 50  # a search ranks at most 1,000 hits
+MAX_SEARCH_PAGE = 50  # a search lists at most the first 1,000 hits, in doc_id order
 MAX_DRIFT_PAGE = 20  # a drift page lists at most 1,000 documents deep
 PUSH_PAGE_SIZE = 20
 RUNS_SHOWN = 20
@@ -120,15 +119,16 @@ def search(
     filters = {"q": q or "", "source": source, "kind": kind, "corpus": corpus, "since": since}
     hits: list[dict[str, Any]] = []
     more = False
+    reading: dict[str, Any] | None = None
     if q and q.strip():
         wanted = page * SEARCH_PAGE_SIZE + 1
-        bodies = iter_current_bodies(
-            wh, source=source, kind=kind, corpus=corpus, changed_since=changed_since
-        )
         try:
-            found = text_search.search(q, bodies, wanted)
+            found, how = text_search.first_hits(
+                wh, q, wanted, source=source, kind=kind, corpus=corpus, changed_since=changed_since
+            )
         except UsageError as exc:
             raise BadParameter("q", str(exc)) from None
+        reading = how.as_json()
         start = (page - 1) * SEARCH_PAGE_SIZE
         more = len(found) > page * SEARCH_PAGE_SIZE
         hits = [
@@ -142,7 +142,12 @@ def search(
             }
             for hit in found[start : start + SEARCH_PAGE_SIZE]
         ]
-    data = {"filters": filters, "hits": hits, **_pages(page, SEARCH_PAGE_SIZE, more)}
+    data = {
+        "filters": filters,
+        "hits": hits,
+        "read": reading,
+        **_pages(page, SEARCH_PAGE_SIZE, more),
+    }
     extra = {"sources": known_sources(wh), "corpora": known_corpora(wh)}
     return Page("search.html", f"search: {q}" if q else "search", data, extra)
 
