@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,12 @@ from pipelines.cli import main
 from sources import registry
 from sources.http import Endpoint
 from warehouse.store import Warehouse
+
+# A shell without job control starts a background command with SIGINT ignored, and an
+# ignored signal stays ignored in every process it execs: the commands the interrupt tests
+# start would never see their Ctrl-C. The suite's processes take SIGINT as a terminal does.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 REPO = Path(__file__).resolve().parent.parent
 
