@@ -1,5 +1,4 @@
 -- receipts warehouse, migration 12: a revision's log entry is rebuilt from its rows.
--- backend: duckdb
 --
 -- A revision's, tombstone's or restoration's entry (docs/transparency-log.md) is a function
 -- of the rows it describes: its revision row, its document's kind and whether the revision
@@ -7,7 +6,7 @@
 -- bytes NULL; its leaf hash (in tlog_hashes) is what the log keeps of it, and whoever
 -- reads the entry rebuilds it from the rows (warehouse/tlog/store.py) and checks it
 -- against that leaf. A push's entry, whose receipt's transaction ids are not rows of
--- their own, is still stored. Entries stored before keep their bytes. A DuckLake lake keeps
--- storing every entry (the column stays NOT NULL there): DuckLake's flush of inlined rows to
--- Parquet checks a dropped NOT NULL as if it were still declared.
+-- their own, is still stored. Entries stored before keep their bytes. (The writers still
+-- store every entry: DuckLake's flush of inlined rows, and copying a file's log into a lake,
+-- refuse a NULL entry; readers handle both.)
 ALTER TABLE tlog_entries ALTER COLUMN entry DROP NOT NULL;

@@ -57,16 +57,6 @@ def size(con: duckdb.DuckDBPyConnection) -> int:
     return int(row[0]) if row else 0
 
 
-def _entries_nullable(con: duckdb.DuckDBPyConnection) -> bool:
-    """Whether the entries' bytes may be NULL: after migration 0012 on a DuckDB file; never
-    on a DuckLake lake (0012 changes only a DuckDB file there), which stores every entry."""
-    row = con.execute(
-        "SELECT is_nullable FROM duckdb_columns() WHERE database_name = current_database() "
-        f"AND table_name = '{ENTRIES}' AND column_name = 'entry'"
-    ).fetchone()
-    return bool(row and row[0])
-
-
 def append(
     con: duckdb.DuckDBPyConnection,
     rows: str,
@@ -107,7 +97,9 @@ def append(
     new = old + table.num_rows
     if new == old:
         return old, old
-    keep_entries = keep_entries or not _entries_nullable(con)
+    # Every entry is stored (see _entries_nullable): copying a file's log into a lake, and a
+    # lake's flush of inlined rows, need the bytes.
+    keep_entries = True
     con.register("_tlog_new", table.append_column("idx", pa.array(range(old, new), pa.int64())))
     try:
         con.execute(
