@@ -24,9 +24,9 @@ FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
 FAILED = 3
 
 
-def write_file(directory: int, name: str, data: memoryview) -> None:
-    """``data`` in a new file ``name`` of ``directory`` (a directory descriptor); the file
-    is removed again if a write fails."""
+def write_file(directory: int | None, name: str, data: memoryview) -> None:
+    """``data`` in a new file ``name`` of ``directory`` (a directory descriptor; None: a
+    path as it is); the file is removed again if a write fails."""
     fd = os.open(name, FLAGS, 0o644, dir_fd=directory)
     try:
         while data:

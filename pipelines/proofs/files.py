@@ -34,7 +34,6 @@ from pathlib import Path
 from pipelines.proofs import file_writer
 from warehouse.errors import UsageError
 
-_FLAGS = file_writer.FLAGS
 # Written by the calling thread before a writer process is started (a single bundle, or a
 # few, costs no process start).
 INLINE_FILES = 64
@@ -43,16 +42,7 @@ _PIPE_BYTES = 1 << 20  # the pipe to the writer holds this much (Linux), so the 
 
 def _write(path: str, data: bytes) -> None:
     """``data`` in a new file at ``path`` (removed again if a write fails)."""
-    fd = os.open(path, _FLAGS, 0o644)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-    except BaseException:
-        os.close(fd)
-        os.unlink(path)
-        raise
-    os.close(fd)
+    file_writer.write_file(None, path, memoryview(data))
 
 
 def write_whole(directory: str, name: str, data: bytes) -> None:

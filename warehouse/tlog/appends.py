@@ -161,5 +161,5 @@ def log_history(con: duckdb.DuckDBPyConnection) -> None:
     if store.size(con):
         return
     # Before migration 0012, an entry's bytes are stored (the column takes no NULL).
-    store.append(con, HISTORY_REVISIONS, HISTORY_ORDER, keep_entries=True)
+    store.append(con, HISTORY_REVISIONS, HISTORY_ORDER)
     _append_pushes(con, "true", {})

@@ -70,7 +70,6 @@ def append_entries(
                 "SELECT 'revision' AS kind, doc_id, revision, CAST(NULL AS BIGINT) AS push_id, "
                 "entry, ord FROM _tlog_given",
                 "ord",
-                keep_entries=True,
             )
         finally:
             con.unregister("_tlog_given")

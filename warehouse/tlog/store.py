@@ -62,8 +62,6 @@ def append(
     rows: str,
     order: str,
     params: Mapping[str, Any] | None = None,
-    *,
-    keep_entries: bool = False,
 ) -> tuple[int, int]:
     """Append the entries ``rows`` selects (columns ``kind, doc_id, revision, push_id,
     entry``), numbered in the order of ``order`` (an ORDER BY list over those columns and
@@ -71,11 +69,9 @@ def append(
     Returns the log's size before and after (nothing is appended to a warehouse without
     the log's tables).
 
-    A push's entry is stored; a revision's is not (its bytes are NULL, migration 0012,
-    unless ``keep_entries``: before that migration the column takes no NULL): its leaf hash
-    is stored, and readers rebuild its bytes from the rows (:func:`entries_sql`). (Measured on
-    a first ingest of 200,000 records: storing them made the warehouse file 93 MB rather than
-    75 MB, and took about a third of the log's share of the ingest.)
+    Every entry's bytes are stored. Migration 0012 lets them be NULL and the readers rebuild
+    a NULL entry from its rows (:func:`entries_sql`), but a NULL one is refused by DuckLake's
+    flush of inlined rows and by copying a file's log into a lake, so none is written.
 
     The entries come to Python once, in order, through Arrow; their numbers are added
     there and they go back to the table through Arrow. The tree's new stored hashes are
@@ -97,14 +93,11 @@ def append(
     new = old + table.num_rows
     if new == old:
         return old, old
-    # Every entry is stored (see _entries_nullable): copying a file's log into a lake, and a
-    # lake's flush of inlined rows, need the bytes.
-    keep_entries = True
     con.register("_tlog_new", table.append_column("idx", pa.array(range(old, new), pa.int64())))
     try:
         con.execute(
             f"INSERT INTO {ENTRIES} SELECT idx, kind, doc_id, revision, push_id, "
-            f"CASE WHEN kind = 'push' OR {bool(keep_entries)} THEN entry END FROM _tlog_new"
+            "entry FROM _tlog_new"
         )
     finally:
         con.unregister("_tlog_new")
