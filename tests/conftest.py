@@ -146,15 +146,16 @@ def lake_postgres() -> Iterator[Callable[[], str]]:
     databases.drop_all()
 
 
-@pytest.fixture
-def warehouse_path(
-    tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+def warehouse_location(
+    directory: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> Path:
+    """Where a fresh warehouse of the session's kind (``RECEIPTS_TEST_WAREHOUSE``) goes, under
+    ``directory``; a lake's data path is set in ``monkeypatch``'s environment."""
     if TEST_WAREHOUSE == "duckdb":
-        return tmp_path / "w.duckdb"
-    monkeypatch.setenv("RECEIPTS_DATA_PATH", str(tmp_path / "lake-data"))
+        return directory / "w.duckdb"
+    monkeypatch.setenv("RECEIPTS_DATA_PATH", str(directory / "lake-data"))
     if TEST_WAREHOUSE == "ducklake:sqlite":
-        return LakeLocation(f"ducklake:sqlite:{tmp_path / 'w.sqlite'}")  # type: ignore[return-value]
+        return LakeLocation(f"ducklake:sqlite:{directory / 'w.sqlite'}")  # type: ignore[return-value]
     if TEST_WAREHOUSE == "ducklake:postgres":
         dbname = request.getfixturevalue("lake_postgres")()
         return LakeLocation(f"ducklake:postgres:dbname={dbname} {TEST_PG}")  # type: ignore[return-value]
@@ -162,6 +163,13 @@ def warehouse_path(
         f"RECEIPTS_TEST_WAREHOUSE={TEST_WAREHOUSE!r}: use duckdb, "
         "ducklake:sqlite or ducklake:postgres"
     )
+
+
+@pytest.fixture
+def warehouse_path(
+    tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    return warehouse_location(tmp_path, request, monkeypatch)
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from starlette.testclient import TestClient
 from pipelines.checks import text_search
 from pipelines.serve.app import create_app
 from tests import corpus_fixture as fixture
-from tests.conftest import cli
+from tests.conftest import TEST_WAREHOUSE, cli, warehouse_location
 from warehouse import search_index
 from warehouse.explore import iter_current_bodies
 from warehouse.store import Warehouse
@@ -25,14 +25,15 @@ PHRASES = [
     "rear hatch", "Policies of Acme", "p>", "Refunds are", "interstate at 65", "stall",
     "screen goes blank", "—", "65 mph", "honda", "CR-V", "Thanks!", "x",
 ]  # fmt: skip
+# On a lake (the lake subset), every fourth: each phrase is two full reads of the corpus,
+# about a second each there, and the lake's part (the index's tables) is the same for all.
+CHECKED = PHRASES if TEST_WAREHOUSE == "duckdb" else PHRASES[::4]
 EDITED = "nhtsa/complaint/11561421"
 
 
-@pytest.fixture
-def indexed(warehouse_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+def _build(location: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The fixture corpus, indexed after its first three runs; run 4 (an edit, a new
     complaint, a deletion, a restoration) comes after the build."""
-    location = str(warehouse_path)
     with Warehouse.open(location) as wh:
         for run in (1, 2):
             fixture.run_at(
@@ -45,6 +46,30 @@ def indexed(warehouse_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     assert report["documents"] > 0 and report["postings"] > 0
     with Warehouse.open(location) as wh:
         fixture.run_at(wh, monkeypatch, fixture.RUN_TIMES[4], fixture.CORPUS, fixture.UPSTREAM[4])
+
+
+@pytest.fixture(scope="module")
+def built_once(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> str:
+    """One indexed warehouse for the module's tests that only read it (built once: on a
+    lake each run of the corpus takes seconds)."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        location = str(warehouse_location(tmp_path_factory.mktemp("indexed"), request, monkeypatch))
+        _build(location, monkeypatch)
+    return location
+
+
+@pytest.fixture
+def indexed(built_once: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The shared indexed warehouse, read at the report time (tests must not write it)."""
+    monkeypatch.setenv("RECEIPTS_NOW", fixture.REPORT_TIME)
+    return built_once
+
+
+@pytest.fixture
+def indexed_own(warehouse_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """An indexed warehouse of the test's own, for a test that writes it."""
+    location = str(warehouse_path)
+    _build(location, monkeypatch)
     monkeypatch.setenv("RECEIPTS_NOW", fixture.REPORT_TIME)
     return location
 
@@ -60,19 +85,19 @@ def _cli_hits(location: str, phrase: str) -> tuple[list[dict[str, Any]], str]:
     return list(json.loads(result.stdout)), result.stderr
 
 
-@pytest.mark.parametrize("phrase", PHRASES)
-def test_the_index_finds_what_reading_every_document_finds(indexed: str, phrase: str) -> None:
-    with Warehouse.open(indexed, read_only=True) as wh:
+def test_the_index_finds_what_reading_every_document_finds(indexed: str) -> None:
+    with Warehouse.open(indexed, read_only=True) as wh:  # once: a lake takes seconds to open
         assert search_index.index_state(wh) is not None
-        every = _scan(wh, phrase)
-        first, reading = text_search.first_hits(wh, phrase, 1000)
-        assert first == every
-        for wanted in (1, 2, 3):  # a page's worth: the first hits in doc_id order
-            assert text_search.first_hits(wh, phrase, wanted)[0] == every[:wanted]
-        best, _ = text_search.best_hits(wh, phrase, 100)
-        assert best == text_search.search(phrase, iter_current_bodies(wh), 100)
-    if phrase != "—":  # a phrase without a word to look up reads every document
-        assert reading.indexed and reading.changed > 0
+        for phrase in CHECKED:
+            every = _scan(wh, phrase)
+            first, reading = text_search.first_hits(wh, phrase, 1000)
+            assert first == every, phrase
+            for wanted in (1, 2, 3):  # a page's worth: the first hits in doc_id order
+                assert text_search.first_hits(wh, phrase, wanted)[0] == every[:wanted], phrase
+            best, _ = text_search.best_hits(wh, phrase, 100)
+            assert best == text_search.search(phrase, iter_current_bodies(wh), 100), phrase
+            if phrase != "—":  # a phrase without a word to look up reads every document
+                assert reading.indexed and reading.changed > 0, phrase
 
 
 def test_a_document_changed_after_the_build_is_found_as_it_is_now(indexed: str) -> None:
@@ -114,7 +139,8 @@ def test_without_an_index_every_document_is_read_and_the_search_says_so(
     assert data["read"]["indexed"] is False and [h["doc_id"] for h in data["hits"]] == [EDITED]
 
 
-def test_a_rebuild_replaces_the_index_and_catches_up(indexed: str) -> None:
+def test_a_rebuild_replaces_the_index_and_catches_up(indexed_own: str) -> None:
+    indexed = indexed_own
     result = cli("index", "--warehouse", indexed, "--json")
     assert result.exit_code == 0, result.output
     with Warehouse.open(indexed, read_only=True) as wh:

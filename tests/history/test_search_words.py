@@ -40,7 +40,7 @@ def _found(phrase: str, body: bytes, media_type: str) -> bool:
     return hit_in(phrase, CurrentBody("d", 1, "h", media_type, body)) is not None
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(strings=st.lists(TEXT, min_size=1, max_size=3), media_type=MEDIA, data=st.data())
 @example(strings=["The engine STALLED."], media_type="text/plain", data=None)
 def test_a_phrase_found_has_every_needed_word(
