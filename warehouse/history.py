@@ -12,6 +12,7 @@ from typing import Any, NamedTuple
 
 from warehouse.asof import utc_iso
 from warehouse.errors import NotFound
+from warehouse.row_hints import source
 from warehouse.runs import committed_counts, interruptions, observed_warnings
 from warehouse.snapshots import checked_body
 from warehouse.store import Warehouse
@@ -129,22 +130,37 @@ def unknown_document(warehouse: Warehouse, doc_id: str) -> NotFound:
 
 def history(warehouse: Warehouse, doc_id: str) -> list[dict[str, Any]]:
     """Every revision of a document, oldest first, with provenance and where it was seen."""
+    # revision_validity's window over this document's rows (its partition), read through
+    # their row hints
+    revisions = source(warehouse, "revisions", doc_id)
     rows = warehouse._con.execute(
-        """
+        f"""
         SELECT revision, content_hash, tombstone, tombstone_reason, valid_from_run, valid_from,
-               valid_until_run, valid_until, is_current, scope, source_url, source_commit,
-               source_format, fetched_at, etag, last_modified, attributes,
-               (SELECT min(f.canonical_form) FROM snapshot_forms f
-                WHERE f.content_hash = v.content_hash) AS canonical_form
-        FROM revision_validity v WHERE doc_id = $doc ORDER BY revision
+               lead(valid_from_run) OVER w, lead(valid_from) OVER w, lead(revision) OVER w IS NULL,
+               scope, source_url, source_commit, source_format, fetched_at, etag, last_modified,
+               attributes
+        FROM (SELECT * FROM {revisions} WHERE doc_id = $doc)
+        WINDOW w AS (ORDER BY revision) ORDER BY revision
         """,
         {"doc": doc_id},
     ).fetchall()
     if not rows:
         raise unknown_document(warehouse, doc_id)
+    hashes = sorted({str(r[1]) for r in rows if r[1] is not None})
+    forms: dict[str, str] = {}
+    if hashes:
+        forms = dict(
+            warehouse._con.execute(
+                "SELECT content_hash, min(canonical_form) "
+                f"FROM {source(warehouse, 'snapshot_forms', hashes)} "
+                "WHERE content_hash IN (SELECT unnest($h)) GROUP BY content_hash",
+                {"h": hashes},
+            ).fetchall()
+        )
     sightings: dict[str, list[dict[str, Any]]] = {}
     for content_hash, url, commit, run_id, fetched_at in warehouse._con.execute(
-        "SELECT content_hash, source_url, source_commit, run_id, fetched_at FROM sightings "
+        "SELECT content_hash, source_url, source_commit, run_id, fetched_at "
+        f"FROM {source(warehouse, 'sightings', doc_id)} "
         "WHERE doc_id = $doc ORDER BY run_id, source_commit, source_url",
         {"doc": doc_id},
     ).fetchall():
@@ -167,7 +183,7 @@ def history(warehouse: Warehouse, doc_id: str) -> list[dict[str, Any]]:
                 # why the revision was written, where it says: a tombstone's reason, or
                 # REENCODED for one that only re-encodes the value before it
                 "reason": r[3],
-                "canonical_form": r[17],
+                "canonical_form": forms.get(r[1]) if r[1] else None,
                 "valid_from_run": r[4],
                 "valid_from": utc_iso(r[5]),
                 "valid_until_run": r[6],
@@ -252,8 +268,9 @@ def snapshot(
             f"{doc_id} revision {picked['revision']} is a tombstone "
             f"({picked['tombstone_reason']}); it has no bytes"
         )
+    snapshots = source(warehouse, "snapshots", picked["content_hash"])
     row = warehouse._first_row(
-        "SELECT media_type, body FROM snapshots WHERE content_hash = $h LIMIT 1",
+        f"SELECT media_type, body FROM {snapshots} WHERE content_hash = $h LIMIT 1",
         {"h": picked["content_hash"]},
     )
     if row is None:

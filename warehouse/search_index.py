@@ -29,6 +29,7 @@ from typing import Any, NamedTuple
 import duckdb
 import pyarrow as pa
 
+from warehouse import row_hints
 from warehouse.asof import Point
 from warehouse.clock import now
 from warehouse.explore import filter_sql
@@ -37,7 +38,7 @@ from warehouse.staged import fetched
 from warehouse.store import Warehouse
 from warehouse.tlog.store import size as log_size
 
-_TABLES = ("search_index", "search_documents", "search_postings")
+_TABLES = ("search_index", "search_documents", "search_postings", "search_rows", "search_row_ends")
 # A posting is kept in memory during the build as one integer: word << 31 | ordinal.
 _ORDINAL_BITS = 31
 # Postings are stored by word and block of ordinals (few rows: a reader that opens the
@@ -160,6 +161,8 @@ def build_index(
             con.unregister("_search_rows")
             con.unregister("_search_postings")
         con.execute("DROP TABLE _search_build")
+        if not warehouse.is_lake:  # where each document's rows are (a lake's have no rowids)
+            row_hints.build(con)
         state = IndexState(
             now(), seen_log, words_version, total, len(postings), time.monotonic() - started
         )

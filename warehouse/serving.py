@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from warehouse.claims import ClaimHistoryRow
+from warehouse.row_hints import source
 from warehouse.store import Warehouse
 from warehouse.tlog.store import has_log
 
@@ -53,8 +54,9 @@ class DocumentInfo(NamedTuple):
 
 def document_info(warehouse: Warehouse, doc_id: str) -> DocumentInfo | None:
     """A document's source and kind; None if the warehouse has no such document."""
+    documents = source(warehouse, "documents", doc_id)
     row = warehouse._first_row(
-        "SELECT doc_id, source, kind FROM documents WHERE doc_id = $d LIMIT 1", {"d": doc_id}
+        f"SELECT doc_id, source, kind FROM {documents} WHERE doc_id = $d LIMIT 1", {"d": doc_id}
     )
     return None if row is None else DocumentInfo(str(row[0]), str(row[1]), str(row[2]))
 
@@ -64,8 +66,9 @@ def log_positions(warehouse: Warehouse, doc_id: str) -> dict[int, int]:
     (empty for a warehouse without a log)."""
     if not has_log(warehouse._con):
         return {}
+    entries = source(warehouse, "tlog_entries", doc_id)
     rows = warehouse._con.execute(
-        "SELECT revision, min(idx) FROM tlog_entries WHERE doc_id = $d AND revision IS NOT NULL "
+        f"SELECT revision, min(idx) FROM {entries} WHERE doc_id = $d AND revision IS NOT NULL "
         "GROUP BY revision",
         {"d": doc_id},
     ).fetchall()

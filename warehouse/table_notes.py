@@ -48,6 +48,10 @@ TABLE_NOTES: dict[str, str] = {
     "read directly), its word rules and size.",
     "search_postings": "The search index: which indexed documents hold each word (by its "
     "CRC-32), one row per word and block of 65,536 documents.",
+    "search_row_ends": "Each table's rowids at the search index's build ran below this; later "
+    "rows are read directly.",
+    "search_rows": "Where each document's rows are (rowids by a number made from the doc_id "
+    "or content hash), in that number's order: a hint, checked on use.",
     "sightings": "Every distinct place (URL, commit) at which a document's bytes were seen.",
     "snapshot_forms": "Each snapshot's canonical form: rfc8785 (RFC 8785 JSON), "
     "receipts-json-v1 (canonical JSON v1) or raw (bytes as served).",

@@ -306,13 +306,13 @@ def test_entries_rewritten_under_a_kept_checkpoint_are_caught(
     _sql(warehouse_path, "UPDATE revisions SET source_url = 'https://forged.example/' "
          f"WHERE doc_id = '{doc}'")  # fmt: skip
     with Warehouse.open(str(warehouse_path)) as wh:
-        from warehouse.tlog.entries_sql import ROW_COLUMNS, ROWS_WITH_CONTEXT, revision_entry
+        from warehouse.tlog.entries_sql import ROW_COLUMNS, revision_entry, rows_with_context
 
         con = wh._connection_for_tests()
         con.execute(
             "UPDATE tlog_entries SET entry = (SELECT "
             f"{revision_entry(ROW_COLUMNS)} "
-            + ROWS_WITH_CONTEXT.format(where=f"r.doc_id = '{doc}'", docs=f"doc_id = '{doc}'")
+            + rows_with_context(where=f"r.doc_id = '{doc}'", docs=f"doc_id = '{doc}'")
             + f") WHERE doc_id = '{doc}'"
         )
         con.execute("DELETE FROM tlog_hashes")

@@ -19,10 +19,10 @@ import duckdb
 from warehouse.tlog import entries, store
 from warehouse.tlog.entries_sql import (
     ROW_COLUMNS,
-    ROWS_WITH_CONTEXT,
     RevisionColumns,
     revision_entry,
     revision_kind,
+    rows_with_context,
 )
 
 
@@ -144,7 +144,7 @@ def append_push(con: duckdb.DuckDBPyConnection, push_id: int) -> None:
 
 # -- the history of a warehouse made before the log ------------------------------------------
 HISTORY_REVISIONS = select_entries(
-    ROW_COLUMNS, ROWS_WITH_CONTEXT.format(where="true", docs="true")
+    ROW_COLUMNS, rows_with_context(where="true", docs="true")
 ).replace(
     "AS entry",
     "AS entry, r.valid_from AS committed, r.valid_from_run AS run, r.fetched_at AS seen_at",

@@ -25,11 +25,12 @@ from typing import Any
 import duckdb
 
 from warehouse.errors import LogMismatch
+from warehouse.row_hints import source
 from warehouse.store import Warehouse
 from warehouse.tlog import merkle, store
 from warehouse.tlog.appends import PUSH_ROWS, push_entry_of_row
 from warehouse.tlog.entries import REVISION_KINDS
-from warehouse.tlog.entries_sql import ROW_COLUMNS, ROWS_WITH_CONTEXT, revision_entry
+from warehouse.tlog.entries_sql import ROW_COLUMNS, revision_entry, rows_with_context
 
 _KINDS = ", ".join(f"'{k}'" for k in REVISION_KINDS)
 
@@ -64,7 +65,7 @@ def _entry_label(index: int | None) -> str:
 # Every revision row rebuilt into its entry.
 _REBUILT = (
     "CREATE OR REPLACE TEMP TABLE _tlog_rebuilt AS SELECT r.doc_id, r.revision, "
-    f"{revision_entry(ROW_COLUMNS)} AS entry " + ROWS_WITH_CONTEXT.format(where="true", docs="true")
+    f"{revision_entry(ROW_COLUMNS)} AS entry " + rows_with_context(where="true", docs="true")
 )
 
 # A stored leaf: the hash stored for entry ``e.idx``.
@@ -278,24 +279,31 @@ def _order(problem: dict[str, Any]) -> tuple[int, int, str]:
 
 
 # -- the revisions a command serves ---------------------------------------------------------
-_SERVED = f"""
+def _served_sql(
+    revisions: str = "revisions", documents: str = "documents", entries: str = store.ENTRIES
+) -> str:
+    """The check of the revisions in ``_tlog_wanted``; the FROM items name where their rows
+    are (the tables, unless :mod:`warehouse.row_hints` says)."""
+    return f"""
 WITH wanted AS (SELECT * FROM _tlog_wanted),
      rows AS (
         SELECT r.doc_id, r.revision, {revision_entry(ROW_COLUMNS)} AS entry
         {
-    ROWS_WITH_CONTEXT.format(
-        where="(r.doc_id, r.revision) IN (SELECT * FROM wanted)",
-        docs="doc_id IN (SELECT doc_id FROM wanted)",
-    )
-}
+        rows_with_context(
+            where="(r.doc_id, r.revision) IN (SELECT * FROM wanted)",
+            docs="doc_id IN (SELECT doc_id FROM wanted)",
+            revisions=revisions,
+            documents=documents,
+        )
+    }
      ),
      e AS (
-        SELECT idx, doc_id, revision, entry FROM {store.ENTRIES}
+        SELECT idx, doc_id, revision, entry FROM {entries}
         WHERE kind IN ({_KINDS}) AND doc_id IN (SELECT doc_id FROM wanted)
      ),
      row_counts AS (
         SELECT doc_id, count(*) AS n, count(DISTINCT revision) AS d, max(revision) AS top
-        FROM revisions WHERE doc_id IN (SELECT doc_id FROM wanted) GROUP BY doc_id
+        FROM {revisions} WHERE doc_id IN (SELECT doc_id FROM wanted) GROUP BY doc_id
      ),
      entry_counts AS (
         SELECT doc_id, count(*) AS n, max(revision) AS top FROM e GROUP BY doc_id
@@ -312,6 +320,11 @@ LEFT JOIN entry_counts ec ON ec.doc_id = w.doc_id
 GROUP BY w.doc_id, w.revision
 ORDER BY w.doc_id, w.revision
 """
+
+
+_SERVED = _served_sql()
+# Documents checked through their row hints at most (more read each table once instead).
+_HINTED_DOCUMENTS = 8
 
 
 _REWRITTEN = "{doc} revision {rev} differs from its log entry (the row was rewritten)"
@@ -372,9 +385,17 @@ def _check_chunk(warehouse: Warehouse, wanted: list[tuple[str, int]]) -> None:
         {"doc_id": [d for d, _ in wanted], "revision": [r for _, r in wanted]},
         schema=pa.schema([("doc_id", pa.string()), ("revision", pa.int32())]),
     )
+    query = _SERVED
+    docs = {d for d, _ in wanted}
+    if len(docs) <= _HINTED_DOCUMENTS:
+        query = _served_sql(
+            source(warehouse, "revisions", docs),
+            source(warehouse, "documents", docs),
+            source(warehouse, store.ENTRIES, docs),
+        )
     con.register("_tlog_wanted", table)
     try:
-        rows = con.execute(_SERVED).fetchall()
+        rows = con.execute(query).fetchall()
     finally:
         con.unregister("_tlog_wanted")
     problems = []

@@ -108,13 +108,28 @@ ROW_COLUMNS = RevisionColumns(
 )
 
 # The rows of ``revisions`` with their document's kind and the revision before each,
-# restricted by ``{where}`` (on ``r``) and ``{docs}`` (a condition on ``doc_id`` that holds
-# for every row ``{where}`` keeps: the documents and earlier revisions read are only theirs).
-ROWS_WITH_CONTEXT = """
-FROM revisions r
-LEFT JOIN (SELECT doc_id, min(kind) AS kind FROM documents WHERE {docs} GROUP BY doc_id) d
+# restricted by ``where`` (on ``r``) and ``docs`` (a condition on ``doc_id`` that holds
+# for every row ``where`` keeps: the documents and earlier revisions read are only theirs);
+# ``revisions`` and ``documents`` name FROM items holding at least those rows (the tables,
+# unless warehouse.row_hints says where they are).
+_ROWS_WITH_CONTEXT = """
+FROM {revisions} r
+LEFT JOIN (SELECT doc_id, min(kind) AS kind FROM {documents} WHERE {docs} GROUP BY doc_id) d
     ON d.doc_id = r.doc_id
-LEFT JOIN (SELECT doc_id, revision, tombstone FROM revisions WHERE {docs}) p
+LEFT JOIN (SELECT doc_id, revision, tombstone FROM {revisions} WHERE {docs}) p
     ON p.doc_id = r.doc_id AND p.revision = r.revision - 1
 WHERE {where}
 """
+
+
+def rows_with_context(
+    where: str = "true",
+    docs: str = "true",
+    *,
+    revisions: str = "revisions",
+    documents: str = "documents",
+) -> str:
+    """The FROM and WHERE clauses of revision rows with their context (see above)."""
+    return _ROWS_WITH_CONTEXT.format(
+        where=where, docs=docs, revisions=revisions, documents=documents
+    )
