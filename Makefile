@@ -28,7 +28,11 @@ install: $(BIN)/receipts ## Create .venv: receipts, its dev tools, the DuckLake 
 # cores busy; TEST_WORKERS=0 runs them in one process. Each test file stays in one process
 # (its module fixtures are made once).
 TEST_WORKERS ?= 3
-PYTEST := $(BIN)/pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile
+# DuckDB's threads per warehouse connection in the tests (tests/conftest.py): the test
+# processes already keep the cores busy, and DuckDB's parallel plans cost CPU besides.
+TEST_DUCKDB_THREADS ?= 1
+PYTEST := env RECEIPTS_TEST_DUCKDB_THREADS=$(TEST_DUCKDB_THREADS) $(BIN)/pytest -q \
+	-p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile
 # The lake tests are chosen by marker (set in tests/conftest.py): `lake`, the DuckLake tests
 # themselves; `lake_subset`, suite modules run again with their warehouse fixtures on each
 # DuckLake catalog. PostgreSQL catalogs are made at RECEIPTS_TEST_PG (host=127.0.0.1

@@ -106,6 +106,15 @@ class Settings(BaseSettings):
         "warehouse",
         "DuckDB's memory limit on a warehouse's connection; beyond it DuckDB spills to disk.",
     )
+    duckdb_threads: int | None = _setting(
+        None,
+        "RECEIPTS_DUCKDB_THREADS",
+        "a whole number, 1 or more",
+        "warehouse",
+        "DuckDB's threads on a warehouse's connection (default: one per core); fewer leave "
+        "cores to other work on a shared host.",
+        ge=1,
+    )
     log_key: str | None = _setting(
         None,
         "RECEIPTS_LOG_KEY",

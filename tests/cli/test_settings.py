@@ -51,6 +51,7 @@ def _runs(*args: object, env: dict[str, str] | None = None) -> list[dict[str, ob
         ("RECEIPTS_LOCK_WAIT", "soon", "seconds, 0 or more"),
         ("RECEIPTS_NHTSA_URL", "api.nhtsa.gov", "an http(s):// URL"),
         ("RECEIPTS_LOG_FORMAT", "yaml", "json"),
+        ("RECEIPTS_DUCKDB_THREADS", "0", "a whole number, 1 or more"),
     ],
 )
 def test_a_bad_variable_is_exit_2_naming_it_and_what_it_accepts(
@@ -214,3 +215,15 @@ def test_only_the_settings_modules_read_the_environment() -> None:
                 if isinstance(node, ast.Attribute) and node.attr in ("environ", "getenv"):
                     readers.add(str(path.relative_to(root)))
     assert readers - allowed == set()
+
+
+def test_duckdb_threads_set_a_warehouse_connections_threads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from warehouse.store import Warehouse
+
+    for threads in ("1", "3"):
+        monkeypatch.setenv("RECEIPTS_DUCKDB_THREADS", threads)
+        with Warehouse.open(str(tmp_path / "w.duckdb")) as wh:
+            [(value,)] = wh._con.execute("SELECT current_setting('threads')").fetchall()
+        assert value == int(threads)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import cli, write_manifest
+from tests.conftest import TEST_WAREHOUSE, cli, write_manifest
 from warehouse.store import Warehouse
 from warehouse.tlog import entries, merkle, note, store
 from warehouse.tlog.proof import verify_proof
@@ -179,7 +179,17 @@ ALTERATIONS: dict[str, Callable[[Path, str], None]] = {
 }
 
 
-@pytest.mark.parametrize("alteration", sorted(ALTERATIONS))
+# On a lake (the lake subset) three of them: a row's deletion, its rewriting in place and
+# one pointed elsewhere are DuckLake's distinct writes; the checks are the same SQL.
+CHECKED = (
+    sorted(ALTERATIONS)
+    if TEST_WAREHOUSE == "duckdb"
+    else ["current revision deleted", "pointed at another document's snapshot",
+          "tombstone flag on a revision with content"]
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("alteration", CHECKED)
 def test_each_row_alteration_is_named_and_refused(
     alteration: str, manifest: Path, warehouse_path: Path, tmp_path: Path
 ) -> None:

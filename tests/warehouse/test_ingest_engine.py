@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import REPO
+from tests.conftest import REPO, TEST_WAREHOUSE
 from warehouse import history, integrity
 from warehouse.canonical import canonical_json
 from warehouse.digests import row_counts
@@ -212,8 +212,12 @@ def test_schema_declares_no_key_constraints() -> None:
 values = st.dictionaries(st.sampled_from("abcdef"), st.integers(0, 3), min_size=1)
 
 
+# Fewer examples in a lake session (the lake subset runs this module again; this test
+# writes a DuckDB file of its own there too).
 @settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=25 if TEST_WAREHOUSE == "duckdb" else 8,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(st.lists(st.tuples(st.sampled_from("pqrstu"), values), min_size=1, max_size=12))
 def test_reingesting_the_same_input_changes_nothing(

@@ -86,7 +86,7 @@ listings = st.lists(st.tuples(records, st.booleans()), min_size=1, max_size=4)
 
 
 @settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(listings)
 def test_the_known_tables_give_what_the_per_batch_lookups_give(
@@ -207,7 +207,7 @@ def test_the_shared_prefix_is_the_longest_every_id_starts_with(ids: list[str]) -
 
 
 @settings(
-    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(
     st.lists(
