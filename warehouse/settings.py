@@ -577,3 +577,10 @@ def rows() -> list[dict[str, str]]:
             }
         )
     return table
+
+
+def duckdb_threads() -> dict[str, int]:
+    """DuckDB's ``threads`` for a warehouse's connection when ``duckdb_threads`` is set
+    (DuckDB's own default, one per core, otherwise)."""
+    threads = current().duckdb_threads
+    return {} if threads is None else {"threads": threads}

@@ -58,14 +58,6 @@ def warehouse_memory_limit() -> str:
     return settings.current().duckdb_memory_limit
 
 
-def duckdb_threads() -> dict[str, int]:
-    """DuckDB's ``threads`` on a warehouse's connection when ``$RECEIPTS_DUCKDB_THREADS`` (or
-    the config file's ``duckdb_threads``) sets it; DuckDB's own default (one per core)
-    otherwise."""
-    threads = settings.current().duckdb_threads
-    return {} if threads is None else {"threads": threads}
-
-
 def resolve_location(location: str | None) -> str:
     """The connection string: the argument, else ``$RECEIPTS_WAREHOUSE``, else the config
     file's ``warehouse``, else the default."""
@@ -177,7 +169,7 @@ def _connect_file(
                 # A new file in the newest format this DuckDB writes (DuckDB 1.x wrote
                 # v1.0.0 by default, which has no zstd); an existing file keeps its own.
                 "storage_compatibility_version": "latest",
-                **duckdb_threads(),
+                **settings.duckdb_threads(),
             },
             local_file=path is not None,
         )
@@ -269,7 +261,7 @@ class Warehouse:
         con = backends.connect_lake(
             target,
             read_only=read_only,
-            config={"memory_limit": warehouse_memory_limit(), **duckdb_threads()},
+            config={"memory_limit": warehouse_memory_limit(), **settings.duckdb_threads()},
         )
         warehouse = cls(con, target.location, None)
         warehouse.target = target
