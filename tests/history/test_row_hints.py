@@ -137,3 +137,31 @@ def test_a_document_with_many_rows_reads_the_table(
         ]
         assert two, "the fixture has a document revised before the build"
         assert row_hints.source(wh, "revisions", two[0]) == "revisions"
+
+
+def test_a_revision_hidden_from_its_hints_is_refused(hinted: str) -> None:
+    """Hints are checked to hold their key, not to be complete: the log check of a document
+    served reads the log's entries whole, so a current revision whose row the hints leave
+    out (with its log entry's) is refused, not served as the one before it."""
+    with Warehouse.open(hinted) as wh:
+        # EDITED's current revision (recorded after the build) and its log entry: the
+        # recorded ends moved past them, so neither hints nor newer rows hold them (the
+        # tables stay as they are)
+        [(row,)] = wh._con.execute(
+            "SELECT max(rowid) FROM revisions WHERE doc_id = $d", {"d": EDITED}
+        ).fetchall()
+        [(entry,)] = wh._con.execute(
+            "SELECT max(rowid) FROM tlog_entries WHERE doc_id = $d", {"d": EDITED}
+        ).fetchall()
+        ends = wh._con.execute("SELECT tbl, rows FROM search_row_ends").fetchall()
+        moved = {"revisions": row + 1, "tlog_entries": entry + 1}
+        wh._con.execute("DELETE FROM search_row_ends")
+        wh._con.executemany(
+            "INSERT INTO search_row_ends VALUES (?, ?)",
+            [(table, moved.get(table, end)) for table, end in ends],
+        )
+    with Warehouse.open(hinted, read_only=True) as wh:
+        assert [r["revision"] for r in history.history(wh, EDITED)] == [1]  # hidden
+    result = cli("show", EDITED, "--warehouse", hinted)
+    assert result.exit_code == 1, result.output
+    assert EDITED in result.output and "revision 2" in result.output
