@@ -279,11 +279,10 @@ def _order(problem: dict[str, Any]) -> tuple[int, int, str]:
 
 
 # -- the revisions a command serves ---------------------------------------------------------
-def _served_sql(
-    revisions: str = "revisions", documents: str = "documents", entries: str = store.ENTRIES
-) -> str:
+def _served_sql(revisions: str = "revisions", documents: str = "documents") -> str:
     """The check of the revisions in ``_tlog_wanted``; the FROM items name where their rows
-    are (the tables, unless :mod:`warehouse.row_hints` says)."""
+    are (the tables, unless :mod:`warehouse.row_hints` says). The log's entries are always
+    read whole."""
     return f"""
 WITH wanted AS (SELECT * FROM _tlog_wanted),
      rows AS (
@@ -298,7 +297,7 @@ WITH wanted AS (SELECT * FROM _tlog_wanted),
     }
      ),
      e AS (
-        SELECT idx, doc_id, revision, entry FROM {entries}
+        SELECT idx, doc_id, revision, entry FROM {store.ENTRIES}
         WHERE kind IN ({_KINDS}) AND doc_id IN (SELECT doc_id FROM wanted)
      ),
      row_counts AS (
