@@ -25,6 +25,8 @@ from warehouse.store import Warehouse
 
 pytest.importorskip("duckdb_extension_ducklake", reason="needs receipts[lake]: make install")
 
+VECTOR_SIZE = 2048  # DuckDB's STANDARD_VECTOR_SIZE: the most rows one chunk holds
+
 
 def run(*args: object) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
@@ -298,7 +300,10 @@ def test_copy_into_a_lake_writes_bounded_row_groups(backfilled: Path, tmp_path: 
     a copy of 100,000 documents into a new lake ran out of memory at the default limit on
     its snapshots, and so did ``maintain`` merging a backfill's 250 files. Both now have the
     lake write row groups of 16,384 rows; here a table larger than that is copied, and no
-    row group of the lake's files is larger. (At 100,000 documents: see docs/backends.md.)"""
+    row group of the lake's files is larger by more than one vector. (DuckDB's Parquet writer
+    treats the size as a minimum: it closes a row group after the chunk that reaches it, and a
+    chunk holds at most a vector of 2,048 rows, so a row group of 18,030 rows is allowed; one
+    of 122,880 is not.) (At 100,000 documents: see docs/backends.md.)"""
     lake = f"ducklake:sqlite:{tmp_path / 'copy.sqlite'}"
     data = tmp_path / "copy-data"
     copied = run("copy", "--warehouse", backfilled, "--to", lake, "--to-data-path", data, "--json")
@@ -309,6 +314,6 @@ def test_copy_into_a_lake_writes_bounded_row_groups(backfilled: Path, tmp_path: 
         largest = con.execute(
             "SELECT max(row_group_num_rows) FROM parquet_metadata($files)", {"files": files}
         ).fetchone()
-    assert largest is not None and largest[0] == ROW_GROUP_SIZE
+    assert largest is not None and ROW_GROUP_SIZE <= largest[0] < ROW_GROUP_SIZE + VECTOR_SIZE
     maintained = run("maintain", "--warehouse", lake)
     assert maintained.returncode == 0, maintained.stderr
