@@ -410,3 +410,31 @@ def test_extending_in_runs_stores_what_appending_one_by_one_stores(cuts: list[in
         assert fresh.root() == appender.root()
         start = cut
     assert grown.hashes == reference.hashes
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_root_worked_out_from_some_leaves_is_the_trees_and_binds_them(
+    small_tree: StoredTree, seed: int
+) -> None:
+    """root_from_leaves, with one read, gives the tree's root from any set of its leaves;
+    a leaf changed, or put at another record's number, gives another root."""
+    rng = random.Random(seed)
+    for t in range(1, small_tree.size + 1):
+        numbers = rng.sample(range(t), rng.randint(1, t))
+        leaves = {n: merkle.leaf_hash(small_tree.entries[n]) for n in numbers}
+        small_tree.reads.clear()
+        root = merkle.root_from_leaves(t, leaves, small_tree.read)
+        assert len(small_tree.reads) <= 1
+        assert root == mth(small_tree.entries[:t]), (t, numbers)
+        n = rng.choice(numbers)
+        changed = {**leaves, n: merkle.leaf_hash(b"not " + small_tree.entries[n])}
+        assert merkle.root_from_leaves(t, changed, small_tree.read) != root
+        if t > 1:
+            other = (n + rng.randint(1, t - 1)) % t
+            moved = {k: v for k, v in leaves.items() if k != n}
+            moved[other] = leaves[n]
+            if moved[other] != leaves.get(other):
+                assert merkle.root_from_leaves(t, moved, small_tree.read) != root
+    assert merkle.root_from_leaves(5, {}, small_tree.read) == mth(small_tree.entries[:5])
+    with pytest.raises(ValueError, match="no record 5 in a tree of 5"):
+        merkle.root_from_leaves(5, {5: bytes(32)}, small_tree.read)

@@ -370,7 +370,10 @@ def check_revisions(warehouse: Warehouse, revisions: Iterable[tuple[str, int]]) 
         _check_chunk(warehouse, wanted[start : start + SERVED_CHUNK])
 
 
-# Revisions checked per query (and per batch of inclusion proofs).
+# Revisions checked per query (and per root worked out from their leaves). Larger chunks
+# were faster (an export of 60,000 documents: 2.4 s with 1,000, 1.4 s with 10,000) but the
+# query's joins then outgrew an 80 MB memory limit (tests/warehouse/test_large_listings.py)
+# even at 2,500.
 SERVED_CHUNK = 1_000
 
 
@@ -413,15 +416,59 @@ def _check_chunk(warehouse: Warehouse, wanted: list[tuple[str, int]]) -> None:
         raise LogMismatch(problems)
 
 
+def _all_included(
+    con: duckdb.DuckDBPyConnection,
+    leaves: list[tuple[str, int, int, bytes, bool]],
+    size: int,
+    checkpoint: store.StoredCheckpoint | None,
+) -> bool:
+    """Whether every entry is in the latest checkpoint's tree (or, for entries it does not
+    cover, in the stored tree), checked all at once: the root worked out from the entries'
+    leaf hashes and the stored hashes of the rest (:func:`warehouse.tlog.merkle.root_from_leaves`,
+    one read) is the checkpoint's root (or the stored tree's). A chunk of a thousand
+    revisions is checked in a tenth of the time of a proof for each; when it fails, the
+    proofs one by one name which entry is wrong."""
+    covered = checkpoint.size if checkpoint is not None else 0
+    groups: dict[int, dict[int, bytes]] = {}
+    for _, _, index, entry, _ in leaves:
+        t = covered if index < covered else size
+        group = groups.setdefault(t, {})
+        if index in group:  # two revisions at one entry: the proofs one by one say so
+            return False
+        group[index] = merkle.leaf_hash(entry)
+    wanted: dict[int, None] = {}
+
+    def record(indexes: Sequence[int]) -> list[bytes]:
+        wanted.update(dict.fromkeys(indexes))
+        return [bytes(32)] * len(indexes)
+
+    for t, group in groups.items():
+        merkle.root_from_leaves(t, group, record)
+        if t != covered:
+            merkle.tree_hash(t, record)
+    hashes = dict(zip(wanted, store.read_hashes(con, list(wanted)), strict=True))
+
+    def read(indexes: Sequence[int]) -> list[bytes]:
+        return [hashes[i] for i in indexes]
+
+    for t, group in groups.items():
+        root = checkpoint.root if checkpoint is not None and t == covered else None
+        if merkle.root_from_leaves(t, group, read) != (root or merkle.tree_hash(t, read)):
+            return False
+    return True
+
+
 def _inclusion_problems(
     con: duckdb.DuckDBPyConnection, leaves: list[tuple[str, int, int, bytes, bool]]
 ) -> list[dict[str, Any]]:
     """Each entry's leaf hash proved into the latest checkpoint's root (or the stored tree's
-    root, for entries it does not cover), its proof's hashes read in one query. An entry
-    ``rebuilt`` from its rows (not stored) whose hash is not its leaf: the row was
-    rewritten."""
+    root, for entries it does not cover), its proof's hashes read in one query, once
+    :func:`_all_included` has found one that is not. An entry ``rebuilt`` from its rows
+    (not stored) whose hash is not its leaf: the row was rewritten."""
     size = store.size(con)
     checkpoint = store.latest_checkpoint(con)
+    if _all_included(con, leaves, size, checkpoint):
+        return []
     wanted: dict[int, None] = {}
 
     def record(indexes: Sequence[int]) -> list[bytes]:
