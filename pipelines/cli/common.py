@@ -11,23 +11,27 @@ import traceback
 import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO, TypeVar
 
 import click
 from click.core import ParameterSource
 
 from pipelines import USER_AGENT, logline
 from pipelines.cli import exits, hints, interrupts
-from pipelines.ingest import IngestOptions, RunResult
-from pipelines.manifest import Manifest, load_manifest
 from pipelines.visible import visible
-from sources.http import HttpFactory
 from warehouse import settings
 from warehouse.backends import ENV_DATA_PATH, WarehouseURL
 from warehouse.errors import ReceiptsError
 from warehouse.ingest import DEFAULT_BATCH_SIZE
 from warehouse.interrupt import Interrupted, interruption
 from warehouse.store import DEFAULT_WAREHOUSE, ENV_WAREHOUSE, known_error
+
+if TYPE_CHECKING:
+    # The ingest machinery (sources, manifests, HTTP) is imported by the commands that run
+    # it, not by every command.
+    from pipelines.ingest import IngestOptions, RunResult
+    from pipelines.manifest import Manifest
+    from sources.http import HttpFactory
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -255,6 +259,8 @@ def http_options(func: F) -> F:
 
 def http_factory(record_dir: Path | None = None, replay_dir: Path | None = None) -> HttpFactory:
     """The HTTP factory of one command, recording or replaying as its options ask."""
+    from sources.http import HttpFactory
+
     return HttpFactory(user_agent=USER_AGENT, record_dir=record_dir, replay_dir=replay_dir)
 
 
@@ -324,6 +330,9 @@ def prepare_ingest(
     batch_size: int,
 ) -> tuple[Manifest, HttpFactory, IngestOptions]:
     """What ``ingest`` and ``refresh`` build from the options of :func:`ingest_options`."""
+    from pipelines.ingest import IngestOptions
+    from pipelines.manifest import load_manifest
+
     loaded = load_manifest(manifest_file)
     check_only(only, loaded)
     http = http_factory(record_dir, replay_dir)

@@ -15,11 +15,14 @@ maps them to these numbers.
 from __future__ import annotations
 
 import signal
+from typing import TYPE_CHECKING
 
-from pipelines.publish.push import PushResult
-from pipelines.refresh import RefreshResult
 from warehouse.errors import ReceiptsError, UsageError
 from warehouse.interrupt import Interrupted
+
+if TYPE_CHECKING:  # for the annotations only: commands that push nothing need not import them
+    from pipelines.publish.push import PushResult
+    from pipelines.refresh import RefreshResult
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
