@@ -6,7 +6,7 @@ import json
 import sys
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -21,12 +21,14 @@ from pipelines.cli.common import (
 )
 from pipelines.cli.hash_option import hash_option
 from pipelines.cli.listing import emit, listing_options, on_terminal, page, page_options
-from pipelines.cli.pins import render_upstream, upstream_report
 from pipelines.progress import steps_for
 from pipelines.visible import visible
 from warehouse import history as revision_history
 from warehouse import integrity, timestamps
 from warehouse.store import Warehouse
+
+if TYPE_CHECKING:
+    from pipelines.checks.upstream_verify import UpstreamReport
 
 OUTCOMES = ("new", "changed", "unchanged", "gone", "restored", "failed")
 
@@ -198,6 +200,14 @@ def show(doc_id: str, warehouse: str, revision: int | None, content_hash: str | 
     out.flush()
 
 
+def _upstream_report(wh: Warehouse, *args: Any, **kwargs: Any) -> UpstreamReport:
+    """``verify --upstream``'s report (:func:`pipelines.cli.pins.upstream_report`), imported
+    here: the GitHub source and the manifests it reads are not every command's to load."""
+    from pipelines.cli.pins import upstream_report
+
+    return upstream_report(wh, *args, **kwargs)
+
+
 @click.command()
 @warehouse_option
 @click.option(
@@ -240,7 +250,7 @@ def verify(
             pinned = (
                 None
                 if upstream is None
-                else upstream_report(
+                else _upstream_report(
                     wh,
                     upstream or None,
                     record_dir=record_dir,
@@ -269,6 +279,8 @@ def verify(
         for problem in result.problems:
             click.echo(visible(f"  {problem['message']}"))
         if pinned is not None:
+            from pipelines.cli.pins import render_upstream
+
             click.echo(render_upstream(pinned))
     failed = not result.ok or (pinned is not None and not pinned.ok)
     sys.exit(exits.for_check(not failed))
