@@ -11,7 +11,7 @@ import pyarrow as pa
 
 from warehouse.snapshots import checked_body
 from warehouse.store import Warehouse
-from warehouse.tlog.store import entries_sql
+from warehouse.tlog.store import ENTRIES, entries_sql
 
 
 class ProofRow(NamedTuple):
@@ -33,7 +33,7 @@ class ProofRow(NamedTuple):
 # Instants as microseconds since the epoch: DuckDB hands TIMESTAMPTZ to Python through pytz,
 # row by row (a third of the time of 10,000 bundles).
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_ROWS = f"""
+_ROWS = """
 WITH r AS (
     SELECT r.doc_id, r.revision, r.content_hash, r.source_url, r.source_commit,
            epoch_us(coalesce(r.fetched_at, r.valid_from)) AS captured_us
@@ -49,15 +49,29 @@ FROM r
 JOIN documents d ON d.doc_id = r.doc_id
 JOIN s ON s.content_hash = r.content_hash
 LEFT JOIN f ON f.content_hash = r.content_hash
-LEFT JOIN {
-    entries_sql(
-        "e.doc_id IN (SELECT doc_id FROM _proof_wanted)",
+LEFT JOIN {entries} e
+    ON e.doc_id = r.doc_id AND e.revision = r.revision AND e.kind IN ('revision', 'restoration')
+ORDER BY e.idx DESC NULLS FIRST
+"""
+_WANTED_ENTRIES = "e.doc_id IN (SELECT doc_id FROM _proof_wanted)"
+# Every entry read with its bytes: those stored, and those a warehouse written between
+# migration 0012 and the writers' return to storing every entry left NULL, rebuilt from
+# their rows (warehouse.tlog.store.entries_sql).
+_ROWS_REBUILT = _ROWS.format(
+    entries=entries_sql(
+        _WANTED_ENTRIES,
         "doc_id IN (SELECT doc_id FROM _proof_wanted)",
         "r.doc_id IN (SELECT doc_id FROM _proof_wanted)",
     )
-} e ON e.doc_id = r.doc_id AND e.revision = r.revision AND e.kind IN ('revision', 'restoration')
-ORDER BY e.idx DESC NULLS FIRST
-"""
+)
+# When the log holds no NULL entry (any log its writers made since): the stored entries
+# alone, one row per entry as entries_sql gives them, without its rebuilding branch (which
+# took a third of this query's time on 10,000 revisions, rebuilding nothing).
+_ROWS_STORED = _ROWS.format(
+    entries=f"(SELECT e.idx, e.kind, e.doc_id, e.revision, e.entry FROM {ENTRIES} e "
+    f"WHERE {_WANTED_ENTRIES} QUALIFY row_number() OVER (PARTITION BY e.idx) = 1)"
+)
+_ANY_UNSTORED = f"SELECT count(*) FROM {ENTRIES} WHERE entry IS NULL"
 
 
 def proof_rows(
@@ -78,7 +92,9 @@ def proof_rows(
     try:
         # as Arrow columns, each turned into Python values in one call: several times faster
         # than fetchall's row by row on 10,000 bodies
-        table = con.execute(_ROWS).to_arrow_table()
+        unstored = con.execute(_ANY_UNSTORED).fetchone()
+        query = _ROWS_REBUILT if unstored and unstored[0] else _ROWS_STORED
+        table = con.execute(query).to_arrow_table()
     finally:
         con.unregister("_proof_wanted")
     out = {}

@@ -31,19 +31,17 @@ NO_SPAN = (
 )
 
 
-def _proofs(wh: Warehouse, rows: Sequence[ProofRow], head: tlog.SignedHead) -> dict[int, bytes]:
-    """Each row's inclusion proof (its lines, without the signed checkpoint that ends a
-    tlog-proof), by log index."""
-    size = head.checkpoint.size
-    for row in rows:
-        if row.log_index is None:
-            raise NotFound(f"{row.doc_id} revision {row.revision} has no entry in the log")
-        if row.log_index >= size:
-            raise NotFound(
-                f"{row.doc_id} revision {row.revision} (entry {row.log_index}) is not yet in a "
-                f"checkpoint (the latest covers {size} entries); the next writing run records one"
-            )
-    return tlog.prove_indexes(wh, [r.log_index for r in rows if r.log_index is not None], size)
+def _provable(row: ProofRow, size: int) -> int:
+    """The log index of ``row``'s entry, which the checkpoint of ``size`` entries covers;
+    :class:`NotFound` when it has none, or the checkpoint does not cover it yet."""
+    if row.log_index is None:
+        raise NotFound(f"{row.doc_id} revision {row.revision} has no entry in the log")
+    if row.log_index >= size:
+        raise NotFound(
+            f"{row.doc_id} revision {row.revision} (entry {row.log_index}) is not yet in a "
+            f"checkpoint (the latest covers {size} entries); the next writing run records one"
+        )
+    return row.log_index
 
 
 def prove(
@@ -68,7 +66,9 @@ def prove(
     if location is None:
         raise BundleRefused(f"{where}: {NO_SPAN}")
     row = proof_rows(wh, [(doc_id, snapshot.revision)])[(doc_id, snapshot.revision)]
-    proof = _proofs(wh, [row], head)[row.log_index or 0] + head.checkpoint.note.encode()
+    index = _provable(row, head.checkpoint.size)
+    proof = tlog.prove_indexes(wh, [index], head.checkpoint.size)[index]
+    proof += head.checkpoint.note.encode()
     return build_bundle(row, quote, location, proof, str(head.verifier))
 
 
@@ -98,28 +98,40 @@ def _claim_files(
 ) -> Iterator[tuple[str, bytes]]:
     """Each holding claim's bundle (file name, bytes), as it is built; the claims refused go
     into ``result.refused``, the files into ``result.files``. Rows and bytes come from one
-    query, every inclusion proof from one read of the hashes; a quote is located once in
-    each snapshot, however many claims cite it there."""
+    query, every inclusion proof from one read of the hashes, every status history from
+    another, all before the first bundle: from there each claim's quote is located (once in
+    each snapshot, however many claims cite it there) and its bundle built and handed on,
+    so the files are written while the rest are built. A located quote in a revision the
+    checkpoint does not cover refuses them all (:class:`NotFound`) before the first."""
     head = tlog.signed_head(wh)
+    size = head.checkpoint.size
     holding = [v for v in verdicts if v.holds and v.cited_revision is not None]
     rows = proof_rows(wh, [(v.claim.doc_id, int(v.cited_revision or 0)) for v in holding])
-    located = []
     places: dict[tuple[str, int, str], Location | None] = {}
-    for verdict in holding:
+
+    def located(verdict: ClaimVerdict) -> tuple[ProofRow, Location] | None:
         key = (verdict.claim.doc_id, int(verdict.cited_revision or 0), verdict.claim.quote)
         row = rows.get(key[:2])
         if row is not None and key not in places:
             places[key] = locate(verdict.claim.quote, row.body, row.media_type)
         location = places.get(key)
-        if row is None or location is None:
-            result.refused[verdict.claim.claim_id] = NO_SPAN
-            continue
-        located.append((verdict, row, location))
-    proofs = _proofs(wh, [row for _, row, _ in located], head)
-    histories = claim_histories(wh, [v.claim.claim_id for v, _, _ in located])
+        return None if row is None or location is None else (row, location)
+
+    covered = {r.log_index for r in rows.values() if r.log_index is not None and r.log_index < size}
+    for verdict in holding:
+        row = rows.get((verdict.claim.doc_id, int(verdict.cited_revision or 0)))
+        if row is not None and row.log_index not in covered and located(verdict) is not None:
+            _provable(row, size)  # raises
+    proofs = tlog.prove_indexes(wh, sorted(covered), size)
+    histories = claim_histories(wh, [v.claim.claim_id for v in holding])
     encoder = BulkEncoder(head.checkpoint.note, str(head.verifier))
-    for verdict, row, location in located:
+    for verdict in holding:
         claim_id = verdict.claim.claim_id
+        found = located(verdict)
+        if found is None:
+            result.refused[claim_id] = NO_SPAN
+            continue
+        row, location = found
         checks = [
             ClaimCheck(h.check_id, h.status, h.recorded_at, h.cited_revision, h.cited_hash)
             for h in histories.get(claim_id, [])

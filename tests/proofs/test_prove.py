@@ -19,11 +19,18 @@ from tests.proofs.conftest import (
     COMPLAINT,
     NOTES,
     SUMMARY_1,
+    SUMMARY_2,
     Signed,
+    _record,
+    complaint,
     load,
     make_signed_warehouse,
     prove,
 )
+from warehouse.ingest import Ingestor
+from warehouse.records import Listing
+from warehouse.runs import start_run
+from warehouse.store import Warehouse
 
 SCHEMA = json.loads((Path(__file__).parents[2] / "docs/proof-bundle.schema.json").read_text())
 QUOTE = "the vehicle\u2019s automatic emergency braking engaged"
@@ -58,6 +65,25 @@ def test_a_json_quote_proves_and_verifies(signed: Signed, tmp_path: Path) -> Non
     text = cli("verify-bundle", out)
     assert text.exit_code == 0 and "the bundle holds" in text.stdout
     assert [line.split()[-1] for line in text.stdout.splitlines()[:6]] == list(STEPS)
+
+
+def test_a_log_whose_entries_are_not_stored_proves_the_same_bundle(
+    tmp_path: Path,
+) -> None:
+    """A DuckDB file written between migration 0012 and the writers' return to storing every
+    entry holds NULL entries: a bundle's entry is rebuilt from the rows, byte for byte the
+    one stored, and the bundle verifies."""
+    signed = make_signed_warehouse(tmp_path)
+    stored, rebuilt = tmp_path / "stored.receipt.json", tmp_path / "rebuilt.receipt.json"
+    assert prove(signed, stored, COMPLAINT, QUOTE, "--revision", "1")[0] == 0
+    with Warehouse.open(signed.warehouse) as wh:
+        wh._connection_for_tests().execute(
+            "UPDATE tlog_entries SET entry = NULL WHERE doc_id IS NOT NULL"
+        )
+    code, _, stderr = prove(signed, rebuilt, COMPLAINT, QUOTE, "--revision", "1")
+    assert code == 0, stderr
+    assert load(rebuilt)["log"] == load(stored)["log"]
+    assert verify(rebuilt, "--key", signed.verifier) == (0, dict.fromkeys(STEPS, "ok"))
 
 
 def test_a_markdown_quote_carries_its_version_url(signed: Signed, tmp_path: Path) -> None:
@@ -174,6 +200,37 @@ def test_verify_claims_replaces_a_bundle_whole(signed: Signed, tmp_path: Path) -
     assert result.exit_code == 0, result.output
     assert [p.name for p in out.iterdir()] == ["c.receipt.json"]  # no temporary file left
     assert verify(out / "c.receipt.json", "--key", signed.verifier)[0] == 0
+
+
+def test_a_claim_the_checkpoint_does_not_cover_refuses_every_bundle_before_the_first(
+    tmp_path: Path,
+) -> None:
+    """A revision written after the latest checkpoint (its run never finished) has no proof
+    yet: verify-claims names it, and no bundle of the directory is replaced, not even those
+    of the claims before it."""
+    signed = make_signed_warehouse(tmp_path)
+    summary_3 = SUMMARY_2 + " The recall remedy was installed."
+    record = _record(COMPLAINT, "complaint", complaint(summary_3), "application/json",
+                     "https://api.nhtsa.gov/complaints/odinumber/11561420", None)  # fmt: skip
+    with Warehouse.open(signed.warehouse) as wh:  # a run that writes, then stops unfinished
+        info = start_run(wh, "ingest", "proofs", "hash-of-proofs")
+        Ingestor(wh, info.run_id, corpus="proofs").ingest(
+            "nhtsa", Listing("proofs:all", iter([record]))
+        )
+    claims = tmp_path / "claims.ndjson"
+    rows = [
+        {"claim_id": "covered", "doc_id": COMPLAINT, "quote": QUOTE, "revision": 1},
+        {"claim_id": "uncovered", "doc_id": COMPLAINT, "quote": "recall remedy", "revision": 3},
+    ]
+    claims.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "bundles"
+    out.mkdir()
+    (out / "covered.receipt.json").write_text("kept")
+    result = cli("verify-claims", "--file", claims, "--bundles", out,
+                 "--warehouse", signed.warehouse, env=signed.env)  # fmt: skip
+    assert result.exit_code != 0
+    assert "revision 3" in result.output and "not yet in a checkpoint" in result.output
+    assert [(p.name, p.read_text()) for p in out.iterdir()] == [("covered.receipt.json", "kept")]
 
 
 def test_a_bundle_cut_short_never_takes_its_name(
