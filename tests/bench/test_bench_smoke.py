@@ -109,8 +109,9 @@ def test_proofs_benchmark_writes_a_bundle_per_claim_and_verifies_the_big_one() -
 def test_lake_backfill_benchmark_backfills_the_same_documents_on_each_backend(
     tmp_path: Path,
 ) -> None:
-    """The lake benchmark's backfill: the same documents on a DuckDB file and on a lake with
-    a PostgreSQL catalog, and an identical re-run that writes none on either."""
+    """The lake benchmark's backfill: the same documents on a DuckDB file, on a lake with a
+    PostgreSQL catalog and on one whose data is in S3 (moto's server on loopback), and an
+    identical re-run that writes none on any."""
     try:
         result = lake.measure_backfill(600, tmp_path, repeats=1)
     except (OSError, subprocess.CalledProcessError) as exc:  # no PostgreSQL's client here
@@ -118,15 +119,22 @@ def test_lake_backfill_benchmark_backfills_the_same_documents_on_each_backend(
             raise
         pytest.skip(f"no PostgreSQL for the lake benchmark: {exc}")
     backends = result["backends"]
-    assert set(backends) == {"duckdb", "ducklake:postgres"}
+    assert set(backends) == {"duckdb", "ducklake:postgres", lake.S3_BACKEND}
     firsts = [timing["documents"]["first"] for timing in backends.values()]
-    assert firsts[0] == firsts[1] and firsts[0]["new"] > 0
+    assert firsts[0] == firsts[1] == firsts[2] and firsts[0]["new"] > 0
     for timing in backends.values():
         again = timing["documents"]["identical"]
         assert again["unchanged"] == firsts[0]["new"]
         assert again["new"] + again["changed"] + again["restored"] == 0
     assert backends["duckdb"]["first_ratio"] == 1.0
     assert backends["ducklake:postgres"]["identical_ratio"] > 0
+    assert set(result["targets"]) == {
+        f"{backend} {key} within 1.5x of the file"
+        for backend in ("ducklake:postgres", lake.S3_BACKEND)
+        for key in ("first", "identical")
+    }
+    assert any(row[0].startswith("lake: first backfill") and lake.S3_BACKEND in row[0]
+               for row in lake.rows({"count": 1, "backends": {}, "backfill": result}))  # fmt: skip
 
 
 def test_serve_benchmark_times_pages_and_searches_of_a_backfilled_warehouse(
