@@ -35,11 +35,14 @@ import duckdb
 from warehouse import object_store, settings
 from warehouse.catalog_lock import LOCKS_ALIAS, CatalogLocks
 from warehouse.errors import ReceiptsError, UsageError, WarehouseBusy, WarehouseError
+from warehouse.spill import SpillDirectory
 
 ENV_DATA_PATH = "RECEIPTS_DATA_PATH"
 LAKE_PREFIX = "ducklake:"
 CATALOGS = ("sqlite", "postgres")
 LAKE_ALIAS = "lake"
+# A lake's connection spills under the system's temporary directory, in a directory of its own.
+LAKE_SPILL_PREFIX = "receipts-lake-"
 FILE_ALIAS = "warehouse"
 # Rows per row group of a DuckDB file (DuckDB's default: 122,880). A transaction that
 # appends a whole row group to a table has DuckDB write it straight into the file,
@@ -254,16 +257,27 @@ def _creation_lock(target: Target, con: duckdb.DuckDBPyConnection) -> Iterator[N
 
 class AttachedConnection:
     """A connection whose cursors, too, default to the attached warehouse (``USE`` is per
-    connection, and the warehouse's readers open cursors of their own)."""
+    connection, and the warehouse's readers open cursors of their own); with ``spill``, the
+    spill directory of its own, removed when it closes."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, alias: str) -> None:
+    def __init__(
+        self, con: duckdb.DuckDBPyConnection, alias: str, spill: SpillDirectory | None = None
+    ) -> None:
         self._raw = con
         self._alias = alias
+        self._spill = spill
 
     def cursor(self) -> duckdb.DuckDBPyConnection:
         cursor = self._raw.cursor()
         cursor.execute(f"USE {self._alias}")
         return cursor
+
+    def close(self) -> None:
+        try:
+            self._raw.close()
+        finally:
+            if self._spill is not None:
+                self._spill.close()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._raw, name)
@@ -272,10 +286,20 @@ class AttachedConnection:
 def connect_lake(
     target: Target, *, read_only: bool, config: dict[str, Any]
 ) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB connection with the lake attached as its default catalog."""
+    """An in-memory DuckDB connection with the lake attached as its default catalog. It
+    spills to a directory of its own under the system's temporary directory (``TMPDIR``),
+    removed when it closes: DuckDB's default for an in-memory database, ``.tmp`` in the
+    working directory, is shared by every process started there (:mod:`warehouse.spill`)."""
     assert target.catalog is not None and target.catalog_dsn is not None
-    # Extensions come from their wheels (or DuckDB's own folder), never downloaded mid-run.
-    con = duckdb.connect(":memory:", config={**config, "autoinstall_known_extensions": False})
+    spill = SpillDirectory(LAKE_SPILL_PREFIX)
+    try:
+        # Extensions come from their wheels (or DuckDB's own folder), never downloaded mid-run.
+        own: dict[str, Any] = {"autoinstall_known_extensions": False}
+        own["temp_directory"] = str(spill.make())
+        con = duckdb.connect(":memory:", config={**config, **own})
+    except BaseException:
+        spill.close()
+        raise
     try:
         load_extension(con, "ducklake")
         load_extension(con, _CATALOG_EXTENSIONS[target.catalog])
@@ -333,8 +357,9 @@ def connect_lake(
         con.execute(f"USE {LAKE_ALIAS}")
     except BaseException:
         con.close()
+        spill.close()
         raise
-    wrapped: duckdb.DuckDBPyConnection = AttachedConnection(con, LAKE_ALIAS)  # type: ignore[assignment]
+    wrapped: duckdb.DuckDBPyConnection = AttachedConnection(con, LAKE_ALIAS, spill)  # type: ignore[assignment]
     return wrapped  # a DuckDBPyConnection to everyone who uses it
 
 

@@ -12,7 +12,8 @@ import pyarrow as pa
 import pytest
 
 from tests.conftest import REPO
-from warehouse.bulk.build_engine import BuildEngine, remove_abandoned
+from warehouse.bulk.build_engine import BuildEngine
+from warehouse.spill import remove_abandoned
 
 
 def test_a_statement_reads_the_table_it_is_given_under_its_name(tmp_path: Path) -> None:
@@ -135,7 +136,7 @@ def test_a_live_engine_s_directory_and_one_not_yet_owned_are_left_alone(tmp_path
         theirs = _spill_of(first)
         mine = _spill_of(second)
         assert sorted(tmp_path.iterdir()) == sorted([unowned, theirs, mine])
-        assert remove_abandoned(tmp_path) == []
+        assert remove_abandoned(tmp_path, "receipts-build-") == []
         second.close()
         first.close()
         assert list(tmp_path.iterdir()) == [unowned]

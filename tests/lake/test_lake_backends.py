@@ -187,3 +187,37 @@ def test_a_table_written_meanwhile_is_the_only_one_not_compared() -> None:
     _check_unchanged(before, {"runs": "a2", "revisions": "b"}, {"runs"})
     with pytest.raises(IntegrityError, match="maintenance changed revisions"):
         _check_unchanged(before, {"runs": "a2", "revisions": "b2"}, {"runs"})
+
+
+@needs_lake
+def test_each_lake_connection_spills_to_a_directory_of_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two lake connections opened in one working directory spill to two directories of
+    their own under the system's temporary directory, each removed when its connection
+    closes. (DuckDB's default for them, ``.tmp`` in the working directory, is shared: two
+    backfills started there read each other's spill files as their own.)"""
+    import tempfile
+
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temporary))
+    monkeypatch.chdir(tmp_path)
+    url = f"ducklake:sqlite:{tmp_path / 'c.sqlite'}"
+    first = Warehouse.open(url, data_path=str(tmp_path / "data"))
+    second = Warehouse.open(url)
+    try:
+        spills = [
+            Path(w._scalar("SELECT current_setting('temp_directory')")) for w in (first, second)
+        ]
+        assert spills[0] != spills[1]
+        for spill in spills:
+            assert spill.parent == temporary and spill.name.startswith("receipts-lake-")
+            assert spill.is_dir()
+        first.close()
+        assert not spills[0].exists() and spills[1].is_dir()
+    finally:
+        first.close()
+        second.close()
+    assert list(temporary.iterdir()) == []
+    assert not (tmp_path / ".tmp").exists()

@@ -11,23 +11,16 @@ CPU in the kernel, faulting pages in, as in user code. Here they run in an in-me
 database of their own, whose buffers hold one block's lines and nothing else.
 
 Its memory follows the block (a few MB of lines, plus the lines of documents still open);
-its limit is a backstop, beyond which it spills to a directory of its own (two databases
-must not share one: their spill files would have the same names), made in a parent its owner
-names: beside the warehouse's own spill files, so that a large spill lands on the disk the
-user chose for the warehouse, not in a small temporary file system. A parent the engine had
-to make is removed at close when nothing else is left in it. Its owner holds a
-``flock`` on ``.owner`` inside it while the database is open; the kernel drops it when the
-owner dies, even by SIGKILL. A directory left by a killed backfill is removed by the next
-engine opened beside it: one whose ``.owner`` lock it can take.
+its limit is a backstop, beyond which it spills to a directory of its own
+(:mod:`warehouse.spill`), made in a parent its owner names: beside the warehouse's own spill
+files, so that a large spill lands on the disk the user chose for the warehouse, not in a
+small temporary file system. A parent the engine had to make is removed at close when
+nothing else is left in it; a directory left by a killed backfill is removed by the next
+engine opened beside it.
 """
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
-import os
-import shutil
-import tempfile
 from pathlib import Path
 
 import duckdb
@@ -36,9 +29,9 @@ import pyarrow as pa
 from warehouse import settings
 from warehouse.bulk.out_of_memory import build_hint, governed_by
 from warehouse.slices import in_slices
+from warehouse.spill import SpillDirectory
 
 _SPILL_PREFIX = "receipts-build-"
-_OWNER = ".owner"
 BUILD_DATABASE_MEMORY_LIMIT = settings.DEFAULT_BUILD_MEMORY_LIMIT
 ENV_BUILD_MEMORY_LIMIT = "RECEIPTS_BACKFILL_BUILD_MEMORY_LIMIT"
 
@@ -60,23 +53,14 @@ class BuildEngine:
         self.memory_limit = memory_limit
         self.spill_parent = spill_parent
         self._con: duckdb.DuckDBPyConnection | None = None
-        self._spill: Path | None = None
-        self._owner: int | None = None
-        self._made_parent = False
+        self._spill = SpillDirectory(_SPILL_PREFIX, spill_parent)
 
     def _connection(self) -> duckdb.DuckDBPyConnection:
         if self._con is None:
-            parent = self.spill_parent
-            if parent is not None and not parent.is_dir():
-                parent.mkdir(parents=True)
-                self._made_parent = True
-            self._spill = Path(tempfile.mkdtemp(prefix=_SPILL_PREFIX, dir=parent))
             try:
-                self._owner = _hold(self._spill)
-                remove_abandoned(self._spill.parent)
                 config: dict[str, str | bool | int | float | list[str]] = {
                     "memory_limit": self.memory_limit,
-                    "temp_directory": str(self._spill),
+                    "temp_directory": str(self._spill.make()),
                 }
                 self._con = duckdb.connect(":memory:", config=config)
             except BaseException:
@@ -98,45 +82,4 @@ class BuildEngine:
         if self._con is not None:
             self._con.close()
             self._con = None
-        if self._spill is not None:
-            shutil.rmtree(self._spill, ignore_errors=True)
-            self._spill = None
-        if self._owner is not None:
-            os.close(self._owner)
-            self._owner = None
-        if self._made_parent and self.spill_parent is not None:
-            self._made_parent = False
-            with contextlib.suppress(OSError):  # not empty: something else spills there too
-                self.spill_parent.rmdir()
-
-
-def _hold(spill: Path) -> int:
-    """A descriptor holding the exclusive ``flock`` of ``spill``'s ``.owner``. The file is
-    locked under another name and then renamed: ``.owner`` is never seen unlocked while its
-    engine lives."""
-    unnamed = spill / (_OWNER + ".new")
-    fd = os.open(unnamed, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
-    fcntl.flock(fd, fcntl.LOCK_EX)
-    os.rename(unnamed, spill / _OWNER)
-    return fd
-
-
-def remove_abandoned(parent: Path) -> list[Path]:
-    """Remove the spill directories under ``parent`` whose owner is gone (their ``.owner``
-    lock can be taken) and return them. A directory without ``.owner`` is left alone: its
-    engine may be between making it and locking it."""
-    removed = []
-    for spill in sorted(parent.glob(_SPILL_PREFIX + "*")):
-        try:
-            fd = os.open(spill / _OWNER, os.O_RDWR)
-        except OSError:
-            continue
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            continue  # its owner holds it
-        shutil.rmtree(spill, ignore_errors=True)
-        os.close(fd)
-        removed.append(spill)
-    return removed
+        self._spill.close()

@@ -142,10 +142,6 @@ class FlatBulk:
         self.spec = spec
         self._judge = judge
         self._con = warehouse._con
-        # Pass 2 reads the plan's lines on a connection of its own, so that a batch can
-        # commit on the warehouse's connection while the next block is built (see
-        # :meth:`commit`), and builds in a database of its own.
-        self._build_con = self._con.cursor()
         self._engine = BuildEngine(
             build_memory_limit, scratch if scratch is not None else warehouse.spill_directory
         )
@@ -158,6 +154,15 @@ class FlatBulk:
         self._planned_at = 0  # on a lake, the snapshot the plan read (or a later one)
         self._con.execute(f"ATTACH {literal(location)} AS {SCRATCH}")
         self._con.execute(plan_sql.CREATE_SCRATCH)
+        # Pass 2 reads the plan's lines on a connection of its own, so that a batch can
+        # commit on the warehouse's connection while the next block is built (see
+        # :meth:`commit`), and builds in a database of its own. Its default catalog is the
+        # scratch database: on a lake, every statement of a connection whose default is the
+        # lake first asks the catalog for its latest snapshot, and on a SQLite catalog that
+        # read, beside a commit, failed with "database is locked" (the read or the commit:
+        # one backfill in six, into a new lake, measured).
+        self._build_con = self._con.cursor()
+        self._build_con.execute(f"USE {SCRATCH}")
         self._built: list[pa.Table] = []  # built documents not yet committed
         self._carry = LINES_SCHEMA.empty_table()  # lines of documents still open
 
