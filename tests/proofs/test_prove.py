@@ -165,12 +165,11 @@ def test_an_unreadable_file_exits_2(tmp_path: Path) -> None:
 
 
 def test_verify_claims_writes_a_bundle_per_holding_claim(signed: Signed, tmp_path: Path) -> None:
-    claims = tmp_path / "claims.ndjson"
-    rows = [
+    claims = _claims(
+        tmp_path,
         {"claim_id": "aeb/1", "doc_id": COMPLAINT, "quote": QUOTE, "revision": 1},
         {"claim_id": "update", "doc_id": COMPLAINT, "quote": "software update", "revision": 1},
-    ]
-    claims.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    )
     out = tmp_path / "bundles"
     result = cli("verify-claims", "--file", claims, "--bundles", out,
                  "--warehouse", signed.warehouse, env=signed.env)  # fmt: skip
@@ -184,11 +183,15 @@ def test_verify_claims_writes_a_bundle_per_holding_claim(signed: Signed, tmp_pat
     assert verify(out / "aeb%2F1.receipt.json", "--key", signed.verifier)[0] == 0
 
 
-def _one_claim(tmp_path: Path) -> Path:
+def _claims(tmp_path: Path, *rows: dict[str, object]) -> Path:
+    """A claims file (NDJSON) of ``rows``."""
     claims = tmp_path / "claims.ndjson"
-    row = {"claim_id": "c", "doc_id": COMPLAINT, "quote": QUOTE, "revision": 1}
-    claims.write_text(json.dumps(row) + "\n")
+    claims.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return claims
+
+
+def _one_claim(tmp_path: Path) -> Path:
+    return _claims(tmp_path, {"claim_id": "c", "doc_id": COMPLAINT, "quote": QUOTE, "revision": 1})
 
 
 def test_verify_claims_replaces_a_bundle_whole(signed: Signed, tmp_path: Path) -> None:
@@ -217,12 +220,11 @@ def test_a_claim_the_checkpoint_does_not_cover_refuses_every_bundle_before_the_f
         Ingestor(wh, info.run_id, corpus="proofs").ingest(
             "nhtsa", Listing("proofs:all", iter([record]))
         )
-    claims = tmp_path / "claims.ndjson"
-    rows = [
+    claims = _claims(
+        tmp_path,
         {"claim_id": "covered", "doc_id": COMPLAINT, "quote": QUOTE, "revision": 1},
         {"claim_id": "uncovered", "doc_id": COMPLAINT, "quote": "recall remedy", "revision": 3},
-    ]
-    claims.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    )
     out = tmp_path / "bundles"
     out.mkdir()
     (out / "covered.receipt.json").write_text("kept")
@@ -252,8 +254,7 @@ def test_a_bundle_cut_short_never_takes_its_name(
 
 
 def test_verify_claims_bundles_need_the_key_before_checking(signed: Signed, tmp_path: Path) -> None:
-    claims = tmp_path / "claims.ndjson"
-    claims.write_text(json.dumps({"claim_id": "c", "doc_id": COMPLAINT, "quote": QUOTE}) + "\n")
+    claims = _claims(tmp_path, {"claim_id": "c", "doc_id": COMPLAINT, "quote": QUOTE})
     result = cli("verify-claims", "--file", claims, "--bundles", tmp_path / "b",
                  "--warehouse", signed.warehouse)  # fmt: skip
     assert result.exit_code == 2 and "RECEIPTS_LOG_KEY" in result.stderr

@@ -224,6 +224,23 @@ def leaf_hash_sql(entry: str) -> str:
     return f"unhex(sha256('\\x00'::BLOB || {entry}))"
 
 
+def stored_entries_sql(where: str = "true") -> str:
+    """The stored entries of :func:`entries_sql` (``where`` on ``e``), with its columns and one
+    row per entry: every entry, when :func:`any_unstored` is false, without the join that
+    rebuilds the others."""
+    return f"""SELECT e.idx, e.kind, e.doc_id, e.revision, e.push_id, e.entry, true AS stored
+    FROM {ENTRIES} e
+    WHERE e.entry IS NOT NULL AND {where}
+    QUALIFY row_number() OVER (PARTITION BY e.idx) = 1"""
+
+
+def any_unstored(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether an entry's bytes are NULL: only in a DuckDB file written between migration
+    0012 and the writers' return to storing every entry."""
+    row = con.execute(f"SELECT count(*) FROM {ENTRIES} WHERE entry IS NULL").fetchone()
+    return bool(row and row[0])
+
+
 def entries_sql(where: str = "true", docs: str = "true", rows: str = "true") -> str:
     """A subquery of the log's entries (``idx, kind, doc_id, revision, push_id, entry,
     stored``) with every entry's bytes: those stored (``stored``), else a revision's rebuilt
@@ -239,10 +256,7 @@ def entries_sql(where: str = "true", docs: str = "true", rows: str = "true") -> 
     # the stored entries as they are; only the unstored ones join their rebuilt rows (a join
     # of every entry read with every row rebuilt cost 1.5 s of 10,000 proof bundles' 2 s)
     return f"""(
-    SELECT e.idx, e.kind, e.doc_id, e.revision, e.push_id, e.entry, true AS stored
-    FROM {ENTRIES} e
-    WHERE e.entry IS NOT NULL AND {where}
-    QUALIFY row_number() OVER (PARTITION BY e.idx) = 1
+    {stored_entries_sql(where)}
     UNION ALL
     SELECT e.idx, e.kind, e.doc_id, e.revision, e.push_id, x.entry, false AS stored
     FROM {ENTRIES} e
