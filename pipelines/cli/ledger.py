@@ -200,14 +200,6 @@ def show(doc_id: str, warehouse: str, revision: int | None, content_hash: str | 
     out.flush()
 
 
-def _upstream_report(wh: Warehouse, *args: Any, **kwargs: Any) -> UpstreamReport:
-    """``verify --upstream``'s report (:func:`pipelines.cli.pins.upstream_report`), imported
-    here: the GitHub source and the manifests it reads are not every command's to load."""
-    from pipelines.cli.pins import upstream_report
-
-    return upstream_report(wh, *args, **kwargs)
-
-
 @click.command()
 @warehouse_option
 @click.option(
@@ -247,17 +239,19 @@ def verify(
     try:
         with Warehouse.open(warehouse, read_only=True) as wh:
             result = integrity.verify(wh, progress)
-            pinned = (
-                None
-                if upstream is None
-                else _upstream_report(
+            pinned: UpstreamReport | None = None
+            if upstream is not None:
+                # imported here: the GitHub source and the manifests it reads are not every
+                # command's to load
+                from pipelines.cli.pins import upstream_report
+
+                pinned = upstream_report(
                     wh,
                     upstream or None,
                     record_dir=record_dir,
                     replay_dir=replay_dir,
                     progress=progress,
                 )
-            )
     finally:
         progress.close()
     if as_json:
