@@ -442,6 +442,39 @@ def test_the_plan_groups_and_joins_with_the_build_databases_allowance_too(
     assert limits["docs"] == limits["commit"] == _duckdb_reads("64MB")
 
 
+def test_the_plan_steps_run_on_the_scratch_database_unless_they_read_the_warehouse(
+    tmp_path: Path,
+) -> None:
+    """The plan's steps that read nothing of the warehouse run on the scratch database's own
+    connection (on a lake, one whose statements do not first ask the catalog for its latest
+    snapshot); the others on the warehouse's: each step :data:`READS_WAREHOUSE` names cannot
+    be bound on the scratch database's connection, and every other one can."""
+    from warehouse.bulk import plan_sql
+
+    steps = {table for table, _ in plan_sql.PLAN_STEPS}
+    assert plan_sql.READS_WAREHOUSE and plan_sql.READS_WAREHOUSE.issubset(steps)
+    assert steps != plan_sql.READS_WAREHOUSE
+    with Warehouse.open(str(tmp_path / "w.duckdb")) as wh:
+        con = wh._connection_for_tests()
+        con.execute(f"ATTACH ':memory:' AS {plan_sql.SCRATCH}")
+        con.execute(plan_sql.CREATE_SCRATCH)
+        scratch = con.cursor()
+        scratch.execute(f"USE {plan_sql.SCRATCH}")
+        scratch.execute(plan_sql.GROUP, {"salt": "s", "after": 0})
+        scratch.execute(plan_sql.CREATE_MULTI)
+        given = {"prefix": "nhtsa:complaint/", "url": "file:A.zip", "lo": 0, "hi": 0}
+        for table, query in plan_sql.PLAN_STEPS:
+            make = f"CREATE TABLE {plan_sql.SCRATCH}.{table} AS {query}"
+            params = {k: v for k, v in given.items() if f"${k}" in query}
+            if table in plan_sql.READS_WAREHOUSE:
+                with pytest.raises(duckdb.CatalogException):
+                    scratch.execute(make, params)
+                con.execute(make, params)
+            else:
+                scratch.execute(make, params)
+        scratch.close()
+
+
 def test_a_memory_limit_is_read_in_duckdbs_units() -> None:
     assert memory_bytes("128MB") == 128 * 10**6 and memory_bytes("2GiB") == 2 << 30
     assert memory_bytes("1.5 GB") == 1_500_000_000

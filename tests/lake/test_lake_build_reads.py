@@ -34,7 +34,7 @@ def test_the_build_reads_its_lines_outside_the_lake(tmp_path: Path) -> None:
         bulk = FlatBulk(wh, flat_spec(cmpl, VehicleFilter()), RowChecker(cmpl, VehicleFilter()))
         try:
             bulk.check(checked_table(1, data.encode("iso-8859-1")))
-            build = bulk._build_con
+            build = bulk._scratch_con
             assert build.execute("SELECT current_database()").fetchall() == [(SCRATCH,)]
             assert build.execute(f"SELECT count(*) FROM {SCRATCH}.rows").fetchall() == [(3,)]
             # the warehouse's own connection still defaults to the lake

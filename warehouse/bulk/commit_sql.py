@@ -114,27 +114,38 @@ WHERE c.outcome = 'new' AND NOT c.known
 # batch holds is stored already, and found so.)
 FIRST_OF_HASH = "QUALIFY row_number() OVER (PARTITION BY c.hash ORDER BY c.doc_id) = 1"
 
-# The bodies stream through a semi-join on the documents whose bytes are stored (the first
-# of each new hash): a join would hold every body of the batch in its hash table, and ranking
-# the joined rows would sort the bodies with them.
-_TO_STORE = f"""
-SELECT c.doc_id FROM _flat_classified c
-WHERE c.outcome <> 'unchanged'
-  AND NOT EXISTS (SELECT 1 FROM snapshots s WHERE s.content_hash = c.hash)
+# On a lake, the documents whose bytes the batch stores (the first of each hash not stored
+# yet) are found once and kept: the bytes' forms and the bytes are then inserted by a
+# semi-join on them. The bodies stream through that semi-join: a join would hold every body
+# of the batch in its hash table, and ranking the joined rows would sort the bodies with
+# them. The stored hashes are scanned once, probing a hash table of the batch's own (an
+# anti-join of the batch with every stored hash would build its table of those instead:
+# 36 ms against 14 ms for 16,384 documents beside 153,624 stored, on a lake in S3; and each
+# insert scanned them itself before, 2.5 s of a first backfill of 200,000 rows in S3).
+TO_STORE = f"""
+CREATE OR REPLACE TEMP TABLE _flat_to_store AS
+WITH written AS (
+    SELECT c.doc_id, c.hash FROM _flat_classified c WHERE c.outcome <> 'unchanged'
+), stored AS (
+    SELECT DISTINCT s.content_hash FROM snapshots s
+    WHERE s.content_hash IN (SELECT hash FROM written)
+)
+SELECT c.doc_id FROM written c
+WHERE NOT EXISTS (SELECT 1 FROM stored s WHERE s.content_hash = c.hash)
 {FIRST_OF_HASH}
 """
-INSERT_SNAPSHOTS = f"""
+INSERT_SNAPSHOTS = """
 INSERT INTO snapshots
 SELECT b.content_hash, b.size, 'application/json', b.body, $run
 FROM _flat_built b
-WHERE b.doc_id IN ({_TO_STORE})
+WHERE b.doc_id IN (SELECT doc_id FROM _flat_to_store)
 """
 # A backfill's bytes are RFC 8785 (canonical form v2) bytes: objects of strings under ASCII
 # names, and model years; on those, v2 writes what v1 did (tests/backfill check the bodies).
-# Recorded before the bytes are stored (``_TO_STORE`` looks for them in ``snapshots``).
 INSERT_FORMS = f"""
 INSERT INTO snapshot_forms
-SELECT b.content_hash, '{FORM_JCS}' FROM _flat_built b WHERE b.doc_id IN ({_TO_STORE})
+SELECT b.content_hash, '{FORM_JCS}' FROM _flat_built b
+WHERE b.doc_id IN (SELECT doc_id FROM _flat_to_store)
 """
 
 # On a DuckDB file, which stored hashes a batch's bytes might repeat is answered from a

@@ -189,6 +189,16 @@ def _last_read_by(steps: Sequence[tuple[str, str]]) -> dict[str, tuple[str, ...]
 
 LAST_READ_BY = _last_read_by(PLAN_STEPS)
 
+
+def _reads_warehouse(query: str) -> bool:
+    """Whether ``query`` reads a table outside the scratch database."""
+    return re.search(rf"\b(?:FROM|JOIN)\s+(?!{SCRATCH}\.)\w", query) is not None
+
+
+# The steps that read the warehouse's tables (the others read only the scratch database,
+# and run on a connection of its own: :class:`~warehouse.bulk.engine.FlatBulk`).
+READS_WAREHOUSE = frozenset(table for table, query in PLAN_STEPS if _reads_warehouse(query))
+
 # The lines of the documents to build, in line order: each block of pass 2 reads its own.
 PLAN_LINES = f"""
 SELECT r.number, r.key, d.end_line, r.n, r.year, d.plain AS plain_doc, d.rows AS doc_rows
