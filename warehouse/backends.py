@@ -41,8 +41,10 @@ ENV_DATA_PATH = "RECEIPTS_DATA_PATH"
 LAKE_PREFIX = "ducklake:"
 CATALOGS = ("sqlite", "postgres")
 LAKE_ALIAS = "lake"
-# A lake's connection spills under the system's temporary directory, in a directory of its own.
+# A lake's connection spills under the system's temporary directory, in a directory of its own;
+# so does a read-only connection to a DuckDB file (several may read one file at once).
 LAKE_SPILL_PREFIX = "receipts-lake-"
+READER_SPILL_PREFIX = "receipts-read-"
 FILE_ALIAS = "warehouse"
 # Rows per row group of a DuckDB file (DuckDB's default: 122,880). A transaction that
 # appends a whole row group to a table has DuckDB write it straight into the file,
@@ -364,7 +366,7 @@ def connect_lake(
 
 
 def spill_location(location: str) -> str:
-    """Where a connection to the DuckDB file at ``location`` spills: ``<file>.tmp``."""
+    """Where the writer of the DuckDB file at ``location`` spills: ``<file>.tmp``."""
     return f"{location}.tmp"
 
 
@@ -374,18 +376,28 @@ def connect_file(
     """A connection whose default catalog is the DuckDB database at ``location``.
 
     A file is attached to an in-memory connection rather than opened by it: only ``ATTACH``
-    takes a row group size (:data:`ROW_GROUP_SIZE`). It spills to ``<file>.tmp``, as DuckDB
-    does for a file it opens itself. Anything but a local file (``:memory:``, another
-    scheme) is opened as it is."""
+    takes a row group size (:data:`ROW_GROUP_SIZE`). The writer spills to ``<file>.tmp``,
+    as DuckDB does for a file it opens itself; a reader to a directory of its own under the
+    system's temporary directory (``TMPDIR``), removed when it closes: several readers may
+    hold one file at once (``serve`` beside an ``export``), and two of them spilling into
+    one directory read each other's blocks (:mod:`warehouse.spill`). Anything but a local
+    file (``:memory:``, another scheme) is opened as it is."""
     if not local_file:
         return duckdb.connect(location, read_only=read_only, config=config)
-    con = duckdb.connect(":memory:", config={**config, "temp_directory": spill_location(location)})
+    spill = SpillDirectory(READER_SPILL_PREFIX) if read_only else None
+    try:
+        temp = spill_location(location) if spill is None else str(spill.make())
+        con = duckdb.connect(":memory:", config={**config, "temp_directory": temp})
+    except BaseException:
+        if spill is not None:
+            spill.close()
+        raise
     options = f"ROW_GROUP_SIZE {ROW_GROUP_SIZE}" + (", READ_ONLY" if read_only else "")
+    wrapped: duckdb.DuckDBPyConnection = AttachedConnection(con, FILE_ALIAS, spill)  # type: ignore[assignment]
     try:
         con.execute(f"ATTACH {_quote(location)} AS {FILE_ALIAS} ({options})")
         con.execute(f"USE {FILE_ALIAS}")
     except BaseException:
-        con.close()
+        wrapped.close()
         raise
-    wrapped: duckdb.DuckDBPyConnection = AttachedConnection(con, FILE_ALIAS)  # type: ignore[assignment]
     return wrapped

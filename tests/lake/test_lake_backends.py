@@ -13,6 +13,7 @@ from types import ModuleType
 import pytest
 
 from tests.conftest import cli, write_manifest
+from tests.spill_checks import assert_each_spills_apart
 from warehouse.backends import parse, without_password
 from warehouse.digests import table_digests
 from warehouse.errors import IntegrityError, UsageError, WarehouseError
@@ -206,18 +207,6 @@ def test_each_lake_connection_spills_to_a_directory_of_its_own(
     url = f"ducklake:sqlite:{tmp_path / 'c.sqlite'}"
     first = Warehouse.open(url, data_path=str(tmp_path / "data"))
     second = Warehouse.open(url)
-    try:
-        spills = [
-            Path(w._scalar("SELECT current_setting('temp_directory')")) for w in (first, second)
-        ]
-        assert spills[0] != spills[1]
-        for spill in spills:
-            assert spill.parent == temporary and spill.name.startswith("receipts-lake-")
-            assert spill.is_dir()
-        first.close()
-        assert not spills[0].exists() and spills[1].is_dir()
-    finally:
-        first.close()
-        second.close()
+    assert_each_spills_apart(first, second, temporary, "receipts-lake-")
     assert list(temporary.iterdir()) == []
     assert not (tmp_path / ".tmp").exists()
