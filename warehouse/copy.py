@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from warehouse.digests import Progress, row_counts, table_digests
+from warehouse.digests import Progress, row_counts, rows_read, table_digests
 from warehouse.errors import IntegrityError, UsageError
 from warehouse.schema import Table
 from warehouse.store import Warehouse
 from warehouse.streamed_export import rows_per_batch
+from warehouse.tlog import store as tlog_store
 
 # Each table is copied by one INSERT that reads the source as a stream of Arrow batches:
 # DuckDB writes its row groups into the destination as they fill. (Inserting the batches one
@@ -18,6 +19,27 @@ from warehouse.streamed_export import rows_per_batch
 # rows as fit in streamed_export.BATCH_BYTES by the table's widest row.
 # Columns whose values can be large; the others are a few bytes each.
 _WIDE = {"VARCHAR": "strlen", "JSON": "strlen", "BLOB": "octet_length"}
+
+
+def _rebuilds_entries(source: Warehouse, destination: Warehouse) -> bool:
+    """Whether the log's entries are copied as they read (:func:`warehouse.digests.rows_read`):
+    into a lake, which stores every entry's bytes (DuckLake's flush of inlined rows refuses
+    a NULL one), from a DuckDB file that left some unstored (rebuilt from their rows when
+    read). An entry whose rows are gone cannot be rebuilt: the copy is refused, naming it,
+    before anything is written."""
+    con = source._con
+    if not destination.is_lake or not tlog_store.has_log(con) or not tlog_store.any_unstored(con):
+        return False
+    lost = source._first_row(
+        f"SELECT min(idx), count(*) FROM {rows_read(tlog_store.ENTRIES)} WHERE entry IS NULL"
+    )
+    if lost is not None and lost[1]:
+        raise IntegrityError(
+            f"{lost[1]} log entries of {source.location} cannot be rebuilt from their rows "
+            f"(the first: entry {lost[0]}); run `receipts log verify --warehouse "
+            f"{source.location}` and restore it from a backup"
+        )
+    return True
 
 
 @dataclass(frozen=True)
@@ -51,6 +73,7 @@ def copy_warehouse(
     total)`` hears of the rows copied (a table at a time) and digested."""
     tables = [t for t in source.tables() if not t.view]
     counts = row_counts(source, [t.name for t in tables])
+    rebuild = _rebuilds_entries(source, destination)
     copied = 0
     with destination._transaction() as con:
         destination.create_schema()
@@ -62,9 +85,10 @@ def copy_warehouse(
         for table in tables:
             if progress is not None:
                 progress("rows copied", copied, sum(counts.values()))
-            rows = source._con.sql(f'SELECT * FROM "{table.name}"')
-            batches = rows.to_arrow_reader(_batch_rows(source, table))
             columns = ", ".join(f'"{c.name}"' for c in table.columns)
+            read = rows_read(table.name) if rebuild else f'"{table.name}"'
+            rows = source._con.sql(f"SELECT {columns} FROM {read}")
+            batches = rows.to_arrow_reader(_batch_rows(source, table))
             con.register("_copy_rows", batches)
             try:
                 con.execute(

@@ -15,6 +15,7 @@ import orjson
 
 from warehouse.errors import NotFound
 from warehouse.store import Warehouse
+from warehouse.tlog import store as tlog_store
 
 
 def _known(warehouse: Warehouse, tables: Iterable[str], *, views: bool) -> list[str]:
@@ -64,18 +65,29 @@ def table_digest(
     reads them in, so the table is read as a stream and never sorted (sorting a table of
     bodies needed more than the warehouse's memory limit, and held every row at once). A
     check against accidental change: a sum of hashes is no defence against rows crafted to
-    cancel out. ``read(n)`` hears of every ``n`` rows digested."""
+    cancel out. ``read(n)`` hears of every ``n`` rows digested. The log's entries are
+    digested as they read (:func:`rows_read`)."""
     columns = next((t.columns for t in warehouse.tables() if t.name == table), None)
     if columns is None:
         raise NotFound(f"no table {table!r} in {warehouse.location}")
     return _digest(warehouse, table, [c.name for c in columns], read)
 
 
+def rows_read(table: str) -> str:
+    """The FROM item a table's rows are digested from: the table, but for the log's entries,
+    the entries as they read (stored, or rebuilt from their rows: a DuckDB file leaves an
+    ingest's and a backfill's unstored, a lake stores them; see
+    :func:`warehouse.tlog.store.append`), so that a copy between the two digests the same."""
+    if table == tlog_store.ENTRIES:
+        return f"{tlog_store.entries_sql()} AS e"
+    return f'"{table}"'
+
+
 def _digest(
     warehouse: Warehouse, table: str, columns: list[str], read: Callable[[int], None] | None
 ) -> str:
     listed = ", ".join(f'"{name}"' for name in columns)
-    result = warehouse._con.execute(f'SELECT {listed} FROM "{table}"')
+    result = warehouse._con.execute(f"SELECT {listed} FROM {rows_read(table)}")
     sha256, dumps, options = hashlib.sha256, orjson.dumps, orjson.OPT_NON_STR_KEYS
     total = 0
     while rows := result.fetchmany(DIGEST_ROWS):

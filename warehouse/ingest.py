@@ -289,7 +289,7 @@ class Ingestor:
                 finally:
                     con.unregister("_snapshots")
             con.execute(sql.INSERT_REVISIONS, params)
-            appends.append_ingest_batch(con, self.run_id)
+            appends.append_ingest_batch(con, self.run_id, lake=self.warehouse.is_lake)
         finally:
             con.unregister("_payload")
         return len(reencoded)
@@ -356,7 +356,7 @@ class Ingestor:
             con.register("_gone", table)
             try:
                 con.execute(sql.INSERT_TOMBSTONES, {"run": self.run_id, "at": at, "scope": scope})
-                appends.append_tombstones(con, self.run_id)
+                appends.append_tombstones(con, self.run_id, lake=self.warehouse.is_lake)
             finally:
                 con.unregister("_gone")
             counts.gone = len(gone)

@@ -71,8 +71,8 @@ def test_ingest_logs_each_revision_and_signs_its_checkpoint(
     rows = _sql(warehouse_path, f"SELECT idx, kind, entry FROM {store.entries_sql()} ORDER BY idx")
     assert [r[0] for r in rows] == list(range(24))
     # a revision's bytes are not stored but rebuilt from its rows (migration 0012); a lake
-    # stores them all (0012 changes only a DuckDB file)
-    stored = 24  # the writers store every entry (warehouse/tlog/store.py append)
+    # stores them all (DuckLake's flush of inlined rows refuses a NULL one)
+    stored = 24 if str(warehouse_path).startswith("ducklake:") else 0
     assert _sql(warehouse_path, "SELECT count(entry) FROM tlog_entries") == [(stored,)]
     parsed = [entries.parse(bytes(r[2])) for r in rows]  # type: ignore[arg-type]
     assert {p.get("revision") for p in parsed[:12]} == {"1"}
@@ -257,7 +257,8 @@ def test_a_log_with_stored_entries_migrates_and_checks_both_kinds(
     assert cli("ingest", manifest, "--warehouse", warehouse_path).exit_code == 0
     stored = _sql(warehouse_path, "SELECT revision, count(entry), count(*) FROM tlog_entries "
                   "GROUP BY revision ORDER BY revision")  # fmt: skip
-    assert stored == [(1, 12, 12), (2, 12, 12)]  # the writers store every entry
+    lake = str(warehouse_path).startswith("ducklake:")  # a lake stores every entry
+    assert stored == [(1, 12, 12), (2, 12 if lake else 0, 12)]
     assert cli("log", "verify", "--warehouse", warehouse_path).exit_code == 0
     doc = _doc(warehouse_path)
     _sql(warehouse_path, "UPDATE revisions SET source_url = 'https://forged.example/' "

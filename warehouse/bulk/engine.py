@@ -419,8 +419,15 @@ class FlatBulk:
                 )
                 log = {**base, "kind": self.spec.kind, "url": context.url,
                        "fetched_at": context.fetched_at}  # fmt: skip
+                # On a DuckDB file the revisions' entries are rebuilt from their rows when
+                # read, not stored (see tlog_store.append); a lake stores them.
                 tlog_store.append(
-                    con, commit_sql.LOG_ENTRIES, commit_sql.LOG_ORDER, log, logged=self._logged
+                    con,
+                    commit_sql.LOG_ENTRIES,
+                    commit_sql.LOG_ORDER,
+                    log,
+                    logged=self._logged,
+                    keep_entries=self._live,
                 )
             sighting = {**base, "url": context.url, "fetched_at": context.fetched_at}
             con.execute(commit_sql.INSERT_SIGHTINGS, {**sighting, "live": self._live})

@@ -77,12 +77,16 @@ TOMBSTONES = select_entries(
 BATCH_ORDER = "doc_id, revision"
 
 
-def append_ingest_batch(con: duckdb.DuckDBPyConnection, run_id: int) -> None:
-    store.append(con, INGEST_BATCH, BATCH_ORDER, {"run": run_id})
+# An ingest's revisions and tombstones are rebuilt from their rows when read: on a DuckDB
+# file their bytes are not stored (a lake stores them: see store.append). (A first ingest of
+# 200,000 records, alternating, medians of 5: the log added 25% with them stored, 14%
+# without.)
+def append_ingest_batch(con: duckdb.DuckDBPyConnection, run_id: int, *, lake: bool) -> None:
+    store.append(con, INGEST_BATCH, BATCH_ORDER, {"run": run_id}, keep_entries=lake)
 
 
-def append_tombstones(con: duckdb.DuckDBPyConnection, run_id: int) -> None:
-    store.append(con, TOMBSTONES, BATCH_ORDER, {"run": run_id})
+def append_tombstones(con: duckdb.DuckDBPyConnection, run_id: int, *, lake: bool) -> None:
+    store.append(con, TOMBSTONES, BATCH_ORDER, {"run": run_id}, keep_entries=lake)
 
 
 # -- pushes ----------------------------------------------------------------------------------
