@@ -30,13 +30,16 @@ def _rebuilds_entries(source: Warehouse, destination: Warehouse) -> bool:
     con = source._con
     if not destination.is_lake or not tlog_store.has_log(con) or not tlog_store.any_unstored(con):
         return False
-    lost = source._first_row(
-        f"SELECT min(idx), count(*) FROM {rows_read(tlog_store.ENTRIES)} WHERE entry IS NULL"
-    )
-    if lost is not None and lost[1]:
+    first, count = None, 0
+    for rows in rows_read(source, tlog_store.ENTRIES):
+        lost = source._first_row(f"SELECT min(idx), count(*) FROM {rows} WHERE entry IS NULL")
+        if lost is not None and lost[1]:
+            first = lost[0] if first is None else first
+            count += int(lost[1])
+    if count:
         raise IntegrityError(
-            f"{lost[1]} log entries of {source.location} cannot be rebuilt from their rows "
-            f"(the first: entry {lost[0]}); run `receipts log verify --warehouse "
+            f"{count} log entries of {source.location} cannot be rebuilt from their rows "
+            f"(the first: entry {first}); run `receipts log verify --warehouse "
             f"{source.location}` and restore it from a backup"
         )
     return True
@@ -86,16 +89,16 @@ def copy_warehouse(
             if progress is not None:
                 progress("rows copied", copied, sum(counts.values()))
             columns = ", ".join(f'"{c.name}"' for c in table.columns)
-            read = rows_read(table.name) if rebuild else f'"{table.name}"'
-            rows = source._con.sql(f"SELECT {columns} FROM {read}")
-            batches = rows.to_arrow_reader(_batch_rows(source, table))
-            con.register("_copy_rows", batches)
-            try:
-                con.execute(
-                    f'INSERT INTO "{table.name}" ({columns}) SELECT {columns} FROM _copy_rows'
-                )
-            finally:
-                con.unregister("_copy_rows")
+            for read in rows_read(source, table.name) if rebuild else [f'"{table.name}"']:
+                rows = source._con.sql(f"SELECT {columns} FROM {read}")
+                batches = rows.to_arrow_reader(_batch_rows(source, table))
+                con.register("_copy_rows", batches)
+                try:
+                    con.execute(
+                        f'INSERT INTO "{table.name}" ({columns}) SELECT {columns} FROM _copy_rows'
+                    )
+                finally:
+                    con.unregister("_copy_rows")
             copied += counts[table.name]
     if progress is not None:
         progress("rows copied", copied, sum(counts.values()))

@@ -73,29 +73,32 @@ def table_digest(
     return _digest(warehouse, table, [c.name for c in columns], read)
 
 
-def rows_read(table: str) -> str:
-    """The FROM item a table's rows are digested from: the table, but for the log's entries,
-    the entries as they read (stored, or rebuilt from their rows: a DuckDB file leaves an
-    ingest's and a backfill's unstored, a lake stores them; see
-    :func:`warehouse.tlog.store.append`), so that a copy between the two digests the same."""
+def rows_read(warehouse: Warehouse, table: str) -> list[str]:
+    """The FROM items a table's rows are read from to be digested: the table, but for the
+    log's entries, the entries as they read (stored, or rebuilt from their rows: a DuckDB
+    file leaves an ingest's and a backfill's unstored, a lake stores them; see
+    :func:`warehouse.tlog.store.append`), a range at a time
+    (:func:`warehouse.tlog.store.entry_ranges_sql`), so that a copy between the two digests
+    the same."""
     if table == tlog_store.ENTRIES:
-        return f"{tlog_store.entries_sql()} AS e"
-    return f'"{table}"'
+        return tlog_store.entry_ranges_sql(warehouse._con)
+    return [f'"{table}"']
 
 
 def _digest(
     warehouse: Warehouse, table: str, columns: list[str], read: Callable[[int], None] | None
 ) -> str:
     listed = ", ".join(f'"{name}"' for name in columns)
-    result = warehouse._con.execute(f"SELECT {listed} FROM {rows_read(table)}")
     sha256, dumps, options = hashlib.sha256, orjson.dumps, orjson.OPT_NON_STR_KEYS
     total = 0
-    while rows := result.fetchmany(DIGEST_ROWS):
-        for row in rows:
-            digest = sha256(dumps(row, default=_json_fallback, option=options)).digest()
-            total += int.from_bytes(digest, "big")
-        if read is not None:
-            read(len(rows))
+    for source in rows_read(warehouse, table):
+        result = warehouse._con.execute(f"SELECT {listed} FROM {source}")
+        while rows := result.fetchmany(DIGEST_ROWS):
+            for row in rows:
+                digest = sha256(dumps(row, default=_json_fallback, option=options)).digest()
+                total += int.from_bytes(digest, "big")
+            if read is not None:
+                read(len(rows))
     return f"{total % _DIGEST_MODULUS:064x}"
 
 

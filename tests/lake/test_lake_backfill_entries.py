@@ -81,3 +81,20 @@ def test_a_copy_refuses_entries_whose_rows_are_gone_before_writing(
     assert copied.exit_code == 1
     assert "1 log entries" in copied.stderr and "cannot be rebuilt" in copied.stderr
     assert not list((tmp_path / "data").rglob("*.parquet"))
+
+
+def test_the_entries_read_a_range_at_a_time_are_the_entries_read_whole(backfilled: str) -> None:
+    """Copies and digests read the log's entries a range of indexes at a time (whole, the
+    rebuilt entries of a large log ran out of memory): the ranges hold every entry once."""
+    columns = "idx, kind, doc_id, revision, push_id, entry"
+    whole = _sql(backfilled, f"SELECT {columns} FROM {store.entries_sql()} ORDER BY idx")
+    with Warehouse.open(backfilled) as wh:
+        con = wh._connection_for_tests()
+        ranges = store.entry_ranges_sql(con, step=3)
+        assert len(ranges) == 2
+        read = [
+            row
+            for item in ranges
+            for row in con.execute(f"SELECT {columns} FROM {item}").fetchall()
+        ]
+    assert sorted(read) == whole and len(whole) == 4

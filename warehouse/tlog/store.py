@@ -290,6 +290,26 @@ class StoredEntry:
 
 # The entries of the revisions in ``_tlog_rebuild`` (``doc_id, revision``), rebuilt from
 # their rows: only those documents' rows are read.
+# Entries read as they read (stored or rebuilt), a range of indexes at a time: the rebuilt
+# entries of a whole log read at once ran out of memory at the default limit (the 1,537,672
+# of a 2,000,000-row backfill's DuckDB file); a range at a time they read in 5.2 s.
+ENTRY_RANGE = 100_000
+
+
+def entry_ranges_sql(con: duckdb.DuckDBPyConnection, step: int = ENTRY_RANGE) -> list[str]:
+    """FROM items that together hold every entry of the log as it reads (the columns of
+    :func:`entries_sql`), each a range of ``step`` indexes, whose rebuilt entries read only
+    their own documents' rows."""
+    row = con.execute(f"SELECT coalesce(max(idx) + 1, 0) FROM {ENTRIES}").fetchone()
+    end = int(row[0]) if row else 0
+    items = []
+    for lo in range(0, max(end, 1), step):
+        where = f"e.idx >= {lo} AND e.idx < {lo + step}"
+        docs = f"SELECT doc_id FROM {ENTRIES} WHERE idx >= {lo} AND idx < {lo + step}"
+        items.append(f"{entries_sql(where, f'doc_id IN ({docs})', f'r.doc_id IN ({docs})')} AS e")
+    return items
+
+
 _REBUILD = (
     f"SELECT r.doc_id, r.revision, {revision_entry(ROW_COLUMNS)} AS entry "
     + rows_with_context(
