@@ -288,8 +288,6 @@ class StoredEntry:
     entry: bytes | None  # None: not stored (a revision's, rebuilt from its rows when read)
 
 
-# The entries of the revisions in ``_tlog_rebuild`` (``doc_id, revision``), rebuilt from
-# their rows: only those documents' rows are read.
 # Entries read as they read (stored or rebuilt), a range of indexes at a time: the rebuilt
 # entries of a whole log read at once ran out of memory at the default limit (the 1,537,672
 # of a 2,000,000-row backfill's DuckDB file); a range at a time they read in 5.2 s.
@@ -310,6 +308,8 @@ def entry_ranges_sql(con: duckdb.DuckDBPyConnection, step: int = ENTRY_RANGE) ->
     return items
 
 
+# The entries of the revisions in ``_tlog_rebuild`` (``doc_id, revision``), rebuilt from
+# their rows: only those documents' rows are read.
 _REBUILD = (
     f"SELECT r.doc_id, r.revision, {revision_entry(ROW_COLUMNS)} AS entry "
     + rows_with_context(
