@@ -294,14 +294,8 @@ def connect_lake(
     working directory, is shared by every process started there (:mod:`warehouse.spill`)."""
     assert target.catalog is not None and target.catalog_dsn is not None
     spill = SpillDirectory(LAKE_SPILL_PREFIX)
-    try:
-        # Extensions come from their wheels (or DuckDB's own folder), never downloaded mid-run.
-        own: dict[str, Any] = {"autoinstall_known_extensions": False}
-        own["temp_directory"] = str(spill.make())
-        con = duckdb.connect(":memory:", config={**config, **own})
-    except BaseException:
-        spill.close()
-        raise
+    # Extensions come from their wheels (or DuckDB's own folder), never downloaded mid-run.
+    con = _in_memory({**config, "autoinstall_known_extensions": False}, spill)
     try:
         load_extension(con, "ducklake")
         load_extension(con, _CATALOG_EXTENSIONS[target.catalog])
@@ -365,6 +359,18 @@ def connect_lake(
     return wrapped  # a DuckDBPyConnection to everyone who uses it
 
 
+def _in_memory(config: dict[str, Any], spill: SpillDirectory | str) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB connection that spills to ``spill``: a directory's path, or a
+    :class:`SpillDirectory` made now (and closed again if the connection cannot be made)."""
+    if isinstance(spill, str):
+        return duckdb.connect(":memory:", config={**config, "temp_directory": spill})
+    try:
+        return duckdb.connect(":memory:", config={**config, "temp_directory": str(spill.make())})
+    except BaseException:
+        spill.close()
+        raise
+
+
 def spill_location(location: str) -> str:
     """Where the writer of the DuckDB file at ``location`` spills: ``<file>.tmp``."""
     return f"{location}.tmp"
@@ -385,13 +391,7 @@ def connect_file(
     if not local_file:
         return duckdb.connect(location, read_only=read_only, config=config)
     spill = SpillDirectory(READER_SPILL_PREFIX) if read_only else None
-    try:
-        temp = spill_location(location) if spill is None else str(spill.make())
-        con = duckdb.connect(":memory:", config={**config, "temp_directory": temp})
-    except BaseException:
-        if spill is not None:
-            spill.close()
-        raise
+    con = _in_memory(config, spill if spill is not None else spill_location(location))
     options = f"ROW_GROUP_SIZE {ROW_GROUP_SIZE}" + (", READ_ONLY" if read_only else "")
     wrapped: duckdb.DuckDBPyConnection = AttachedConnection(con, FILE_ALIAS, spill)  # type: ignore[assignment]
     try:

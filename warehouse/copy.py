@@ -25,21 +25,20 @@ def _rebuilds_entries(source: Warehouse, destination: Warehouse) -> bool:
     """Whether the log's entries are copied as they read (:func:`warehouse.digests.rows_read`):
     into a lake, which stores every entry's bytes (DuckLake's flush of inlined rows refuses
     a NULL one), from a DuckDB file that left some unstored (rebuilt from their rows when
-    read). An entry whose rows are gone cannot be rebuilt: the copy is refused, naming it,
-    before anything is written."""
+    read). An unstored entry whose revision row is gone cannot be rebuilt: the copy is
+    refused, naming it, before anything is written."""
     con = source._con
     if not destination.is_lake or not tlog_store.has_log(con) or not tlog_store.any_unstored(con):
         return False
-    first, count = None, 0
-    for rows in rows_read(source, tlog_store.ENTRIES):
-        lost = source._first_row(f"SELECT min(idx), count(*) FROM {rows} WHERE entry IS NULL")
-        if lost is not None and lost[1]:
-            first = lost[0] if first is None else first
-            count += int(lost[1])
-    if count:
+    lost = source._first_row(
+        f"SELECT min(e.idx), count(*) FROM {tlog_store.ENTRIES} e WHERE e.entry IS NULL "
+        "AND NOT EXISTS (SELECT 1 FROM revisions r "
+        "WHERE r.doc_id = e.doc_id AND r.revision = e.revision)"
+    )
+    if lost is not None and lost[1]:
         raise IntegrityError(
-            f"{count} log entries of {source.location} cannot be rebuilt from their rows "
-            f"(the first: entry {first}); run `receipts log verify --warehouse "
+            f"{lost[1]} log entries of {source.location} cannot be rebuilt from their rows "
+            f"(the first: entry {lost[0]}); run `receipts log verify --warehouse "
             f"{source.location}` and restore it from a backup"
         )
     return True
