@@ -21,7 +21,7 @@ import contextlib
 import fcntl
 import hashlib
 from pathlib import Path
-from typing import IO, Protocol
+from typing import IO, Protocol, cast
 
 import duckdb
 
@@ -50,6 +50,16 @@ def _pg_query(sql: str) -> str:
     no prepared parameters: ``sql`` is built here from integers only)."""
     quoted = sql.replace("'", "''")
     return f"SELECT * FROM postgres_query('{LOCKS_ALIAS}', '{quoted}')"
+
+
+def _end(cursor: duckdb.DuckDBPyConnection) -> None:
+    """Roll back ``cursor``'s transaction and close it, even when the catalog is gone (the
+    ROLLBACK then fails, but ends the transaction): a cursor closed with its PostgreSQL
+    transaction open rolls it back in a destructor, and a rollback failing there aborts the
+    process (DuckDB 1.5.5: "terminate called after throwing", SIGABRT)."""
+    with contextlib.suppress(duckdb.Error):
+        cursor.execute("ROLLBACK")
+    cursor.close()
 
 
 class CatalogLocks:
@@ -91,10 +101,14 @@ class CatalogLocks:
             return True
         if self.target.catalog == "postgres":
             cursor = self._con.cursor()
-            cursor.execute("BEGIN TRANSACTION")  # one PostgreSQL session, kept until release
-            if not self._pg_try(cursor, name):
-                cursor.execute("ROLLBACK")
-                cursor.close()
+            try:
+                cursor.execute("BEGIN TRANSACTION")  # one PostgreSQL session, until release
+                got = self._pg_try(cursor, name)
+            except BaseException:
+                _end(cursor)  # the catalog went away: the transaction still ends here
+                raise
+            if not got:
+                _end(cursor)
                 return False
             self._held[name] = cursor
             return True
@@ -108,21 +122,17 @@ class CatalogLocks:
         held = self._held.pop(name, None)
         if held is None:
             return
-        if isinstance(held, duckdb.DuckDBPyConnection):
+        if self.target.catalog == "postgres":  # a cursor in a transaction of its own
+            cursor = cast(duckdb.DuckDBPyConnection, held)
             with contextlib.suppress(duckdb.Error):
                 sql = f"SELECT pg_advisory_unlock({lock_key(name)})"
-                held.execute(_pg_query(sql)).fetchall()
-            # Ended here even when the catalog is gone (the ROLLBACK then fails, but ends
-            # the transaction): a cursor closed with its PostgreSQL transaction open rolls it
-            # back in a destructor, and a rollback failing there aborts the process (DuckDB
-            # 1.5.5: "terminate called after throwing", SIGABRT).
-            with contextlib.suppress(duckdb.Error):
-                held.execute("ROLLBACK")
-            held.close()
+                cursor.execute(_pg_query(sql)).fetchall()
+            _end(cursor)
             return
+        handle = cast(IO[str], held)  # a file locked with flock
         with contextlib.suppress(OSError):
-            fcntl.flock(held.fileno(), fcntl.LOCK_UN)
-        held.close()
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        handle.close()
 
     def release_all(self) -> None:
         for name in list(self._held):

@@ -172,11 +172,16 @@ class FlatBulk:
         self._carry = LINES_SCHEMA.empty_table()  # lines of documents still open
 
     def close(self) -> None:
-        for table in ("_flat_batch", "_flat_classified", "_flat_stored",
-                      "_flat_fresh", "_flat_found", "_flat_to_store"):  # fmt: skip
-            self._con.execute(f"DROP TABLE IF EXISTS {table}")
-        self._scratch_con.close()
-        self._engine.close()
+        """Drop the batch's temporary tables (named in the temporary catalog, which a lost
+        lake catalog does not stop) and the scratch database; the scratch cursor and the
+        build engine close whatever fails before them."""
+        try:
+            for table in ("_flat_batch", "_flat_classified", "_flat_stored",
+                          "_flat_fresh", "_flat_found", "_flat_to_store"):  # fmt: skip
+                self._con.execute(f"DROP TABLE IF EXISTS temp.main.{table}")
+        finally:
+            self._scratch_con.close()
+            self._engine.close()
         self._con.execute(f"DETACH {SCRATCH}")
 
     @contextmanager
