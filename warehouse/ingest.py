@@ -34,6 +34,7 @@ from warehouse.records import Listing, Record
 from warehouse.sightings import record_misses
 from warehouse.store import Warehouse
 from warehouse.tlog import appends
+from warehouse.tlog.store import has_log
 from warehouse.tlog.transactions import logged_transaction
 
 # Records per transaction. Each batch is classified with one scan of the current revisions,
@@ -82,6 +83,15 @@ class Ingestor:
     _stored_read: bool = field(default=False, init=False)
     # Batches whose commit conflicted with another writer of a lake and were written again.
     conflicts_retried: int = field(default=0, init=False)
+    # Whether the warehouse has the log's tables (asked once: inside a lake's transaction,
+    # the catalog took 30-40 ms to answer, each batch).
+    _has_log: bool | None = field(default=None, init=False)
+
+    @property
+    def _logged(self) -> bool:
+        if self._has_log is None:
+            self._has_log = has_log(self.warehouse._con)
+        return self._has_log
 
     def _ensure_run_seen(self) -> None:
         if not self._run_seen_ready:
@@ -289,7 +299,9 @@ class Ingestor:
                 finally:
                     con.unregister("_snapshots")
             con.execute(sql.INSERT_REVISIONS, params)
-            appends.append_ingest_batch(con, self.run_id, lake=self.warehouse.is_lake)
+            appends.append_ingest_batch(
+                con, self.run_id, lake=self.warehouse.is_lake, logged=self._logged
+            )
         finally:
             con.unregister("_payload")
         return len(reencoded)
@@ -356,7 +368,9 @@ class Ingestor:
             con.register("_gone", table)
             try:
                 con.execute(sql.INSERT_TOMBSTONES, {"run": self.run_id, "at": at, "scope": scope})
-                appends.append_tombstones(con, self.run_id, lake=self.warehouse.is_lake)
+                appends.append_tombstones(
+                    con, self.run_id, lake=self.warehouse.is_lake, logged=self._logged
+                )
             finally:
                 con.unregister("_gone")
             counts.gone = len(gone)

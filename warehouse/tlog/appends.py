@@ -81,12 +81,16 @@ BATCH_ORDER = "doc_id, revision"
 # file their bytes are not stored (a lake stores them: see store.append). (A first ingest of
 # 200,000 records, alternating, medians of 5: the log added 25% with them stored, 14%
 # without.)
-def append_ingest_batch(con: duckdb.DuckDBPyConnection, run_id: int, *, lake: bool) -> None:
-    store.append(con, INGEST_BATCH, BATCH_ORDER, {"run": run_id}, keep_entries=lake)
+def append_ingest_batch(
+    con: duckdb.DuckDBPyConnection, run_id: int, *, lake: bool, logged: bool | None = None
+) -> None:
+    store.append(con, INGEST_BATCH, BATCH_ORDER, {"run": run_id}, logged=logged, keep_entries=lake)
 
 
-def append_tombstones(con: duckdb.DuckDBPyConnection, run_id: int, *, lake: bool) -> None:
-    store.append(con, TOMBSTONES, BATCH_ORDER, {"run": run_id}, keep_entries=lake)
+def append_tombstones(
+    con: duckdb.DuckDBPyConnection, run_id: int, *, lake: bool, logged: bool | None = None
+) -> None:
+    store.append(con, TOMBSTONES, BATCH_ORDER, {"run": run_id}, logged=logged, keep_entries=lake)
 
 
 # -- pushes ----------------------------------------------------------------------------------
