@@ -53,6 +53,13 @@ FILE_ALIAS = "warehouse"
 # warehouse.ingest.DEFAULT_BATCH_SIZE). A file does not record it: it applies to the row
 # groups written while the file is attached with it, as every warehouse connection does.
 ROW_GROUP_SIZE = 16_384
+# A lake's snapshots take Parquet row groups of this many rows (a DuckLake option scoped to
+# the table): a Parquet reader holds a whole row group's column while reading it, one per
+# thread, and 16,384 complaint bodies are a 37 MB column, two of which (at DuckDB's two
+# threads here) did not fit the default memory limit: `verify` and `export` of a lake
+# holding a 600,000-row backfill ran out of memory ("failed to allocate data of size
+# 64.0 MiB"), and `verify` named the file as altered. 2,048 is the least DuckDB writes.
+SNAPSHOTS_ROW_GROUP_SIZE = 2_048
 # The catalog lock held while attaching a lake (which creates it when it does not exist), and
 # the least time a writer waits for another to finish creating it.
 CREATION_LOCK = "serial:create"
@@ -159,6 +166,14 @@ def parse(location: str, data_path: str | None = None) -> Target:
 
 def _quote(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
+
+
+def set_row_groups(con: duckdb.DuckDBPyConnection, size: int, table: str | None = None) -> None:
+    """Set a lake's Parquet row groups to ``size`` rows (DuckLake's ``parquet_row_group_size``,
+    kept in its catalog), lake-wide or for ``table`` (which must be committed: DuckLake
+    refuses options for a table made in the transaction under way)."""
+    scoped = "" if table is None else f", table_name => '{table}'"
+    con.execute(f"CALL {LAKE_ALIAS}.set_option('parquet_row_group_size', {size}{scoped})")
 
 
 def load_extension(con: duckdb.DuckDBPyConnection, name: str) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from warehouse.backends import ROW_GROUP_SIZE, SNAPSHOTS_ROW_GROUP_SIZE, set_row_groups
 from warehouse.digests import Progress, row_counts, rows_read, table_digests
 from warehouse.errors import IntegrityError, UsageError
 from warehouse.schema import Table
@@ -79,7 +80,9 @@ def copy_warehouse(
     copied = 0
     with destination._transaction() as con:
         destination.create_schema()
-        destination.bound_row_groups()  # 100,000 documents ran out of memory without
+        # 100,000 documents ran out of memory without (the snapshots' own option is set
+        # once they are committed: here they are written with the lake-wide one lowered)
+        destination.bound_row_groups(snapshots=False)
         theirs = {t.name for t in destination.tables() if not t.view}
         missing = [t.name for t in tables if t.name not in theirs]
         if missing:
@@ -88,6 +91,9 @@ def copy_warehouse(
             if progress is not None:
                 progress("rows copied", copied, sum(counts.values()))
             columns = ", ".join(f'"{c.name}"' for c in table.columns)
+            grouped = destination.is_lake and table.name == "snapshots"
+            if grouped:
+                set_row_groups(con, SNAPSHOTS_ROW_GROUP_SIZE)
             for read in rows_read(source, table.name) if rebuild else [f'"{table.name}"']:
                 rows = source._con.sql(f"SELECT {columns} FROM {read}")
                 batches = rows.to_arrow_reader(_batch_rows(source, table))
@@ -98,7 +104,10 @@ def copy_warehouse(
                     )
                 finally:
                     con.unregister("_copy_rows")
+            if grouped:
+                set_row_groups(con, ROW_GROUP_SIZE)
             copied += counts[table.name]
+    destination.bound_row_groups()
     if not destination.is_lake:
         # DuckDB 1.5.5: rows inserted from an Arrow stream into a table renamed earlier in
         # the same transaction (migration 0008 rebuilds ``snapshots`` that way, and a copy

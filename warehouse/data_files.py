@@ -114,6 +114,8 @@ def _file_problem(warehouse: Warehouse, file: DataFile) -> dict[str, Any] | None
             f"min(t.{_ident(n)})::VARCHAR, max(t.{_ident(n)})::VARCHAR" for n in names.values()
         ]
         row = con.execute(f"SELECT {', '.join(measures)} FROM read_parquet({path}) t").fetchone()
+    except duckdb.OutOfMemoryException:
+        raise  # not the file's fault: the run fails, naming the limit (never "altered")
     except duckdb.Error as exc:
         text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         if "no files found" in text.lower() or "no such file" in text.lower():

@@ -276,6 +276,7 @@ class Warehouse:
             elif migrate:
                 with warehouse.serial("schema"):
                     warehouse.migrated = warehouse.migrate()
+                    warehouse.bound_row_groups()
         except BaseException:
             warehouse.close()
             raise
@@ -448,25 +449,23 @@ class Warehouse:
         finally:
             self._con.execute(f"SET memory_limit = '{previous}'")
 
-    def bound_row_groups(self) -> None:
-        """On a lake, Parquet row groups of :data:`~warehouse.backends.ROW_GROUP_SIZE` rows
-        from now on (a lake-wide DuckLake option, kept in its catalog). DuckLake buffers a
-        whole row group while writing it, 122,880 rows by default: of the snapshots' bodies
-        that is more than the default memory limit, when a statement writes that many at
-        once (``copy`` into a lake, ``maintain`` merging files). A DuckDB file's row groups
-        are this size already."""
+    def bound_row_groups(self, *, snapshots: bool = True) -> None:
+        """On a lake, Parquet row groups of :data:`~warehouse.backends.ROW_GROUP_SIZE` rows,
+        and :data:`~warehouse.backends.SNAPSHOTS_ROW_GROUP_SIZE` for the snapshots (DuckLake
+        options in its catalog, set by the first writer or copy that finds them missing):
+        DuckLake buffers a whole row group while writing it (122,880 rows by default: of
+        the bodies, more than the default memory limit), a reader a whole column of one."""
         if not self.is_lake:
             return
-        option = "parquet_row_group_size"
-        current = self._scalar(
-            f"SELECT value FROM ducklake_options('{backends.LAKE_ALIAS}') "
-            "WHERE option_name = $o AND scope = 'GLOBAL'",
-            {"o": option},
-        )
-        if str(current) != str(backends.ROW_GROUP_SIZE):
-            self._con.execute(
-                f"CALL {backends.LAKE_ALIAS}.set_option('{option}', {backends.ROW_GROUP_SIZE})"
-            )
+        found = self._con.execute(
+            f"SELECT scope_entry, value FROM ducklake_options('{backends.LAKE_ALIAS}') "
+            "WHERE option_name = 'parquet_row_group_size'"
+        ).fetchall()
+        current = {entry: str(value) for entry, value in found}  # None: lake-wide
+        for table in (None, "snapshots") if snapshots else (None,):  # snapshots: committed
+            size = backends.ROW_GROUP_SIZE if table is None else backends.SNAPSHOTS_ROW_GROUP_SIZE
+            if current.get(table and f"main.{table}") != str(size):
+                backends.set_row_groups(self._con, size, table)
 
     @contextmanager
     def bulk_writes(self) -> Iterator[None]:
