@@ -27,8 +27,8 @@ namespace = "bodies"
 
 [[synthetic]]
 name = "b"
-count = 6000
-size = 400
+count = {count}
+size = {size}
 seed = 1
 complete = true
 """
@@ -62,7 +62,7 @@ def test_a_lakes_snapshots_take_small_row_groups_and_its_other_tables_the_usual(
 ) -> None:
     url = f"ducklake:sqlite:{tmp_path / 'catalog.sqlite'}"
     data = tmp_path / "data"
-    manifest = write_manifest(tmp_path, MANIFEST)
+    manifest = write_manifest(tmp_path, MANIFEST.format(count=6000, size=400))
     done = cli("ingest", manifest, "--warehouse", url, "--data-path", data)
     assert done.exit_code == 0, done.stderr
     snapshots = _row_groups(data / "main" / "snapshots")
@@ -80,7 +80,15 @@ def test_a_copy_into_a_lake_writes_its_snapshots_in_small_row_groups(tmp_path: P
     a table not yet committed: the snapshots are written with the lake-wide size lowered,
     and their own option is set once committed."""
     source = tmp_path / "w.duckdb"
-    assert cli("ingest", write_manifest(tmp_path, MANIFEST), "--warehouse", source).exit_code == 0
+    assert (
+        cli(
+            "ingest",
+            write_manifest(tmp_path, MANIFEST.format(count=6000, size=400)),
+            "--warehouse",
+            source,
+        ).exit_code
+        == 0
+    )
     url = f"ducklake:sqlite:{tmp_path / 'catalog.sqlite'}"
     data = tmp_path / "data"
     copied = cli("copy", "--warehouse", source, "--to", url, "--to-data-path", data)
@@ -89,3 +97,21 @@ def test_a_copy_into_a_lake_writes_its_snapshots_in_small_row_groups(tmp_path: P
     assert sum(snapshots) == 6000 and max(snapshots) < SNAPSHOTS_ROW_GROUP_SIZE + VECTOR_SIZE
     assert max(_row_groups(data / "main" / "revisions")) == 6000
     assert _row_group_options(url) == [(None, str(ROW_GROUP_SIZE)), ("main.snapshots", "2048")]
+
+
+def test_a_data_file_read_beyond_the_memory_limit_is_not_called_altered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reader out of memory is not a damaged file: ``verify`` fails naming the limit. The
+    lake is written as before the snapshots had row groups of their own (one of 6,000)."""
+    monkeypatch.setattr("warehouse.backends.SNAPSHOTS_ROW_GROUP_SIZE", ROW_GROUP_SIZE)
+    url = f"ducklake:sqlite:{tmp_path / 'catalog.sqlite'}"
+    manifest = write_manifest(tmp_path, MANIFEST.format(count=6000, size=8000))
+    made = cli("ingest", manifest, "--warehouse", url, "--data-path", tmp_path / "data")
+    assert made.exit_code == 0, made.stderr
+    assert _row_groups(tmp_path / "data" / "main" / "snapshots") == [6000]
+    small = {"RECEIPTS_DUCKDB_MEMORY_LIMIT": "48MB", "RECEIPTS_DUCKDB_THREADS": "2"}
+    verified = cli("verify", "--warehouse", url, "--json", env=small)
+    assert verified.exit_code == 1, verified.stdout
+    assert "ran out of memory" in verified.stderr, verified.stderr
+    assert "altered" not in verified.stdout + verified.stderr
