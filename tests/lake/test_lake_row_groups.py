@@ -15,23 +15,12 @@ import duckdb
 import pytest
 
 from tests.conftest import cli, write_manifest
+from tests.warehouse.test_table_digests import MANIFEST  # a synthetic corpus: count, size
 from warehouse.backends import ROW_GROUP_SIZE, SNAPSHOTS_ROW_GROUP_SIZE
 from warehouse.store import Warehouse
 
 pytest.importorskip("duckdb_extension_ducklake", reason="needs receipts[lake]: make install")
 
-MANIFEST = """
-[corpus]
-name = "bodies"
-namespace = "bodies"
-
-[[synthetic]]
-name = "b"
-count = {count}
-size = {size}
-seed = 1
-complete = true
-"""
 
 VECTOR_SIZE = 2048  # DuckDB closes a row group after the chunk that reaches its size
 
@@ -80,15 +69,8 @@ def test_a_copy_into_a_lake_writes_its_snapshots_in_small_row_groups(tmp_path: P
     a table not yet committed: the snapshots are written with the lake-wide size lowered,
     and their own option is set once committed."""
     source = tmp_path / "w.duckdb"
-    assert (
-        cli(
-            "ingest",
-            write_manifest(tmp_path, MANIFEST.format(count=6000, size=400)),
-            "--warehouse",
-            source,
-        ).exit_code
-        == 0
-    )
+    manifest = write_manifest(tmp_path, MANIFEST.format(count=6000, size=400))
+    assert cli("ingest", manifest, "--warehouse", source).exit_code == 0
     url = f"ducklake:sqlite:{tmp_path / 'catalog.sqlite'}"
     data = tmp_path / "data"
     copied = cli("copy", "--warehouse", source, "--to", url, "--to-data-path", data)
