@@ -123,7 +123,7 @@ def test_an_altered_note_is_refused(signer: note.Signer) -> None:
     with pytest.raises(
         BadSignature, match=re.escape(f"signature by {signer.verifier.key} does not")
     ):
-        note.open(signed.replace(b"10", b"11"), [signer.verifier])
+        note.open(signed.replace(b"size 10\n", b"size 11\n", 1), [signer.verifier])
 
 
 @pytest.mark.parametrize(
