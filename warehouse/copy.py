@@ -3,21 +3,28 @@ a digest of every table."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
-from warehouse.backends import ROW_GROUP_SIZE, SNAPSHOTS_ROW_GROUP_SIZE, set_row_groups
+from warehouse.backends import ROW_GROUP_SIZE, SNAPSHOTS_ROW_GROUP_SIZE, _quote, set_row_groups
 from warehouse.digests import Progress, row_counts, rows_read, table_digests
 from warehouse.errors import IntegrityError, UsageError
 from warehouse.schema import Table
-from warehouse.store import Warehouse
+from warehouse.store import Warehouse, _local_path
 from warehouse.streamed_export import rows_per_batch
 from warehouse.tlog import store as tlog_store
 
-# Each table is copied by one INSERT that reads the source as a stream of Arrow batches:
-# DuckDB writes its row groups into the destination as they fill. (Inserting the batches one
-# statement at a time in the copy's transaction held them all in its memory: a warehouse of
-# 600,000 backfilled rows peaked at 1.9 GB; streamed, at 0.66 GB.) A batch holds as many
-# rows as fit in streamed_export.BATCH_BYTES by the table's widest row.
+# Each table is copied by one INSERT. From a DuckDB file, the destination's connection
+# attaches the file read-only and reads it itself, within its own memory limit. From a lake,
+# the INSERT reads the source as a stream of Arrow batches, each holding as many rows as fit
+# in streamed_export.BATCH_BYTES by the table's widest row. (Measured on the 461,291
+# snapshots of a 600,000-row backfill, 1.1 GB of bodies, copied into a new DuckDB file at
+# a 256 MB limit, the INSERT alone: read through the attached file, the process peaked at
+# 490 MB in 5.2 s; from the Arrow stream, at 1,476 MB in 6.6 s, memory DuckDB does not
+# account for growing with the rows written. Inserting the batches one statement at a time
+# held them all: 1.9 GB for the whole copy.)
+SOURCE_ALIAS = "copy_source"
 # Columns whose values can be large; the others are a few bytes each.
 _WIDE = {"VARCHAR": "strlen", "JSON": "strlen", "BLOB": "octet_length"}
 
@@ -43,6 +50,23 @@ def _rebuilds_entries(source: Warehouse, destination: Warehouse) -> bool:
             f"{source.location}` and restore it from a backup"
         )
     return True
+
+
+@contextmanager
+def _attached(source: Warehouse, destination: Warehouse) -> Iterator[str | None]:
+    """The source's DuckDB file attached read-only to the destination's connection, as
+    :data:`SOURCE_ALIAS` (the source holds it read-only too, which DuckDB allows); None
+    for a source that is not a local file (a lake)."""
+    path = None if source.is_lake else _local_path(source.location)
+    if path is None:
+        yield None
+        return
+    con = destination._con
+    con.execute(f"ATTACH {_quote(str(path))} AS {SOURCE_ALIAS} (READ_ONLY)")
+    try:
+        yield SOURCE_ALIAS
+    finally:
+        con.execute(f"DETACH {SOURCE_ALIAS}")
 
 
 @dataclass(frozen=True)
@@ -78,7 +102,7 @@ def copy_warehouse(
     counts = row_counts(source, [t.name for t in tables])
     rebuild = _rebuilds_entries(source, destination)
     copied = 0
-    with destination._transaction() as con:
+    with _attached(source, destination) as attached, destination._transaction() as con:
         destination.create_schema()
         # 100,000 documents ran out of memory without (the snapshots' own option is set
         # once they are committed: here they are written with the lake-wide one lowered)
@@ -94,7 +118,16 @@ def copy_warehouse(
             grouped = destination.is_lake and table.name == "snapshots"
             if grouped:
                 set_row_groups(con, SNAPSHOTS_ROW_GROUP_SIZE)
-            for read in rows_read(source, table.name) if rebuild else [f'"{table.name}"']:
+            # The entries a copy rebuilds are read by the source's own statements.
+            if attached is not None and not (rebuild and table.name == tlog_store.ENTRIES):
+                con.execute(
+                    f'INSERT INTO "{table.name}" ({columns}) '
+                    f'SELECT {columns} FROM {attached}.main."{table.name}"'
+                )
+                reads = []
+            else:
+                reads = rows_read(source, table.name) if rebuild else [f'"{table.name}"']
+            for read in reads:
                 rows = source._con.sql(f"SELECT {columns} FROM {read}")
                 batches = rows.to_arrow_reader(_batch_rows(source, table))
                 con.register("_copy_rows", batches)

@@ -5,11 +5,16 @@ limit can be copied and maintained."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from contextlib import nullcontext
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import cli, write_manifest
+from tests.lake_support import REPO, clean_env, receipts_argv
+from warehouse import copy as copy_module
 from warehouse import digests
 from warehouse.digests import table_digest, table_digests
 from warehouse.errors import NotFound
@@ -126,13 +131,16 @@ def test_copy_and_maintain_say_how_far_they_are(tmp_path: Path) -> None:
 
 
 def test_a_copy_into_a_file_of_more_snapshots_than_a_row_group_digests_as_its_source(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """DuckDB 1.5.5 reads none of the rows inserted from an Arrow stream into a table
     renamed in the same transaction (the copy makes ``snapshots`` through migration 0008)
     until the next checkpoint, from 122,879 rows up: the copy was refused as differing from
     its source in ``snapshots`` though every row was written. (Only with more than one
-    DuckDB thread: one writes its rows otherwise.)"""
+    DuckDB thread: one writes its rows otherwise.) A copy from a lake into a file reads the
+    lake as Arrow batches; a file source is read that way here too, not attached (a lake
+    of 125,000 snapshots would take the suite much longer to make)."""
+    monkeypatch.setattr(copy_module, "_attached", lambda source, destination: nullcontext())
     manifest = write_manifest(tmp_path, MANIFEST.format(count=125_000, size=64))
     source = tmp_path / "w.duckdb"
     assert cli("ingest", manifest, "--warehouse", source).exit_code == 0
@@ -144,3 +152,36 @@ def test_a_copy_into_a_file_of_more_snapshots_than_a_row_group_digests_as_its_so
     assert report["rows"]["snapshots"] == 125_000
     with Warehouse.open(str(source), read_only=True) as a:
         assert report["digests"] == table_digests(a)
+
+
+# Runs a command and prints its exit code and peak resident memory (KB). The command is
+# started from this small process: a process forked from the test's keeps the test's own
+# resident memory as its peak (Linux counts the address space it had before its exec).
+_PEAK = (
+    "import os, subprocess, sys; p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL,"
+    " stderr=subprocess.DEVNULL); _, s, u = os.wait4(p.pid, 0);"
+    " print(os.waitstatus_to_exitcode(s), u.ru_maxrss)"
+)
+
+
+def test_a_copy_from_a_file_holds_no_more_than_its_connections_limits(tmp_path: Path) -> None:
+    """A DuckDB file is read by the copy's connection itself (attached read-only), within
+    its memory limit. 400 MB of bodies under a 160 MB limit: read as a stream of Arrow
+    batches, the rows stayed outside DuckDB's limit until each table's INSERT ended, and
+    the process peaked at 818 MB; attached, at 550-600 MB (two connections of 160 MB each,
+    the interpreter and the extensions)."""
+    manifest = write_manifest(tmp_path, MANIFEST.format(count=40_000, size=10_000))
+    source = tmp_path / "w.duckdb"
+    assert cli("ingest", manifest, "--warehouse", source).exit_code == 0
+    argv = receipts_argv("copy", "--warehouse", source, "--to", tmp_path / "copy.duckdb")
+    done = subprocess.run(
+        [sys.executable, "-c", _PEAK, *argv],
+        cwd=REPO,
+        env=clean_env(RECEIPTS_DUCKDB_MEMORY_LIMIT="160MB", RECEIPTS_DUCKDB_THREADS="2"),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    code, peak = (int(word) for word in done.stdout.split())
+    assert code == 0
+    assert peak < 700 * 1024, f"the copy peaked at {peak // 1024} MB"
