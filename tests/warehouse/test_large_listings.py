@@ -209,6 +209,7 @@ def test_running_out_of_memory_says_so_and_what_to_change(many: Path) -> None:
     assert "internal error" not in result.stderr and "Traceback" not in result.stderr
     error = json.loads(cli("ls", "--warehouse", many, "--json", env=tiny).stdout)["error"]
     assert error["type"] == "OutOfMemory" and "256MB" in error["hint"]
+    assert "RECEIPTS_DUCKDB_THREADS=1" in error["hint"]
 
 
 @pytest.mark.parametrize(
