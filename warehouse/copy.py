@@ -118,25 +118,18 @@ def copy_warehouse(
             grouped = destination.is_lake and table.name == "snapshots"
             if grouped:
                 set_row_groups(con, SNAPSHOTS_ROW_GROUP_SIZE)
+            insert = f'INSERT INTO "{table.name}" ({columns}) SELECT {columns} FROM '
             # The entries a copy rebuilds are read by the source's own statements.
             if attached is not None and not (rebuild and table.name == tlog_store.ENTRIES):
-                con.execute(
-                    f'INSERT INTO "{table.name}" ({columns}) '
-                    f'SELECT {columns} FROM {attached}.main."{table.name}"'
-                )
-                reads = []
+                con.execute(f'{insert}{attached}.main."{table.name}"')
             else:
-                reads = rows_read(source, table.name) if rebuild else [f'"{table.name}"']
-            for read in reads:
-                rows = source._con.sql(f"SELECT {columns} FROM {read}")
-                batches = rows.to_arrow_reader(_batch_rows(source, table))
-                con.register("_copy_rows", batches)
-                try:
-                    con.execute(
-                        f'INSERT INTO "{table.name}" ({columns}) SELECT {columns} FROM _copy_rows'
-                    )
-                finally:
-                    con.unregister("_copy_rows")
+                for read in rows_read(source, table.name) if rebuild else [f'"{table.name}"']:
+                    rows = source._con.sql(f"SELECT {columns} FROM {read}")
+                    con.register("_copy_rows", rows.to_arrow_reader(_batch_rows(source, table)))
+                    try:
+                        con.execute(f"{insert}_copy_rows")
+                    finally:
+                        con.unregister("_copy_rows")
             if grouped:
                 set_row_groups(con, ROW_GROUP_SIZE)
             copied += counts[table.name]
