@@ -103,6 +103,7 @@ LAKE_SUBSET_MODULES = frozenset(
         "test_ingest_engine",
         "test_revision_commands",
         "test_flat_bulk",
+        "test_identical_file",
         "test_snapshot_compression",
         "test_log_commands",
         "test_reencoding",

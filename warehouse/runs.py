@@ -246,3 +246,26 @@ def observed_warnings(warehouse: Warehouse) -> dict[int, list[dict[str, Any]]]:
     for run_id, warnings in rows:
         out.setdefault(int(run_id), []).extend(json.loads(warnings or "[]"))
     return out
+
+
+def revisions_under(warehouse: Warehouse, prefix: str) -> int:
+    """How many revisions the warehouse holds of documents whose id starts with ``prefix``
+    (revisions are only appended: a count that did not move means none was written)."""
+    return int(
+        warehouse._scalar(
+            "SELECT count(*) FROM revisions WHERE starts_with(doc_id, $p)", {"p": prefix}
+        )
+    )
+
+
+def latest_ok_counts(
+    warehouse: Warehouse, command: str, manifest_hash: str, runs: int
+) -> list[tuple[int, dict[str, Any]]]:
+    """The ids and counts of the latest ``runs`` runs of ``command`` with this manifest hash
+    that finished ok, newest first."""
+    rows = warehouse._con.execute(
+        "SELECT run_id, counts FROM run_summary WHERE manifest_hash = $h AND command = $c "
+        "AND status = 'ok' ORDER BY run_id DESC LIMIT $n",
+        {"h": manifest_hash, "c": command, "n": runs},
+    ).fetchall()
+    return [(int(run_id), json.loads(counts or "{}")) for run_id, counts in rows]

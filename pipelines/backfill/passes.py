@@ -144,7 +144,7 @@ def build_and_commit(
         run_id=run_id,
         source=SOURCE,
         scope=request.scope(),
-        url=request.url or f"file:{request.path.name}",
+        url=request.source_url,
         fetched_at=now(),
         file_sha256=digest,
     )

@@ -38,10 +38,16 @@ class BackfillRequest:
     memory_limit: str = BACKFILL_WAREHOUSE_MEMORY_LIMIT
     scratch_dir: Path | None = None
     allow_malformed: bool = False  # keep the readable rows of a mostly malformed file
+    rescan: bool = False  # read a file the warehouse already holds as it is (identical)
 
     @property
     def layout(self) -> Layout:
         return LAYOUTS[self.kind]
+
+    @property
+    def source_url(self) -> str:
+        """The file's name in its documents' sightings: its URL, else ``file:`` and its name."""
+        return self.url or f"file:{self.path.name}"
 
     def scope(self) -> str:
         scope = f"nhtsa:{self.layout.source_format}:{self.kind}"
@@ -68,6 +74,9 @@ class BackfillResult:
     seconds: float = 0.0
     # The transparency log's checkpoint at the end of the run (Head.as_json), if it has one.
     log_checkpoint: dict[str, Any] | None = None
+    # The earlier run of the same file whose counts this one took without reading it
+    # (pipelines.backfill.identical), if so.
+    identical_to_run: int | None = None
 
     @property
     def kept_nothing(self) -> str | None:
@@ -88,6 +97,7 @@ class BackfillResult:
             "file_sha256": self.file_sha256,
             "resumes_run": self.resumes_run,
             "resumed_after_line": self.resumed_after_line,
+            "identical_to_run": self.identical_to_run,
             "rows": self.rows,
             "matched": self.matched,
             "malformed": self.malformed,

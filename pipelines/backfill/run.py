@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import time
 
+from pipelines.backfill.identical import KEY, fill, recognized, record, scope_revisions
 from pipelines.backfill.ledger import ledger_counts, ledger_warnings, record_failure
 from pipelines.backfill.memory import arrow_memory_returned, arrow_pages_kept, plan_memory_limit
 from pipelines.backfill.passes import build_and_commit, scan
-from pipelines.backfill.request import BackfillRequest, BackfillResult
+from pipelines.backfill.request import SOURCE, BackfillRequest, BackfillResult
 from pipelines.backfill.resume import resume_point, run_hash
 from pipelines.backfill.scratch import scratch_directory
 from pipelines.ingest import interrupted_summary
@@ -38,7 +39,11 @@ def run_backfill(
     A known error fails the run (recorded in the ledger) and is raised; an unexpected
     exception is recorded as an internal error and raised as it is. A signal (Ctrl-C,
     SIGTERM) records the run ``interrupted`` with what its committed batches wrote, and
-    raises :class:`~warehouse.interrupt.Interrupted` saying so."""
+    raises :class:`~warehouse.interrupt.Interrupted` saying so.
+
+    A file the warehouse already holds as it is, backfilled completely by an earlier run of
+    the same request with nothing revised under its prefix since, is not read again unless
+    ``request.rescan`` (:mod:`pipelines.backfill.identical`)."""
     reporter = reporter or BackfillReporter()
     if request.kind not in LAYOUTS:
         raise UsageError(f"unknown kind {request.kind!r}; valid: {', '.join(LAYOUTS)}")
@@ -63,8 +68,16 @@ def run_backfill(
         resumes_run=info.resumes_run,
         resumed_after_line=resume_point(warehouse, scope, digest),
     )
+    revisions_before = 0
     try:
-        _passes(warehouse, request, source, result, (build_limit, planning_limit), reporter)
+        revisions_before = scope_revisions(warehouse, request)
+        earlier = None
+        if not request.rescan and info.resumes_run is None and result.resumed_after_line is None:
+            earlier = recognized(warehouse, request, same_run, revisions_before, source.name)
+        if earlier is not None:
+            fill(result, request, earlier)
+        else:
+            _passes(warehouse, request, source, result, (build_limit, planning_limit), reporter)
     except BaseException as exc:
         stop = interruption(exc)  # Ctrl-C or SIGTERM, or DuckDB's words for it
         if stop is not None:
@@ -81,9 +94,10 @@ def run_backfill(
         reporter.close()
     result.status = "ok"
     result.seconds = time.monotonic() - started
-    head = finish_run(
-        warehouse, info.run_id, "ok", ledger_counts(result), [], ledger_warnings(label, result)
-    )
+    counts = ledger_counts(result)
+    if result.resumed_after_line is None:  # it read the whole file (or knew it)
+        counts[SOURCE][KEY] = record(result, request, revisions_before)
+    head = finish_run(warehouse, info.run_id, "ok", counts, [], ledger_warnings(label, result))
     result.log_checkpoint = None if head is None else head.as_json()
     return result
 

@@ -69,6 +69,11 @@ def _print_result(result: BackfillResult) -> None:
         click.echo(f"  completes interrupted run {result.resumes_run}")
     if result.resumed_after_line:
         click.echo(f"  resumed after line {result.resumed_after_line:,} (committed earlier)")
+    if result.identical_to_run:
+        click.echo(
+            f"  identical to run {result.identical_to_run}'s file, with nothing revised since: "
+            "not read again (--rescan reads it)"
+        )
     click.echo(f"  file: {result.file} (sha256 {result.file_sha256[:16]}…)")
     click.echo(
         f"  rows: {result.rows:,} read, {result.matched:,} kept, {result.malformed:,} malformed"
@@ -137,6 +142,14 @@ def backfill() -> None:
     "the readable rows (without it such a run fails; a file with no readable row always "
     "fails).",
 )
+@click.option(
+    "--rescan",
+    is_flag=True,
+    help="Read the file even when the warehouse already holds it as it is (without it, a "
+    "file backfilled completely by an earlier run of the same arguments, with no revision "
+    "written under its kind since, is recognized by its SHA-256 and not read again: the "
+    "run records every document unchanged).",
+)
 @warehouse_option
 @click.option(
     "--batch-size",
@@ -195,6 +208,7 @@ def backfill_nhtsa(
     years: str | None,
     member: str | None,
     allow_malformed: bool,
+    rescan: bool,
     warehouse: str,
     batch_size: int,
     memory_limit: str,
@@ -213,7 +227,9 @@ def backfill_nhtsa(
     version of its rows. Malformed rows are counted and listed with their line numbers; a
     file with no readable row, or with more than half of its lines malformed, fails the run
     (exit 1) naming the field counts it saw and the layouts it was compared with. A killed
-    backfill, re-run with the same arguments, resumes after its last committed batch.
+    backfill, re-run with the same arguments, resumes after its last committed batch. A
+    file already backfilled completely with the same arguments, nothing under its kind
+    revised since, is recognized by its SHA-256 and not read again (--rescan reads it).
 
     \b
     Examples:
@@ -244,6 +260,7 @@ def backfill_nhtsa(
         memory_limit=memory_limit,
         scratch_dir=scratch_dir,
         allow_malformed=allow_malformed,
+        rescan=rescan,
     )
     reporter = backfill_reporter_for(as_json or quiet(), progress_interval)
     with Warehouse.open(warehouse) as wh:

@@ -240,9 +240,9 @@ def test_an_identity_of_the_plain_shape_is_its_own_key(kind: str, value: str) ->
     assert key == (str(int(value)) if numeric else value)
 
 
-def _backfill(warehouse: Path, path: Path) -> dict[str, object]:
+def _backfill(warehouse: Path, path: Path, *more: str) -> dict[str, object]:
     result = cli("backfill", "nhtsa", "--warehouse", warehouse, "--json", "--file", path,
-                 "--kind", "complaints")  # fmt: skip
+                 "--kind", "complaints", *more)  # fmt: skip
     assert result.exit_code == 0, result.stderr
     return dict(json.loads(result.stdout))
 
@@ -295,7 +295,7 @@ def test_an_identical_rerun_writes_only_checkpoints_without_classifying_a_row(
 
     monkeypatch.setattr(FlatBulk, "_commit_once", recording)
     again = cli("backfill", "nhtsa", "--warehouse", warehouse_path, "--json", "--file", path,
-                "--kind", "complaints", "--batch-size", "2")  # fmt: skip
+                "--kind", "complaints", "--batch-size", "2", "--rescan")  # fmt: skip
     assert again.exit_code == 0, again.stderr
     report = json.loads(again.stdout)
     assert report["built"] == 0 and report["documents"]["unchanged"] == 5
@@ -328,7 +328,7 @@ def test_on_a_lake_a_revision_committed_after_the_plan_stops_the_run(
 
     monkeypatch.setattr(FlatBulk, "plan", plan_then_another_writer)
     stopped = cli("backfill", "nhtsa", "--warehouse", warehouse_path, "--json", "--file", path,
-                  "--kind", "complaints", "--batch-size", "2")  # fmt: skip
+                  "--kind", "complaints", "--batch-size", "2", "--rescan")  # fmt: skip
     assert stopped.exit_code != 0
     assert "changed in the warehouse while this backfill ran" in stopped.stderr
     monkeypatch.setattr(FlatBulk, "plan", plan)
@@ -495,7 +495,7 @@ def test_a_warehouse_without_fingerprints_builds_once_and_writes_no_revision(
     _backfill(warehouse, path)
     with Warehouse.open(str(warehouse)) as wh:
         wh._connection_for_tests().execute("DELETE FROM input_fingerprints")
-    second = _backfill(warehouse, path)
+    second = _backfill(warehouse, path, "--rescan")
     assert second["built"] == 1 and second["documents"]["unchanged"] == 1  # type: ignore[index]
     assert _backfill(warehouse, path)["built"] == 0
 
@@ -569,7 +569,7 @@ def test_documents_grouped_in_shares_are_the_documents_grouped_at_once(
         monkeypatch.setattr(plan_sql, "ROWS_PER_SHARE", rows_per_share)
         with Warehouse.open(str(warehouse_path)) as wh:
             wh._connection_for_tests().execute("DELETE FROM input_fingerprints")
-            result = run_backfill(wh, BackfillRequest(path=path, kind="complaints"))
+            result = run_backfill(wh, BackfillRequest(path=path, kind="complaints", rescan=True))
             assert result.built == result.documents.records  # no fingerprint to skip by
             fingerprints = (
                 wh._connection_for_tests()

@@ -514,7 +514,8 @@ def test_arrow_memory_goes_back_to_the_system_during_a_backfill_only(tmp_path: P
         )
         assert pa.default_memory_pool().backend_name == before
         with pytest.raises(Interrupted):
-            run_backfill(wh, BackfillRequest(path=path, kind="complaints"), reporter=DiesAfter(1))
+            again = BackfillRequest(path=path, kind="complaints", rescan=True)
+            run_backfill(wh, again, reporter=DiesAfter(1))
     assert pa.default_memory_pool().backend_name == before
     with arrow_memory_returned():
         assert watcher.pools == {pa.default_memory_pool().backend_name}
@@ -772,7 +773,8 @@ def test_rerun_batches_record_each_checkpoint_and_sight_each_document_once_per_f
     a = write_zip(tmp_path / "A.zip", "FLAT_CMPL.txt", rows)
     batches = ("--batch-size", "3")
     assert backfill(warehouse, "--file", a, "--kind", "complaints", *batches)[0] == 0
-    code, again, _ = backfill(warehouse, "--file", a, "--kind", "complaints", *batches)
+    rescan = ("--rescan",)  # read again: the same file is otherwise recognized
+    code, again, _ = backfill(warehouse, "--file", a, "--kind", "complaints", *batches, *rescan)
     assert code == 0 and again["documents"]["unchanged"] == 7 and again["built"] == 0
     sightings, progress = _sightings_and_progress(warehouse, again["run_id"])
     assert sightings == {"file:A.zip": 7}

@@ -41,22 +41,24 @@ def test_the_generated_file_is_a_valid_deterministic_flat_cmpl(tmp_path: Path) -
 def test_run_measures_the_backfill_beside_its_floor(tmp_path: Path) -> None:
     result = run(2_000, tmp_path, repeats=1, with_dlt=False)
     assert result["rows"] == 2_000
-    for name in ("floor", "backfill", "rerun", "quarter"):
+    for name in ("floor", "backfill", "rerun", "rescan", "quarter"):
         assert result["seconds"][name]["runs"] == 1 and result["peak_rss_mb"][name] > 0
     generated = (tmp_path / "FLAT_CMPL-2000.zip").read_bytes()
     with zipfile.ZipFile(tmp_path / "FLAT_CMPL-2000.zip") as archive:
         odis = {line.split(b"\t")[1] for line in archive.read(MEMBER).splitlines()}
     assert result["documents"] == len(odis)
     assert result["rerun_documents"]["unchanged"] == len(odis)
-    assert result["targets"]["rerun_writes_no_revision"]
+    assert result["rescan_documents"]["unchanged"] == len(odis)
+    assert result["targets"]["reruns_write_no_revision"]
+    assert result["targets"]["rerun_recognizes_the_file"]
     assert result["file_bytes"] == len(generated)
-    for name in ("floor", "backfill", "rerun"):  # CPU time of each run's own process
+    for name in ("floor", "backfill", "rerun", "rescan"):  # CPU time of each run's own process
         assert result["cpu_seconds"][name]["median"] > 0
         assert 0 < result["cores_busy"][name] <= (os.cpu_count() or 1) + 0.5
     assert result["ratios"]["backfill_cpu_to_floor_cpu"] > 0
     table = markdown({"results": {"backfill": result}})
     assert f"CPU {result['cpu_seconds']['backfill']['median']:.1f} s on" in table
-    assert "CPU time" in table and "the floor's" in table
+    assert "CPU time" in table and "the floor's" in table and "--rescan" in table
 
 
 def test_the_table_renders_results_measured_before_cpu_time_was(tmp_path: Path) -> None:

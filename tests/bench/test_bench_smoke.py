@@ -123,15 +123,16 @@ def test_lake_backfill_benchmark_backfills_the_same_documents_on_each_backend(
     firsts = [timing["documents"]["first"] for timing in backends.values()]
     assert firsts[0] == firsts[1] == firsts[2] and firsts[0]["new"] > 0
     for timing in backends.values():
-        again = timing["documents"]["identical"]
-        assert again["unchanged"] == firsts[0]["new"]
-        assert again["new"] + again["changed"] + again["restored"] == 0
+        for key in ("identical", "rescan"):
+            again = timing["documents"][key]
+            assert again["unchanged"] == firsts[0]["new"]
+            assert again["new"] + again["changed"] + again["restored"] == 0
     assert backends["duckdb"]["first_ratio"] == 1.0
     assert backends["ducklake:postgres"]["identical_ratio"] > 0
     assert set(result["targets"]) == {
         f"{backend} {key} within 1.5x of the file"
         for backend in ("ducklake:postgres", lake.S3_BACKEND)
-        for key in ("first", "identical")
+        for key in ("first", "identical", "rescan")
     }
     assert any(row[0].startswith("lake: first backfill") and lake.S3_BACKEND in row[0]
                for row in lake.rows({"count": 1, "backends": {}, "backfill": result}))  # fmt: skip
