@@ -25,6 +25,8 @@ from typing import IO, Protocol, cast
 
 import duckdb
 
+from warehouse import kept_open
+
 # Where the receipts locks of a PostgreSQL catalog are taken (a plain attach of the same
 # database, beside DuckLake's own).
 LOCKS_ALIAS = "receipts_locks"
@@ -53,12 +55,18 @@ def _pg_query(sql: str) -> str:
 
 
 def _end(cursor: duckdb.DuckDBPyConnection) -> None:
-    """Roll back ``cursor``'s transaction and close it, even when the catalog is gone (the
-    ROLLBACK then fails, but ends the transaction): a cursor closed with its PostgreSQL
-    transaction open rolls it back in a destructor, and a rollback failing there aborts the
-    process (DuckDB 1.5.5: "terminate called after throwing", SIGABRT)."""
-    with contextlib.suppress(duckdb.Error):
+    """Roll back ``cursor``'s transaction and close it. A cursor closed with its PostgreSQL
+    transaction open rolls it back in a destructor, and a rollback failing there (the
+    catalog gone) aborts the process (DuckDB 1.5.5: "terminate called after throwing",
+    SIGABRT). A ROLLBACK that fails may leave the transaction open: that cursor is kept
+    instead of closed (:mod:`warehouse.kept_open`; reproduced, one backfill in 36 whose
+    catalog was stopped at a random moment aborted closing it)."""
+    try:
         cursor.execute("ROLLBACK")
+    except duckdb.Error as exc:
+        if kept_open.may_be_open(exc):
+            kept_open.keep(cursor)
+            return
     cursor.close()
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import duckdb
 
-from warehouse import backends, faults, object_store, schema, settings
+from warehouse import backends, faults, kept_open, object_store, schema, settings
 from warehouse.catalog_lock import CatalogLocks
 from warehouse.errors import (
     NotAWarehouse,
@@ -219,6 +219,9 @@ class Warehouse:
     # The lake behind this warehouse, if it is one (None for a DuckDB file).
     target: backends.Target | None = None
     _locks: CatalogLocks | None = None
+    # Whether a ROLLBACK failed (the lake's catalog gone), which may leave its transaction
+    # open: the connection is then kept, not closed (warehouse.kept_open).
+    _unended = False
 
     # -- opening -------------------------------------------------------------------------
     @classmethod
@@ -301,7 +304,10 @@ class Warehouse:
         try:
             if self._locks is not None:
                 self._locks.release_all()
-            self._con.close()
+            if self._unended:
+                kept_open.keep(self._con)  # closing it would roll back in a destructor
+            else:
+                self._con.close()
         finally:
             if self._lock is not None:
                 self._lock.release()
@@ -510,8 +516,7 @@ class Warehouse:
         try:
             yield
         finally:
-            with contextlib.suppress(duckdb.Error):
-                self._con.execute("ROLLBACK")
+            self._rollback()
 
     @contextmanager
     def conflicts_surface(self) -> Iterator[None]:
@@ -532,10 +537,7 @@ class Warehouse:
         try:
             yield self._con
         except BaseException:
-            # A rollback that fails (the catalog went away) still ends the transaction;
-            # the error that stopped it says why.
-            with contextlib.suppress(duckdb.Error):
-                self._con.execute("ROLLBACK")
+            self._rollback()  # the error that stopped the transaction says why
             raise
         try:
             self._con.execute("COMMIT")
@@ -543,6 +545,15 @@ class Warehouse:
             with contextlib.suppress(duckdb.Error):  # a failed commit may have ended it already
                 self._con.execute("ROLLBACK")
             raise
+
+    def _rollback(self) -> None:
+        """ROLLBACK. One that fails (the lake's catalog went away) may leave the transaction
+        open; the connection is then kept at close instead of closed (a destructor's
+        rollback failing would abort the process: warehouse.kept_open)."""
+        try:
+            self._con.execute("ROLLBACK")
+        except duckdb.Error as exc:
+            self._unended = self._unended or kept_open.may_be_open(exc)
 
     @staticmethod
     def is_commit_conflict(exc: BaseException) -> bool:

@@ -19,7 +19,7 @@ from click.core import ParameterSource
 from pipelines import USER_AGENT, logline
 from pipelines.cli import exits, hints, interrupts
 from pipelines.visible import visible
-from warehouse import settings
+from warehouse import kept_open, settings
 from warehouse.backends import ENV_DATA_PATH, WarehouseURL
 from warehouse.errors import ReceiptsError
 from warehouse.ingest import DEFAULT_BATCH_SIZE
@@ -135,6 +135,7 @@ def fail(kind: str, message: str, hint: str | None, code: int, as_json: bool) ->
         logline.emit(line, event=event, level="error")
         if hint and not as_json:
             logline.emit(visible(f"  hint: {hint}"), event="hint", level="error")
+    kept_open.exit_if_any(code)  # a connection left in a transaction ends with the process
     sys.exit(code)
 
 

@@ -2,8 +2,9 @@
 
 A DuckDB cursor closed, or collected, with its PostgreSQL transaction still open rolls it
 back in a destructor, and a rollback failing there (the catalog gone) aborts the process;
-so every path out of taking or releasing a lock ends the cursor's transaction first. The
-cursors here are stand-ins that record what they were asked."""
+so every path out of taking or releasing a lock ends the cursor's transaction first, and a
+cursor whose ROLLBACK failed is kept, not closed (warehouse.kept_open). The cursors here are
+stand-ins that record what they were asked."""
 
 from __future__ import annotations
 
@@ -12,7 +13,17 @@ from dataclasses import dataclass, field
 import duckdb
 import pytest
 
+from warehouse import kept_open
 from warehouse.catalog_lock import CatalogLocks
+
+
+@pytest.fixture(autouse=True)
+def kept(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """The cursors kept open by this test (not this process's: it must not end without
+    destructors when the test ends)."""
+    cursors: list[object] = []
+    monkeypatch.setattr(kept_open, "_kept", cursors)
+    return cursors
 
 
 @dataclass
@@ -66,26 +77,32 @@ def test_a_lock_taken_keeps_its_transaction_until_released() -> None:
     assert cursor.asked[-1] == "ROLLBACK" and cursor.closed
 
 
-def test_a_lock_someone_else_holds_ends_its_transaction() -> None:
+def test_a_lock_someone_else_holds_ends_its_transaction(kept: list[object]) -> None:
     con = Connection(got=False)
     assert not locks(con).try_acquire("corpus:a")
     (cursor,) = con.made
-    assert cursor.asked[-1] == "ROLLBACK" and cursor.closed
+    assert cursor.asked[-1] == "ROLLBACK" and cursor.closed and kept == []
 
 
-def test_the_catalog_gone_while_taking_a_lock_ends_the_transaction_and_raises() -> None:
+def test_the_catalog_gone_while_taking_a_lock_rolls_back_and_keeps_the_cursor(
+    kept: list[object],
+) -> None:
     con = Connection(gone=True)
     with pytest.raises(duckdb.IOException, match="server closed the connection"):
         locks(con).try_acquire("serial:tlog")
     (cursor,) = con.made
-    assert cursor.asked == ["BEGIN TRANSACTION", "SELECT *", "ROLLBACK"] and cursor.closed
+    assert cursor.asked == ["BEGIN TRANSACTION", "SELECT *", "ROLLBACK"]
+    assert not cursor.closed and kept == [cursor]  # its ROLLBACK failed: never closed
 
 
-def test_the_catalog_gone_while_releasing_still_ends_and_closes() -> None:
+def test_the_catalog_gone_while_releasing_rolls_back_and_keeps_the_cursor(
+    kept: list[object],
+) -> None:
     con = Connection()
     held = locks(con)
     assert held.try_acquire("corpus:a")
     (cursor,) = con.made
     cursor.gone = True
     held.release("corpus:a")
-    assert cursor.asked[-2:] == ["SELECT *", "ROLLBACK"] and cursor.closed
+    assert cursor.asked[-2:] == ["SELECT *", "ROLLBACK"]
+    assert not cursor.closed and kept == [cursor]
