@@ -32,7 +32,7 @@ from typing import Any
 
 import duckdb
 
-from warehouse import object_store, settings
+from warehouse import faults, kept_open, object_store, settings
 from warehouse.catalog_lock import LOCKS_ALIAS, CatalogLocks
 from warehouse.errors import ReceiptsError, UsageError, WarehouseBusy, WarehouseError
 from warehouse.spill import SpillDirectory
@@ -231,6 +231,9 @@ def _open_error(target: Target, exc: duckdb.Error) -> ReceiptsError:
     """What a refused ``ATTACH`` of the lake (or of its PostgreSQL catalog) tells the user."""
     text = str(exc).strip()
     message = without_password(text.splitlines()[0] if text else repr(exc))
+    lost = faults.catalog_cut_off(text, target.location) if target.catalog == "postgres" else None
+    if lost is not None:  # the catalog went away while the lake was opened or made
+        return lost
     if "data_path" in message.lower() or "data path" in message.lower():
         return UsageError(
             f"a new DuckLake warehouse needs a data path for its files: "
@@ -367,7 +370,7 @@ def connect_lake(
             _s3_secret(con, lake_data_path(con))  # httpfs was found in DuckDB's own folder
         con.execute(f"USE {LAKE_ALIAS}")
     except BaseException:
-        con.close()
+        kept_open.close(con)  # kept if a lock's cursor of it is (the catalog gone)
         spill.close()
         raise
     wrapped: duckdb.DuckDBPyConnection = AttachedConnection(con, LAKE_ALIAS, spill)  # type: ignore[assignment]

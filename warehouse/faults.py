@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from warehouse.errors import CatalogLost, DataFileDamaged
+from warehouse.errors import CatalogLost, DataFileDamaged, WarehouseDamaged
 
 # A data file DuckLake wrote, as DuckDB's messages quote it: ``<data path>/<schema>/<table>/
 # ducklake-<uuid>.parquet`` (DuckLake's default layout; a file it names otherwise is still
@@ -52,15 +52,20 @@ def data_file_fault(message: str) -> DataFileDamaged | None:
 
 # What libpq (through DuckDB's postgres extension) says when the server stops answering: it
 # stopped or restarted, a backend was terminated (``pg_terminate_backend``), the network went.
-_CONNECTION_LOST = (
+# First the words of a connection that was made and then lost; then those a server that never
+# answered says too.
+_CUT_OFF = (
     "server closed the connection unexpectedly",
     "terminating connection due to administrator command",
-    "connection refused",
     "could not receive data from server",
     "could not send data to server",
-    "no connection to the server",
     "ssl connection has been closed unexpectedly",
     "the database system is shutting down",
+)
+_CONNECTION_LOST = (
+    *_CUT_OFF,
+    "connection refused",
+    "no connection to the server",
     "the database system is starting up",
     "the database system is in recovery mode",
     "connection to server at",
@@ -82,6 +87,56 @@ def catalog_fault(message: str, location: str) -> CatalogLost | None:
     return None
 
 
+def catalog_cut_off(message: str, location: str) -> CatalogLost | None:
+    """The lost catalog ``message`` tells of, when it says a connection that was made was
+    lost (while a lake was being opened or made: a catalog that never answered is not
+    "lost")."""
+    lowered = message.lower()
+    marker = next((m for m in _CUT_OFF if m in lowered), None)
+    return None if marker is None else CatalogLost(location, marker)
+
+
 def _first_line(message: str) -> str:
     text = message.strip()
     return text.splitlines()[0] if text else "unreadable"
+
+
+# What DuckDB says of a file that is truncated, overwritten or fails its block checksums.
+_DAMAGE_MARKERS = (
+    "corrupt database file",
+    "could not read enough bytes",
+    "not a valid duckdb database file",
+    "does not match stored checksum",
+)
+
+
+def file_damage(location: str, message: str) -> WarehouseDamaged | None:
+    """The :class:`WarehouseDamaged` error for DuckDB's ``message`` when it says the
+    DuckDB file at ``location`` is damaged."""
+    message = message.strip()
+    if not any(marker in message.lower() for marker in _DAMAGE_MARKERS):
+        return None
+    return WarehouseDamaged(location, message.splitlines()[0] if message else "unreadable")
+
+
+# DuckDB's refusal of a file whose storage format is newer than it reads, e.g. "Trying to
+# read a database file with version number 999, but we can only read versions between 64
+# and 68." (DuckDB 1.5.5 opening a file that DuckDB 2.0.1 wrote).
+_NEWER_STORAGE = re.compile(
+    r"version number (\d+), but we can only read versions between (\d+) and (\d+)"
+)
+
+
+def newer_storage(message: str, duckdb_version: str) -> str | None:
+    """What to do about a file a newer DuckDB wrote than ``duckdb_version``, or None for any
+    other refusal."""
+    found = _NEWER_STORAGE.search(message)
+    if found is None:
+        return None
+    version, low, high = found.groups()
+    return (
+        f"it was written by a newer DuckDB (storage version {version}) than the one receipts "
+        f"runs (DuckDB {duckdb_version}, storage versions {low} to {high}); copy it into "
+        "a file this DuckDB reads with the DuckDB that wrote it (the docs' backends page, "
+        "'A file from a newer DuckDB', gives the three statements)"
+    )

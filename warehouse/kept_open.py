@@ -22,6 +22,7 @@ import atexit
 import contextlib
 import os
 import sys
+from typing import Any
 
 _kept: list[object] = []
 
@@ -36,6 +37,15 @@ def any_kept() -> bool:
     return bool(_kept)
 
 
+def close(connection: Any) -> None:
+    """Close ``connection``, unless something is kept: closing a DuckDB connection closes
+    its cursors too (a kept one among them), so it is kept as well."""
+    if _kept:
+        keep(connection)
+    else:
+        connection.close()
+
+
 def may_be_open(failed: Exception) -> bool:
     """Whether a ROLLBACK that raised ``failed`` may have left its transaction open: any
     failure but DuckDB's "no transaction is active", which says there is none."""
@@ -47,9 +57,9 @@ def exit_if_any(code: int) -> None:
     (no destructor runs); else return."""
     if not _kept:
         return
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError):  # closed, or the reader went away
-            stream.flush()
+    # Standard error is line-buffered and written a line at a time; the output may not be.
+    with contextlib.suppress(OSError, ValueError):  # closed, or the reader went away
+        sys.stdout.flush()
     os._exit(code)
 
 

@@ -8,7 +8,6 @@ A warehouse is a DuckDB file or a DuckLake catalog (``warehouse/backends.py``); 
 from __future__ import annotations
 
 import contextlib
-import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -18,7 +17,7 @@ from typing import Any
 
 import duckdb
 
-from warehouse import backends, faults, kept_open, object_store, schema, settings
+from warehouse import backends, faults, kept_open, lost_catalog, object_store, schema, settings
 from warehouse.catalog_lock import CatalogLocks
 from warehouse.errors import (
     NotAWarehouse,
@@ -71,45 +70,13 @@ def _local_path(location: str) -> Path | None:
     return Path(location)
 
 
-# What DuckDB says of a file that is truncated, overwritten or fails its block checksums.
-_DAMAGE_MARKERS = (
-    "corrupt database file",
-    "could not read enough bytes",
-    "not a valid duckdb database file",
-    "does not match stored checksum",
-)
-
-
 def _damage(location: str, exc: BaseException | None) -> WarehouseDamaged | None:
     """The :class:`WarehouseDamaged` error for a DuckDB error that says the file is damaged."""
-    if not isinstance(exc, duckdb.Error):
-        return None
-    message = str(exc).strip()
-    if not any(marker in message.lower() for marker in _DAMAGE_MARKERS):
-        return None
-    return WarehouseDamaged(location, message.splitlines()[0] if message else type(exc).__name__)
-
-
-# DuckDB's refusal of a file whose storage format is newer than it reads, e.g. "Trying to
-# read a database file with version number 999, but we can only read versions between 64
-# and 68." (DuckDB 1.5.5 opening a file that DuckDB 2.0.1 wrote).
-_NEWER_STORAGE = re.compile(
-    r"version number (\d+), but we can only read versions between (\d+) and (\d+)"
-)
+    return faults.file_damage(location, str(exc)) if isinstance(exc, duckdb.Error) else None
 
 
 def _newer_storage(message: str) -> str | None:
-    """What to do about a file a newer DuckDB wrote, or None for any other refusal."""
-    found = _NEWER_STORAGE.search(message)
-    if found is None:
-        return None
-    version, low, high = found.groups()
-    return (
-        f"it was written by a newer DuckDB (storage version {version}) than the one receipts "
-        f"runs (DuckDB {duckdb.__version__}, storage versions {low} to {high}); copy it into "
-        "a file this DuckDB reads with the DuckDB that wrote it (the docs' backends page, "
-        "'A file from a newer DuckDB', gives the three statements)"
-    )
+    return faults.newer_storage(message, duckdb.__version__)
 
 
 # Every DuckDB database file has this at bytes 8-11 of its first header (after a checksum).
@@ -261,17 +228,21 @@ class Warehouse:
 
     @classmethod
     def _open_lake(cls, target: backends.Target, *, read_only: bool, migrate: bool) -> Warehouse:
-        con = backends.connect_lake(
-            target,
-            read_only=read_only,
-            config={"memory_limit": warehouse_memory_limit(), **settings.duckdb_threads()},
-        )
+        if target.catalog == "postgres":  # named by a lost connection's error from now on
+            lost_catalog.opened(target.location)
+        try:
+            con = backends.connect_lake(
+                target,
+                read_only=read_only,
+                config={"memory_limit": warehouse_memory_limit(), **settings.duckdb_threads()},
+            )
+        except duckdb.Error as exc:
+            lost = lost_catalog.gone(target, exc, known_error(exc))
+            if lost is not None:
+                raise lost from None
+            raise
         warehouse = cls(con, target.location, None)
         warehouse.target = target
-        if target.catalog == "postgres":
-            if target.location in _POSTGRES_CATALOGS:
-                _POSTGRES_CATALOGS.remove(target.location)
-            _POSTGRES_CATALOGS.append(target.location)
         warehouse._locks = CatalogLocks(target, con)
         try:
             if read_only:
@@ -280,8 +251,11 @@ class Warehouse:
                 with warehouse.serial("schema"):
                     warehouse.migrated = warehouse.migrate()
                     warehouse.bound_row_groups()
-        except BaseException:
+        except BaseException as exc:
             warehouse.close()
+            lost = lost_catalog.gone(target, exc, known_error(exc))
+            if lost is not None:
+                raise lost from None
             raise
         return warehouse
 
@@ -307,7 +281,7 @@ class Warehouse:
             if self._unended:
                 kept_open.keep(self._con)  # closing it would roll back in a destructor
             else:
-                self._con.close()
+                kept_open.close(self._con)
         finally:
             if self._lock is not None:
                 self._lock.release()
@@ -318,11 +292,17 @@ class Warehouse:
 
     def __exit__(self, exc_type: object, exc: BaseException | None, tb: object) -> None:
         """Close; a DuckDB error saying the file is damaged (truncated, failing its
-        checksums) leaves as :class:`WarehouseDamaged`, one line for the user."""
+        checksums) leaves as :class:`WarehouseDamaged`, one line for the user, and one that
+        names no cause while the lake's PostgreSQL catalog does not answer as
+        :class:`CatalogLost`."""
         self.close()
         damaged = _damage(self.location, exc)
         if damaged is not None:
             raise damaged from None
+        if self.target is not None and exc is not None:
+            lost = lost_catalog.gone(self.target, exc, known_error(exc))
+            if lost is not None:
+                raise lost from None
 
     def describe_holder(self, run_id: int | None) -> None:
         if self._lock is not None:
@@ -593,14 +573,5 @@ def known_error(exc: BaseException) -> ReceiptsError | None:
         return OutOfMemory(detail, ENV_WAREHOUSE_MEMORY_LIMIT, DEFAULT_WAREHOUSE_MEMORY_LIMIT)
     if isinstance(exc, duckdb.Error):
         message = str(exc)
-        if _POSTGRES_CATALOGS:
-            lost = faults.catalog_fault(message, _POSTGRES_CATALOGS[-1])
-            if lost is not None:
-                return lost
-        return faults.data_file_fault(message)
+        return lost_catalog.told_by(message) or faults.data_file_fault(message)
     return None
-
-
-# The PostgreSQL catalogs of the lakes this process opened, the latest last: a lost
-# connection is told of naming the catalog (DuckDB's message does not).
-_POSTGRES_CATALOGS: list[str] = []

@@ -105,3 +105,21 @@ def test_an_exit_by_another_path_ends_without_destructors_too() -> None:
 def test_nothing_kept_exits_as_usual() -> None:
     done = _python("from warehouse import kept_open\nkept_open.exit_if_any(3)\nprint('on')\n")
     assert (done.returncode, done.stdout) == (0, "on\n")
+
+
+def test_a_connection_whose_cursor_is_kept_is_kept_too(kept: list[object]) -> None:
+    """Closing a DuckDB connection closes its cursors, the kept one with them."""
+    con = duckdb.connect()
+    cursor = con.cursor()
+    cursor.execute("BEGIN TRANSACTION")
+    kept_open.keep(cursor)
+    kept_open.close(con)
+    assert kept == [cursor, con]
+    assert cursor.execute("SELECT 42").fetchall() == [(42,)]  # still open
+
+
+def test_with_nothing_kept_a_connection_is_closed() -> None:
+    con = duckdb.connect()
+    kept_open.close(con)
+    with pytest.raises(duckdb.ConnectionException):
+        con.execute("SELECT 1")
