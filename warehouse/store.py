@@ -128,17 +128,7 @@ def _connect_file(
         lock.acquire()
     try:
         con = backends.connect_file(
-            location,
-            read_only=read_only,
-            config={
-                "memory_limit": warehouse_memory_limit(),
-                "checkpoint_threshold": CHECKPOINT_THRESHOLD,
-                # A new file in the newest format this DuckDB writes (DuckDB 1.x wrote
-                # v1.0.0 by default, which has no zstd); an existing file keeps its own.
-                "storage_compatibility_version": "latest",
-                **settings.duckdb_threads(),
-            },
-            local_file=path is not None,
+            location, read_only=read_only, config=_file_config(), local_file=path is not None
         )
     except duckdb.Error as exc:
         if lock is not None:
@@ -162,6 +152,17 @@ def _connect_file(
             raise WarehouseError(f"cannot open warehouse {location}: {newer}") from None
         raise WarehouseError(f"cannot open warehouse {location}: {message}") from None
     return con, lock
+
+
+def _file_config() -> dict[str, Any]:
+    return {
+        "memory_limit": warehouse_memory_limit(),
+        "checkpoint_threshold": CHECKPOINT_THRESHOLD,
+        # A new file in the newest format this DuckDB writes (DuckDB 1.x wrote v1.0.0 by
+        # default, which has no zstd); an existing file keeps its own.
+        "storage_compatibility_version": "latest",
+        **settings.duckdb_threads(),
+    }
 
 
 class Warehouse:
@@ -403,6 +404,14 @@ class Warehouse:
         return schema.migrate(
             self._con, self.location, is_lake=self.is_lake, transaction=self._transaction
         )
+
+    def reconnect_file(self) -> None:
+        """A new connection to this warehouse's DuckDB file, whose connection was closed to
+        hand the file to another (:mod:`warehouse.copy`); its lock stayed held."""
+        self._con = backends.connect_file(
+            self.location, read_only=False, config=_file_config(), local_file=True
+        )
+        self._con.execute("SET enable_progress_bar = false")
 
     def create_schema(self) -> None:
         """Every shipped migration's tables and views, in the transaction under way, on a
