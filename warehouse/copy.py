@@ -3,12 +3,9 @@ a digest of every table."""
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-
-import duckdb
 
 from warehouse import schema
 from warehouse.backends import (
@@ -125,8 +122,7 @@ def _insert_into_attached(source: Warehouse, tables: list[Table], location: str)
             )
         con.execute("COMMIT")
     except BaseException:
-        with contextlib.suppress(duckdb.Error):
-            con.execute("ROLLBACK")
+        source._rollback()  # one that fails (the catalog gone) keeps the connection open
         raise
     finally:
         con.execute(f"USE {LAKE_ALIAS}")
