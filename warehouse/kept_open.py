@@ -33,10 +33,6 @@ def keep(connection: object) -> None:
     _kept.append(connection)
 
 
-def any_kept() -> bool:
-    return bool(_kept)
-
-
 def close(connection: Any) -> None:
     """Close ``connection``, unless something is kept: closing a DuckDB connection closes
     its cursors too (a kept one among them), so it is kept as well."""

@@ -75,10 +75,6 @@ def _damage(location: str, exc: BaseException | None) -> WarehouseDamaged | None
     return faults.file_damage(location, str(exc)) if isinstance(exc, duckdb.Error) else None
 
 
-def _newer_storage(message: str) -> str | None:
-    return faults.newer_storage(message, duckdb.__version__)
-
-
 # Every DuckDB database file has this at bytes 8-11 of its first header (after a checksum).
 _DUCKDB_MAGIC = b"DUCK"
 
@@ -147,7 +143,7 @@ def _connect_file(
                 pid or _pid_from_duckdb_message(message),
                 reading=read_only,
             ) from None
-        newer = _newer_storage(message)
+        newer = faults.newer_storage(message, duckdb.__version__)
         if newer is not None:
             raise WarehouseError(f"cannot open warehouse {location}: {newer}") from None
         raise WarehouseError(f"cannot open warehouse {location}: {message}") from None

@@ -75,30 +75,26 @@ def _python(code: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+# A process that keeps an object whose destructor would say so (the test adds how it ends).
+_KEPT = (
+    "import sys\n"
+    "from warehouse import kept_open\n"
+    "class Aborts:\n"
+    "    def __del__(self): print('destructor ran', file=sys.stderr)\n"
+    "kept_open.keep(Aborts())\n"
+)
+
+
 def test_the_process_ends_with_the_error_code_and_its_output_flushed() -> None:
     done = _python(
-        "import sys\n"
-        "from warehouse import kept_open\n"
-        "class Aborts:\n"
-        "    def __del__(self): print('destructor ran', file=sys.stderr)\n"
-        "kept_open.keep(Aborts())\n"
-        "print('told', end='')\n"
-        "kept_open.exit_if_any(3)\n"
-        "print('not reached')\n"
+        _KEPT + "print('told', end='')\nkept_open.exit_if_any(3)\nprint('not reached')\n"
     )
     assert (done.returncode, done.stdout) == (3, "told")
     assert "destructor ran" not in done.stderr
 
 
 def test_an_exit_by_another_path_ends_without_destructors_too() -> None:
-    done = _python(
-        "import sys\n"
-        "from warehouse import kept_open\n"
-        "class Aborts:\n"
-        "    def __del__(self): print('destructor ran', file=sys.stderr)\n"
-        "kept_open.keep(Aborts())\n"
-        "sys.exit(0)\n"
-    )
+    done = _python(_KEPT + "sys.exit(0)\n")
     assert done.returncode == 1 and "destructor ran" not in done.stderr
 
 
