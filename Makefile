@@ -108,8 +108,10 @@ $(DLT_VENV)/bin/python:
 	$(PY) -m venv $(DLT_VENV)
 	$(DLT_VENV)/bin/pip install --quiet 'dlt[duckdb]==1.31.0' 'pyarrow>=16'
 
+# The benchmarks' processes run as an installed receipts does, with Python's bytecode caches
+# (see PYTEST above): otherwise each one compiles the modules it imports again.
 bench: install $(DLT_VENV)/bin/python ## Run the benchmarks (dlt beside the backfill); writes out/bench/results.json.
-	$(BIN)/python -m bench.run --out out/bench/results.json
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m bench.run --out out/bench/results.json
 
 clean: ## Remove the venv, caches and demo outputs.
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache $(WAREHOUSE) $(WAREHOUSE).wal out site

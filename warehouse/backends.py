@@ -21,7 +21,6 @@ runs unchanged.
 
 from __future__ import annotations
 
-import importlib
 import re
 import time
 from collections.abc import Iterator
@@ -32,10 +31,11 @@ from typing import Any
 
 import duckdb
 
-from warehouse import faults, kept_open, object_store, settings
+from warehouse import extensions, faults, kept_open, object_store, settings
 from warehouse.catalog_lock import LOCKS_ALIAS, CatalogLocks
 from warehouse.errors import ReceiptsError, UsageError, WarehouseBusy, WarehouseError
 from warehouse.spill import SpillDirectory
+from warehouse.sql_literal import string as _quote
 
 ENV_DATA_PATH = "RECEIPTS_DATA_PATH"
 LAKE_PREFIX = "ducklake:"
@@ -164,10 +164,6 @@ def parse(location: str, data_path: str | None = None) -> Target:
     return Target(location, "file", path=Path(location))
 
 
-def _quote(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
 def set_row_groups(con: duckdb.DuckDBPyConnection, size: int, table: str | None = None) -> None:
     """Set a lake's Parquet row groups to ``size`` rows (DuckLake's ``parquet_row_group_size``,
     kept in its catalog), lake-wide or for ``table`` (which must be committed: DuckLake
@@ -178,20 +174,17 @@ def set_row_groups(con: duckdb.DuckDBPyConnection, size: int, table: str | None 
 
 def load_extension(con: duckdb.DuckDBPyConnection, name: str) -> None:
     """Load a DuckDB extension: from its PyPI wheel (``duckdb-extension-<name>``, the
-    ``receipts[lake]`` extra) when installed, else the usual way (``INSTALL`` from DuckDB's
-    repository). Without either, one line saying which extra to install."""
+    ``receipts[lake]`` extra) when installed, its binary checked by DuckDB's signature check
+    once (:mod:`warehouse.extensions`), else the usual way (``INSTALL`` from DuckDB's
+    repository), checked by DuckDB even on a connection that does not check what it loads.
+    Without either, one line saying which extra to install."""
+    binaries = extensions.checked([name])
+    if binaries is not None:
+        con.execute(f"LOAD {_quote(str(binaries[name]))}")
+        return
     try:
-        module = importlib.import_module(f"duckdb_extension_{name}")
-    except ImportError:
-        module = None
-    if module is not None and module.__file__ is not None:
-        folder = Path(module.__file__).parent / "extensions"
-        for version in (f"v{duckdb.__version__}", duckdb.__version__):
-            candidate = folder / version / f"{name}.duckdb_extension"
-            if candidate.exists():
-                con.execute(f"LOAD {_quote(str(candidate))}")
-                return
-    try:
+        if extensions.allows_unchecked(con):
+            extensions.signature_check(name)
         con.execute(f"LOAD {name}")
     except duckdb.Error:
         raise WarehouseError(missing_extension(name)) from None
@@ -209,7 +202,9 @@ def _s3_secret(con: duckdb.DuckDBPyConnection, data_path: str | None) -> None:
 
 def _needs_httpfs(error: duckdb.Error) -> bool:
     """Whether attaching failed because the lake's data path needs httpfs, not yet loaded."""
-    return "'httpfs'" in str(error) or '"httpfs"' in str(error)
+    # "... requires the extension httpfs to be loaded" where DuckDB may not load it itself
+    # (a connection of checked binaries), the extension quoted where it may
+    return re.search(r"\bhttpfs\b", str(error)) is not None
 
 
 def lake_data_path(con: duckdb.DuckDBPyConnection) -> str:
@@ -311,12 +306,17 @@ def connect_lake(
     removed when it closes: DuckDB's default for an in-memory database, ``.tmp`` in the
     working directory, is shared by every process started there (:mod:`warehouse.spill`)."""
     assert target.catalog is not None and target.catalog_dsn is not None
+    needed = ["ducklake", _CATALOG_EXTENSIONS[target.catalog]]
+    if (target.data_path or "").startswith("s3://"):
+        needed.append("httpfs")
+    # Extensions come from their wheels (or DuckDB's own folder), never downloaded mid-run;
+    # binaries DuckDB has checked once are not checked again (warehouse.extensions).
+    checked = extensions.TRUSTED_CONFIG if extensions.checked(needed) else {}
     spill = SpillDirectory(LAKE_SPILL_PREFIX)
-    # Extensions come from their wheels (or DuckDB's own folder), never downloaded mid-run.
-    con = _in_memory({**config, "autoinstall_known_extensions": False}, spill)
+    con = _in_memory({**config, "autoinstall_known_extensions": False, **checked}, spill)
     try:
-        load_extension(con, "ducklake")
-        load_extension(con, _CATALOG_EXTENSIONS[target.catalog])
+        for name in needed[:2]:
+            load_extension(con, name)
         if target.catalog == "sqlite":
             # Every read of the catalog on the transaction's own SQLite connection. Otherwise
             # a scan made before the transaction has written opens connections of its own

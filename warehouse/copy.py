@@ -12,12 +12,12 @@ from warehouse.backends import (
     LAKE_ALIAS,
     ROW_GROUP_SIZE,
     SNAPSHOTS_ROW_GROUP_SIZE,
-    _quote,
     set_row_groups,
 )
 from warehouse.digests import Progress, row_counts, rows_read, table_digests
 from warehouse.errors import IntegrityError, UsageError
 from warehouse.schema import Table
+from warehouse.sql_literal import string as _quote
 from warehouse.store import Warehouse, _local_path
 from warehouse.streamed_export import rows_per_batch
 from warehouse.tlog import store as tlog_store

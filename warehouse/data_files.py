@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 import duckdb
 
 from warehouse.backends import LAKE_ALIAS
+from warehouse.sql_literal import string as _quote
 from warehouse.store import Warehouse
 
 # Where DuckDB attaches a lake's catalog tables (DuckLake's specification names them).
@@ -53,10 +54,6 @@ def listed_files(warehouse: Warehouse) -> list[DataFile]:
         """
     ).fetchall()
     return [DataFile(int(i), str(t), str(p), int(s), int(n)) for i, t, p, s, n in rows]
-
-
-def _quote(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
 
 
 def _ident(name: str) -> str:

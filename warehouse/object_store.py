@@ -11,6 +11,7 @@ import duckdb
 
 from warehouse import settings
 from warehouse.errors import ObjectStoreError
+from warehouse.sql_literal import string as _quote
 
 SECRET_NAME = "receipts_s3"
 _KEYS = {
@@ -24,10 +25,6 @@ _URL = re.compile(r"(s3://[^\s'\"]+|https?://[^\s'\"/]+)")
 _HTTP = re.compile(r"HTTP Error|\bHTTP (GET|PUT|HEAD|POST|DELETE)\b")
 _UNREACHABLE = ("Could not connect", "Could not establish connection", "Connection refused")
 _REFUSED_KEYS = ("SignatureDoesNotMatch", "InvalidAccessKeyId", "InvalidToken", "ExpiredToken")
-
-
-def _quote(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
 
 
 def secret_sql() -> str:

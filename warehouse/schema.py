@@ -24,6 +24,7 @@ from warehouse import canonical
 from warehouse.clock import now
 from warehouse.errors import SchemaError, UsageError
 from warehouse.snapshot_forms import fill_forms
+from warehouse.tlog import store as tlog_store
 from warehouse.tlog.appends import log_history
 from warehouse.tlog.heads import record_origin
 
@@ -119,7 +120,9 @@ def applied_migrations(con: duckdb.DuckDBPyConnection) -> dict[int, str]:
     if not exists:
         return {}
     rows = con.execute("SELECT version, checksum FROM schema_migrations").fetchall()
-    return {int(v): str(c) for v, c in rows}
+    applied = {int(v): str(c) for v, c in rows}
+    tlog_store.note_migrations(con, applied)
+    return applied
 
 
 def pending_migrations(applied: Mapping[int, str], location: str) -> list[Migration]:
@@ -177,10 +180,12 @@ def migrate(
     """Apply pending migrations, each in its own ``transaction``, and return them. Refuses
     (:func:`pending_migrations`) a schema this version did not write, and an unfinished
     copy's (:func:`refuse_unfinished_copy`)."""
-    refuse_unfinished_copy(con, location)
-    con.execute(_SCHEMA_MIGRATIONS)
+    applied = applied_migrations(con)
+    if not applied:  # a new warehouse, or the empty tables of an unfinished copy
+        refuse_unfinished_copy(con, location)
+        con.execute(_SCHEMA_MIGRATIONS)
     done = []
-    for migration in pending_migrations(applied_migrations(con), location):
+    for migration in pending_migrations(applied, location):
         with transaction():
             if runs_here(con, migration, is_lake=is_lake):
                 con.execute(migration.sql)
@@ -201,6 +206,7 @@ def migrate(
                 )
             elif migration.version == FORMS_RECORDED:
                 _record_form_version(con)
+        tlog_store.note_migrations(con, [migration.version])  # committed
         done.append(migration)
     return done
 

@@ -34,6 +34,13 @@ def config_path() -> Path | None:
     return default if default.is_file() else None
 
 
+def cache_dir() -> Path:
+    """Where receipts keeps what it can make again: ``$XDG_CACHE_HOME/receipts``, else
+    ``~/.cache/receipts``."""
+    cache = os.environ.get("XDG_CACHE_HOME", "").strip()
+    return (Path(cache) if cache else Path.home() / ".cache") / "receipts"
+
+
 def secrets_path() -> Path | None:
     """The secrets file in use: ``$RECEIPTS_SECRETS``, else ``secrets.toml`` beside the config
     file if it exists."""

@@ -16,7 +16,10 @@ from tests.conftest import REPO, cli
 
 PACKAGES = ("pipelines", "sources", "warehouse")
 # Flags of other programs that messages name on purpose.
-OTHER_PROGRAMS = {"--word-diff": "git diff --word-diff, named by the diff renderer"}
+OTHER_PROGRAMS = {
+    "--word-diff": "git diff --word-diff, named by the diff renderer",
+    "--force-reinstall": "pip install --force-reinstall, for an extension DuckDB refuses",
+}
 # "receipts CMD [SUB] ... --flag" in a message or template: the command and the flags.
 INVOCATION = re.compile(r"receipts((?: [^\s`'\"]+)+)")
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from warehouse.bulk.plan_sql import SCRATCH
 from warehouse.bulk.spec import FlatSpec
+from warehouse.sql_literal import string as literal
 
 # What the plan says of the lines of documents to build that a block holds; their text is
 # taken from the block by position (in Arrow: no join).
@@ -14,10 +15,6 @@ BLOCK_LINES = f"""
 SELECT number, key, end_line, n, year, plain_doc, doc_rows FROM {SCRATCH}.lines
 WHERE number BETWEEN $first AND $last
 """
-
-
-def literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
 
 
 def build_sql(spec: FlatSpec) -> str:

@@ -64,7 +64,7 @@ from duckdb import DuckDBPyConnection
 
 from warehouse.bulk import commit_sql, plan_sql
 from warehouse.bulk.build_engine import BUILD_DATABASE_MEMORY_LIMIT, BuildEngine
-from warehouse.bulk.build_sql import BLOCK_LINES, build_sql, literal
+from warehouse.bulk.build_sql import BLOCK_LINES, build_sql
 from warehouse.bulk.built import (
     BUILT_SCHEMA,
     LINES_SCHEMA,
@@ -82,6 +82,7 @@ from warehouse.conflicts import retrying_conflicts
 from warehouse.errors import WarehouseError
 from warehouse.ingest import Counts
 from warehouse.slices import in_slices
+from warehouse.sql_literal import string as literal
 from warehouse.store import Warehouse
 from warehouse.tlog import store as tlog_store
 from warehouse.tlog.transactions import logged_transaction

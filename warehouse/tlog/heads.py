@@ -135,9 +135,8 @@ def record_head(
     latest = store.latest_checkpoint(con)
     if latest is not None and latest.size == store.size(con):
         because = None if latest.key_name else "recorded unsigned by an earlier run"
-        return Head(
-            latest.size, latest.root, origin(con), latest.note, latest.key_name, because, False
-        )
+        named = latest.note.split("\n", 1)[0]  # the origin line it was recorded under
+        return Head(latest.size, latest.root, named, latest.note, latest.key_name, because, False)
     try:
         signer = configured_signer()
     except LogError as exc:  # the run's rows are committed with this; it must not fail them

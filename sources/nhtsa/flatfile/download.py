@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from sources.http import HttpFactory, host_of
 from sources.nhtsa.source import STATIC
+from warehouse.settings_files import cache_dir
 
 
 def static_url(url: str) -> str:
@@ -20,8 +20,7 @@ def static_url(url: str) -> str:
 
 
 def default_download_dir() -> Path:
-    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(cache) / "receipts" / "nhtsa"
+    return cache_dir() / "nhtsa"
 
 
 def download(http: HttpFactory, url: str, directory: Path, max_bytes: int) -> Path:
