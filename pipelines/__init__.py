@@ -1,9 +1,27 @@
 """Orchestration: manifests, ingest runs, curation, publishing, reports and the CLI."""
 
-from importlib.metadata import version
+from __future__ import annotations
 
-# The one version source is pyproject.toml's `version`, read from the installed package.
-__version__ = version("receipts")
-# What every request to an upstream or a target says it comes from (HttpFactory's caller names
-# itself; recorded sessions hold this header byte for byte).
-USER_AGENT = f"receipts/{__version__} (evidence corpora with provenance; python-httpx)"
+from typing import Any
+
+
+def __getattr__(name: str) -> Any:
+    """``__version__`` and ``USER_AGENT``, made when first asked for: importing the package
+    metadata's reader took 46 ms of the start of every command, most of which need neither.
+
+    - ``__version__``: the one version source is pyproject.toml's `version`, read from the
+      installed package.
+    - ``USER_AGENT``: what every request to an upstream or a target says it comes from
+      (HttpFactory's caller names itself; recorded sessions hold this header byte for
+      byte)."""
+    if name == "__version__":
+        from importlib.metadata import version
+
+        value = version("receipts")
+    elif name == "USER_AGENT":
+        version = __getattr__("__version__")
+        value = f"receipts/{version} (evidence corpora with provenance; python-httpx)"
+    else:
+        raise AttributeError(f"module 'pipelines' has no attribute {name!r}")
+    globals()[name] = value
+    return value

@@ -14,6 +14,10 @@ while Python's hashlib hashed the ducklake binary in 25 ms. So (:func:`checked`)
 - a lake's connection whose extensions are all wheels' binaries hashing to recorded
   SHA-256s is opened with ``allow_unsigned_extensions`` (DuckDB does not check them again)
   and ``autoload_known_extensions`` off (nothing is loaded on it unchecked);
+- a binary once hashed is known by what its ``stat`` says, its inode change time
+  included, which every write, rename or ``utime`` of it moves and no user can set: a
+  ``stat-<key>`` file beside the SHA-256s names its SHA-256 while the stat is the same
+  (hashing the two binaries took 50-70 ms of each start);
 - a binary that fails the check is refused as before, and nothing is recorded. Without a
   wheel (an extension in DuckDB's own folder), DuckDB checks every load, as before; where
   the cache cannot be written, every process checks again.
@@ -26,6 +30,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -39,10 +44,9 @@ CACHE_NAME = "duckdb-extensions"
 # What a connection that loads only checked binaries is opened with.
 TRUSTED_CONFIG = {"allow_unsigned_extensions": True, "autoload_known_extensions": False}
 
-# SHA-256 of each binary hashed in this process, by path and what its stat says; and those
-# checked in this process (where the cache could not record them).
-_digests: dict[tuple[str, int, int, int], str] = {}
+# The SHA-256s checked in this process, and each binary's by its stat key.
 _checked_here: set[str] = set()
+_digests: dict[str, str] = {}
 
 
 def forget() -> None:
@@ -72,10 +76,19 @@ def checked_folder() -> Path:
     return cache_dir() / CACHE_NAME / f"v{duckdb.__version__}"
 
 
+def stat_key(binary: Path) -> str:
+    """What names ``binary`` as it is now: its path, device, inode, size, modification and
+    inode change times (the last moves with every change to the file, and only the kernel
+    sets it)."""
+    found = binary.stat()
+    fields = [binary.absolute(), found.st_dev, found.st_ino, found.st_size]
+    fields += [found.st_mtime_ns, found.st_ctime_ns]
+    return "stat-" + hashlib.sha256("\0".join(map(str, fields)).encode()).hexdigest()
+
+
 def digest(binary: Path) -> str:
     """The SHA-256 of ``binary``'s bytes (hashed once per process while it is unchanged)."""
-    stat = binary.stat()
-    key = (str(binary), stat.st_size, stat.st_mtime_ns, stat.st_ino)
+    key = stat_key(binary)
     found = _digests.get(key)
     if found is None:
         with binary.open("rb") as handle:
@@ -83,20 +96,34 @@ def digest(binary: Path) -> str:
     return found
 
 
+def recorded(binary: Path) -> str | None:
+    """The SHA-256 recorded as checked for ``binary`` as its stat is now, if any."""
+    folder = checked_folder()
+    try:
+        sha256 = (folder / stat_key(binary)).read_text().strip()
+    except OSError:
+        return None
+    return sha256 if len(sha256) == 64 and (folder / sha256).is_file() else None
+
+
+def _record(binary: Path, sha256: str) -> None:
+    folder = checked_folder()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / sha256).touch()
+        key = stat_key(binary)
+        written = folder / f".{key}.{os.getpid()}"
+        written.write_text(sha256)
+        written.replace(folder / key)
+    except OSError:  # a cache that cannot be written: DuckDB checks again next time
+        pass
+
+
 def signature_check(load: str) -> None:
     """DuckDB's signature check of what ``LOAD <load>`` loads, in a database of its own:
     raises what that ``LOAD`` raises."""
     with duckdb.connect(":memory:", config={"autoinstall_known_extensions": False}) as con:
         con.execute(f"LOAD {load}")
-
-
-def _record(sha256: str) -> None:
-    folder = checked_folder()
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / sha256).touch()
-    except OSError:  # a cache that cannot be written: DuckDB checks again next time
-        pass
 
 
 def checked(names: Sequence[str]) -> dict[str, Path] | None:
@@ -108,19 +135,20 @@ def checked(names: Sequence[str]) -> dict[str, Path] | None:
         binary = wheel_binary(name)
         if binary is None:
             return None
-        sha256 = digest(binary)
-        if sha256 not in _checked_here and not (checked_folder() / sha256).is_file():
-            try:
-                signature_check(string(str(binary)))
-            except duckdb.Error as exc:
-                raise WarehouseError(
-                    f"DuckDB refuses the {name} extension at {binary} "
-                    f"({str(exc).splitlines()[0]}): reinstall it, "
-                    f"`pip install --force-reinstall duckdb-extension-{name.replace('_', '-')}"
-                    f"=={duckdb.__version__}`"
-                ) from None
-            _record(sha256)
+        if recorded(binary) is None:
+            sha256 = digest(binary)
+            if sha256 not in _checked_here and not (checked_folder() / sha256).is_file():
+                try:
+                    signature_check(string(str(binary)))
+                except duckdb.Error as exc:
+                    raise WarehouseError(
+                        f"DuckDB refuses the {name} extension at {binary} "
+                        f"({str(exc).splitlines()[0]}): reinstall it, `pip install "
+                        f"--force-reinstall duckdb-extension-{name.replace('_', '-')}"
+                        f"=={duckdb.__version__}`"
+                    ) from None
             _checked_here.add(sha256)
+            _record(binary, sha256)
         binaries[name] = binary
     return binaries
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO, TypeVar
 import click
 from click.core import ParameterSource
 
-from pipelines import USER_AGENT, logline
+from pipelines import logline
 from pipelines.cli import exits, hints, interrupts
 from pipelines.visible import visible
 from warehouse import kept_open, settings
@@ -260,6 +260,7 @@ def http_options(func: F) -> F:
 
 def http_factory(record_dir: Path | None = None, replay_dir: Path | None = None) -> HttpFactory:
     """The HTTP factory of one command, recording or replaying as its options ask."""
+    from pipelines import USER_AGENT
     from sources.http import HttpFactory
 
     return HttpFactory(user_agent=USER_AGENT, record_dir=record_dir, replay_dir=replay_dir)

@@ -3,14 +3,15 @@ read without importing DuckDB (the package's metadata, the shipped migrations' f
 
 from __future__ import annotations
 
-from importlib import metadata
-
-from pipelines import __version__
 from warehouse.schema_version import shipped_schema_version
 
 
 def version_message() -> str:
     """E.g. ``0.2.0 (DuckDB 1.5.5, warehouse schema 8)``."""
+    from importlib import metadata
+
+    from pipelines import __version__
+
     try:
         duckdb_version = metadata.version("duckdb")
     except metadata.PackageNotFoundError:

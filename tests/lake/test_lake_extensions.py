@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import os
 import shutil
 from pathlib import Path
 
@@ -53,7 +54,7 @@ def _sha256(path: Path) -> str:
 
 
 def test_each_binary_is_checked_by_duckdb_once_then_known_by_its_sha256(
-    checks: list[str], tmp_path: Path
+    checks: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     lake = f"ducklake:sqlite:{tmp_path / 'c.sqlite'}"
     first = cli("migrate", "--warehouse", lake, "--data-path", tmp_path / "data")
@@ -62,13 +63,18 @@ def test_each_binary_is_checked_by_duckdb_once_then_known_by_its_sha256(
     assert all(binaries)
     assert sorted(checks) == sorted(f"'{b}'" for b in binaries)
     recorded = sorted(p.name for p in extensions.checked_folder().iterdir())
-    assert recorded == sorted(_sha256(b) for b in binaries if b)
+    assert [n for n in recorded if not n.startswith("stat-")] == sorted(
+        _sha256(b) for b in binaries if b
+    )
+    assert [extensions.recorded(b) for b in binaries if b] == [_sha256(b) for b in binaries if b]
     assert extensions.checked_folder().is_relative_to(tmp_path / "cache" / "receipts")
 
     again = cli("runs", "--warehouse", lake)
     assert again.exit_code == 0, again.stderr
     assert len(checks) == 2  # not checked again
     extensions.forget()  # as a new process would start
+    hashed: list[Path] = []
+    monkeypatch.setattr(extensions, "digest", lambda binary: hashed.append(binary) or "")
     con = connect_lake(parse(lake), read_only=True, config={})
     try:
         # DuckDB does not check the known binaries again, and loads nothing else on its own
@@ -76,6 +82,35 @@ def test_each_binary_is_checked_by_duckdb_once_then_known_by_its_sha256(
     finally:
         con.close()
     assert len(checks) == 2
+    assert hashed == []  # known by their stat: not hashed again
+
+
+def test_a_binary_whose_stat_changed_is_hashed_again(
+    checks: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A binary written to (here only its times) is hashed again; the same bytes are then
+    still the ones DuckDB checked, and it is not checked again."""
+    genuine = extensions.wheel_binary("ducklake")
+    assert genuine is not None
+    copy = tmp_path / "ducklake.duckdb_extension"
+    shutil.copy(genuine, copy)
+    monkeypatch.setattr(extensions, "wheel_binary", lambda name: copy)
+    assert extensions.checked(["ducklake"]) == {"ducklake": copy}
+    assert checks == [f"'{copy}'"]
+    key = extensions.stat_key(copy)
+    assert extensions.recorded(copy) == _sha256(copy)
+
+    os.utime(copy, ns=(0, 0))  # a write would move the same times
+    assert extensions.stat_key(copy) != key
+    assert extensions.recorded(copy) is None
+    extensions.forget()
+    hashed: list[Path] = []
+    digest = extensions.digest
+    monkeypatch.setattr(extensions, "digest", lambda b: hashed.append(b) or digest(b))
+    assert extensions.checked(["ducklake"]) == {"ducklake": copy}
+    assert hashed == [copy]
+    assert checks == [f"'{copy}'"]  # the same bytes: not checked again
+    assert extensions.recorded(copy) == _sha256(copy)
 
 
 def _altered(tmp_path: Path) -> Path:
@@ -108,6 +143,7 @@ def test_a_binary_duckdb_refuses_is_neither_loaded_nor_recorded(
         extensions, "wheel_binary", lambda name: altered if name == "ducklake" else wheel(name)
     )
     before = sorted(p.name for p in extensions.checked_folder().glob("*"))
+    extensions.forget()
     with pytest.raises(WarehouseError) as refused:
         Warehouse.open(lake, data_path=str(tmp_path / "data"))
     message = str(refused.value)
