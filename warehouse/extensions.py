@@ -22,8 +22,10 @@ while Python's hashlib hashed the ducklake binary in 25 ms. So (:func:`checked`)
   wheel (an extension in DuckDB's own folder), DuckDB checks every load, as before; where
   the cache cannot be written, every process checks again.
 
-A recorded SHA-256 admits only a binary with those bytes, installed where the wheel is:
-whoever can write there can change receipts' own code as well.
+A recorded SHA-256 admits only a binary with those bytes, and a recorded stat only the file
+it was taken of while unchanged: to have receipts load a binary DuckDB never checked, one
+must write both the cache and where the wheel is installed, and whoever can write there can
+change receipts' own code as well.
 """
 
 from __future__ import annotations
