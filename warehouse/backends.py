@@ -172,15 +172,17 @@ def set_row_groups(con: duckdb.DuckDBPyConnection, size: int, table: str | None 
     con.execute(f"CALL {LAKE_ALIAS}.set_option('parquet_row_group_size', {size}{scoped})")
 
 
-def load_extension(con: duckdb.DuckDBPyConnection, name: str) -> None:
+def load_extension(con: duckdb.DuckDBPyConnection, name: str, binary: Path | None = None) -> None:
     """Load a DuckDB extension: from its PyPI wheel (``duckdb-extension-<name>``, the
     ``receipts[lake]`` extra) when installed, its binary checked by DuckDB's signature check
     once (:mod:`warehouse.extensions`), else the usual way (``INSTALL`` from DuckDB's
     repository), checked by DuckDB even on a connection that does not check what it loads.
-    Without either, one line saying which extra to install."""
-    binaries = extensions.checked([name])
-    if binaries is not None:
-        con.execute(f"LOAD {_quote(str(binaries[name]))}")
+    Without either, one line saying which extra to install. ``binary``: its wheel's binary,
+    already checked (:func:`warehouse.extensions.checked`)."""
+    if binary is None:
+        binary = (extensions.checked([name]) or {}).get(name)
+    if binary is not None:
+        con.execute(f"LOAD {_quote(str(binary))}")
         return
     try:
         if extensions.allows_unchecked(con):
@@ -190,11 +192,14 @@ def load_extension(con: duckdb.DuckDBPyConnection, name: str) -> None:
         raise WarehouseError(missing_extension(name)) from None
 
 
-def _s3_secret(con: duckdb.DuckDBPyConnection, data_path: str | None) -> None:
+def _s3_secret(
+    con: duckdb.DuckDBPyConnection, data_path: str | None, httpfs: Path | None = None
+) -> None:
     """DuckDB's httpfs and the credentials for an s3:// data path, from the settings (never
     stored): every S3 request of the connection goes to the configured endpoint. With the
-    data path known, a first listing checks the bucket and the credentials."""
-    load_extension(con, "httpfs")
+    data path known, a first listing checks the bucket and the credentials. ``httpfs``: its
+    wheel's binary, when already checked."""
+    load_extension(con, "httpfs", httpfs)
     con.execute(object_store.secret_sql())
     if data_path:
         object_store.check_bucket(con, data_path)
@@ -311,12 +316,13 @@ def connect_lake(
         needed.append("httpfs")
     # Extensions come from their wheels (or DuckDB's own folder), never downloaded mid-run;
     # binaries DuckDB has checked once are not checked again (warehouse.extensions).
-    checked = extensions.TRUSTED_CONFIG if extensions.checked(needed) else {}
+    binaries = extensions.checked(needed) or {}
+    checked = extensions.TRUSTED_CONFIG if binaries else {}
     spill = SpillDirectory(LAKE_SPILL_PREFIX)
     con = _in_memory({**config, "autoinstall_known_extensions": False, **checked}, spill)
     try:
         for name in needed[:2]:
-            load_extension(con, name)
+            load_extension(con, name, binaries.get(name))
         if target.catalog == "sqlite":
             # Every read of the catalog on the transaction's own SQLite connection. Otherwise
             # a scan made before the transaction has written opens connections of its own
@@ -340,7 +346,7 @@ def connect_lake(
                 Path(data_path).mkdir(parents=True, exist_ok=True)
                 data_path = str(Path(data_path).resolve()) + "/"
             elif data_path.startswith("s3://"):
-                _s3_secret(con, data_path)
+                _s3_secret(con, data_path, binaries.get("httpfs"))
                 on_s3 = True
             options.append(f"DATA_PATH {_quote(data_path)}")
         if read_only:
