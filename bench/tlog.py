@@ -44,6 +44,22 @@ _SIGNER = note.Signer("bench.example/log", bytes(range(32)))
 _CHILD = "bench.tlog"
 
 
+class _NoAhead:
+    """In a process without the log: an ingest batch's entries are not made."""
+
+    def __init__(self, *args: Any) -> None:
+        pass
+
+    def write(self, *args: Any) -> tuple[int, int]:
+        return 0, 0
+
+    def __enter__(self) -> _NoAhead:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        pass
+
+
 def _child(argv: list[str]) -> None:
     """``python -m bench.tlog child {log,no-log} RECEIPTS-ARGS``: receipts, with the synthetic
     source registered; with ``no-log`` the log's appends and checkpoints do nothing."""
@@ -52,6 +68,9 @@ def _child(argv: list[str]) -> None:
         from warehouse.tlog import heads, store
 
         store.append = lambda *a, **k: (0, 0)
+        import warehouse.ingest
+
+        warehouse.ingest.Ahead = _NoAhead  # type: ignore[attr-defined,misc]
         heads.record_head = lambda *a, **k: None
         import warehouse.runs
 

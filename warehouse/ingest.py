@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
@@ -34,6 +35,7 @@ from warehouse.records import Listing, Record
 from warehouse.sightings import record_misses
 from warehouse.store import Warehouse
 from warehouse.tlog import appends
+from warehouse.tlog.ahead import Ahead
 from warehouse.tlog.store import has_log
 from warehouse.tlog.transactions import logged_transaction
 
@@ -268,7 +270,8 @@ class Ingestor:
         restored records (inside the batch's transaction); ``known``: with the listing's
         known tables. Returns how many of the changed ones only changed canonical form."""
         con = self.warehouse._con
-        to_write = dict(con.execute(sql.TO_WRITE).fetchall())
+        classified = con.execute(sql.TO_WRITE).fetchall()
+        to_write = {doc_id: current for doc_id, current, _ in classified}
         if len(to_write) == len(rows):
             # The batch's doc_ids are distinct and include every one to write, so all of
             # them are (a row that was not would fail its lookup in to_write below).
@@ -285,23 +288,33 @@ class Ingestor:
         new = self._new_hashes(known)
         current = [to_write[r.doc_id] for r in payload]
         reencoded = self._reencoded(payload, current)
-        con.register("_payload", payload_table(payload, digests, current, reencoded))
+        revisions = payload_table(payload, digests, current, reencoded)
+        con.register("_payload", revisions)
+        # A DuckDB file's log entries are made beside the inserts (warehouse.tlog.ahead).
+        ahead = None
+        if self._logged and not self.warehouse.is_lake:
+            restored = [doc_id for doc_id, _, outcome in classified if outcome == "restored"]
+            ahead = Ahead(con, revisions, restored, self.run_id)
         try:
-            if None in current:  # a new document: otherwise no row qualifies
-                con.execute(sql.INSERT_DOCUMENTS, {"run": self.run_id})
-            if new:  # bytes no snapshot holds yet
-                con.register("_snapshots", snapshot_table(payload, digests, new))
-                try:
-                    con.execute(sql.INSERT_SNAPSHOTS, {"run": self.run_id})
-                    con.execute(sql.INSERT_FORMS)
-                    if self._stored_read:  # any batch's, in the prefix or not
-                        con.execute(sql.KEEP_STORED)
-                finally:
-                    con.unregister("_snapshots")
-            con.execute(sql.INSERT_REVISIONS, params)
-            appends.append_ingest_batch(
-                con, self.run_id, lake=self.warehouse.is_lake, logged=self._logged
-            )
+            with ahead or nullcontext():
+                if None in current:  # a new document: otherwise no row qualifies
+                    con.execute(sql.INSERT_DOCUMENTS, {"run": self.run_id})
+                if new:  # bytes no snapshot holds yet
+                    con.register("_snapshots", snapshot_table(payload, digests, new))
+                    try:
+                        con.execute(sql.INSERT_SNAPSHOTS, {"run": self.run_id})
+                        con.execute(sql.INSERT_FORMS)
+                        if self._stored_read:  # any batch's, in the prefix or not
+                            con.execute(sql.KEEP_STORED)
+                    finally:
+                        con.unregister("_snapshots")
+                con.execute(sql.INSERT_REVISIONS, params)
+                if ahead is not None:
+                    ahead.write(con)
+                else:
+                    appends.append_ingest_batch(
+                        con, self.run_id, lake=self.warehouse.is_lake, logged=self._logged
+                    )
         finally:
             con.unregister("_payload")
         return len(reencoded)

@@ -82,7 +82,7 @@ CLASSIFY_KNOWN = _CLASSIFY_TEMPLATE.format(
     current="SELECT * FROM _known_current WHERE doc_id IN (SELECT doc_id FROM _batch)"
 )
 
-TO_WRITE = "SELECT doc_id, current_revision FROM _classified WHERE outcome <> 'unchanged'"
+TO_WRITE = "SELECT doc_id, current_revision, outcome FROM _classified WHERE outcome <> 'unchanged'"
 
 NEW_SNAPSHOTS = """
 SELECT DISTINCT c.content_hash FROM _classified c

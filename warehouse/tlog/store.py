@@ -110,6 +110,32 @@ def append(
     0.15 s.)"""
     if not (has_log(con) if logged is None else logged):
         return 0, 0
+    return write(con, prepare(con, rows, order, params), keep_entries=keep_entries)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """Entries ready to append: numbered from ``old`` (the log's size they were made
+    against), ``rows`` (``kind, doc_id, revision, push_id, entry, idx``, in order) and
+    ``hashes``, the tree's new stored hashes (:func:`hashes_table`)."""
+
+    old: int
+    rows: pa.Table
+    hashes: pa.Table | None
+
+    @property
+    def new(self) -> int:
+        return self.old + int(self.rows.num_rows)
+
+
+def prepare(
+    con: duckdb.DuckDBPyConnection,
+    rows: str,
+    order: str,
+    params: Mapping[str, Any] | None = None,
+) -> Prepared:
+    """The entries ``rows`` selects, in the order of ``order``, and their hashes, made
+    against the log as ``con`` sees it; nothing is written (see :func:`write`)."""
     old = size(con)
     table = con.execute(
         f"SELECT kind, doc_id, CAST(revision AS INTEGER) AS revision, CAST(push_id AS BIGINT) "
@@ -118,10 +144,24 @@ def append(
     ).arrow()
     if isinstance(table, pa.RecordBatchReader):  # DuckDB 2 answers a reader
         table = table.read_all()
-    new = old + table.num_rows
+    count = table.num_rows
+    if not count:
+        return Prepared(old, table, None)
+    appender = merkle.Appender(old, lambda indexes: read_hashes(con, indexes))
+    levels = appender.extend(table.column("entry").to_pylist())
+    numbered = table.append_column("idx", pa.array(range(old, old + count), pa.int64()))
+    return Prepared(old, numbered, hashes_table(levels))
+
+
+def write(
+    con: duckdb.DuckDBPyConnection, prepared: Prepared, *, keep_entries: bool = True
+) -> tuple[int, int]:
+    """Store ``prepared``'s entries and hashes (inside the caller's transaction, in which
+    the log is still the size they were made against); the log's size before and after."""
+    old, new = prepared.old, prepared.new
     if new == old:
         return old, old
-    con.register("_tlog_new", table.append_column("idx", pa.array(range(old, new), pa.int64())))
+    con.register("_tlog_new", prepared.rows)
     try:
         con.execute(
             f"INSERT INTO {ENTRIES} SELECT idx, kind, doc_id, revision, push_id, "
@@ -129,9 +169,7 @@ def append(
         )
     finally:
         con.unregister("_tlog_new")
-    appender = merkle.Appender(old, lambda indexes: read_hashes(con, indexes))
-    levels = appender.extend(table.column("entry").to_pylist())
-    store_levels(con, levels)
+    insert_hashes(con, prepared.hashes)
     return old, new
 
 
@@ -145,17 +183,13 @@ def append(
 _HASHES_DISABLED_COMPRESSION = "dict_fsst,fsst,dictionary,zstd"
 
 
-def store_levels(
-    con: duckdb.DuckDBPyConnection, levels: Sequence[tuple[int, int, list[bytes]]]
-) -> None:
-    """Insert the hashes :meth:`warehouse.tlog.merkle.Appender.extend` gives, a level at a
-    time, at their stored-hash indexes (computed in SQL from each one's level and
-    position), without string compression (:data:`_HASHES_DISABLED_COMPRESSION`). (A read
-    looks hashes up by index, and each append's hashes fill a range of indexes of their own:
-    they need not be in order within it.)"""
+def hashes_table(levels: Sequence[tuple[int, int, list[bytes]]]) -> pa.Table | None:
+    """The hashes :meth:`warehouse.tlog.merkle.Appender.extend` gives, a level at a time, as
+    a table of ``level, n`` (the position in the level) and ``hash``; None if there are
+    none."""
     if not levels:
-        return
-    hashes = pa.table(
+        return None
+    return pa.table(
         {
             "level": pa.concat_arrays(
                 [pa.repeat(pa.scalar(lv, pa.int64()), len(run)) for lv, _, run in levels]
@@ -166,6 +200,16 @@ def store_levels(
             "hash": pa.concat_arrays([pa.array(run, pa.binary()) for _, _, run in levels]),
         }
     )
+
+
+def insert_hashes(con: duckdb.DuckDBPyConnection, hashes: pa.Table | None) -> None:
+    """Insert the hashes of a :func:`hashes_table` at their stored-hash indexes (computed in
+    SQL from each one's level and position), without string compression
+    (:data:`_HASHES_DISABLED_COMPRESSION`). (A read looks hashes up by index, and each
+    append's hashes fill a range of indexes of their own: they need not be in order within
+    it.)"""
+    if hashes is None:
+        return
     con.register("_tlog_hashes_new", hashes)
     con.execute(f"SET disabled_compression_methods = '{_HASHES_DISABLED_COMPRESSION}'")
     try:
