@@ -86,16 +86,23 @@ def finish(proc: subprocess.Popen[str]) -> tuple[int, str, str]:
     return proc.returncode, out, err
 
 
-def wait_running(url: str, corpus_name: str, proc: subprocess.Popen[str]) -> int:
-    """The id of ``corpus_name``'s run once the ledger shows it running (and a batch in)."""
+def wait_running(url: str, corpus_name: str, proc: subprocess.Popen[str], hold: Path) -> int:
+    """The id of ``corpus_name``'s run once its writer holds at ``hold`` (its first batch
+    committed) and the ledger shows it running. (Asked of the ledger only then: each
+    ``receipts runs`` costs a process.)"""
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
+    held = Path(f"{hold}.held")
+    while not held.exists():
         assert proc.poll() is None, "the writer exited early"
+        assert time.monotonic() < deadline, "the writer never held"
+        time.sleep(0.05)
+    while time.monotonic() < deadline:
         listed = run("runs", "--warehouse", url, "--json")
         if listed.returncode == 0:
             for row in json.loads(listed.stdout):
                 if row["manifest"] == corpus_name and row["status"] == "running":
                     return int(row["run_id"])
+        assert proc.poll() is None, "the writer exited early"
         time.sleep(0.2)
     raise AssertionError("the run never showed as running")
 
@@ -142,7 +149,7 @@ def test_second_writer_of_a_corpus_and_readers_during_a_write(
     slow = corpus(tmp_path, "alpha", 100 + 8000, seed=1, hold=hold)
     writer = start("ingest", slow, "--warehouse", url, "--batch-size", 100)
     try:
-        run_id = wait_running(url, "alpha", writer)
+        run_id = wait_running(url, "alpha", writer, hold)
 
         # The second writer of the corpus fails at once, naming the holder.
         second = run("ingest", slow, "--warehouse", url)
@@ -188,11 +195,9 @@ def test_sigkill_mid_run_then_rerun_completes_without_duplicates(
     assert made.returncode == 0, made.stderr
     writer = start("ingest", slow, "--warehouse", url, "--batch-size", 100)
     try:
-        run_id = wait_running(url, "alpha", writer)
-        deadline = time.monotonic() + 60
-        while run("show", "synthetic/record/alpha-0", "--warehouse", url).returncode != 0:
-            assert writer.poll() is None and time.monotonic() < deadline
-            time.sleep(0.2)
+        run_id = wait_running(url, "alpha", writer, hold)
+        shown = run("show", "synthetic/record/alpha-0", "--warehouse", url)
+        assert shown.returncode == 0, shown.stderr  # the first batch is in
         writer.send_signal(signal.SIGKILL)
     finally:
         hold.unlink()  # a writer still running (a failed wait) finishes instead of hanging

@@ -90,8 +90,16 @@ def finish(proc: subprocess.Popen[str]) -> tuple[int, str, str]:
     return proc.returncode, out, err
 
 
-def until_stored(lake: str, doc_id: str, writer: subprocess.Popen[str]) -> None:
+def until_stored(
+    lake: str, doc_id: str, writer: subprocess.Popen[str], hold: Path | None = None
+) -> None:
+    """Until ``doc_id`` shows; with ``hold``, first until the writer holds there (its first
+    batch committed), so the ledger is asked once rather than every 0.3 s."""
     deadline = time.monotonic() + 120
+    while hold is not None and not Path(f"{hold}.held").exists():
+        assert writer.poll() is None, writer.communicate()[1]
+        assert time.monotonic() < deadline, "the writer never held"
+        time.sleep(0.05)
     while run("show", doc_id, "--warehouse", lake).returncode != 0:
         assert writer.poll() is None, writer.communicate()[1]
         assert time.monotonic() < deadline, "the writer's first batch never showed"
@@ -190,7 +198,7 @@ def test_the_catalog_going_away_mid_run_is_named_and_a_rerun_completes(
     slow = corpus(tmp_path, "alpha", total, hold=hold)
     writer = on_host("host-a", "ingest", slow, "--warehouse", lake, "--batch-size", 100)
     try:
-        until_stored(lake, "synthetic/record/alpha-50", writer)
+        until_stored(lake, "synthetic/record/alpha-50", writer, hold)
         cluster.stop("immediate")  # the catalog's server goes away
         hold.unlink()
         code, _, err = finish(writer)
