@@ -290,12 +290,12 @@ class Ingestor:
         reencoded = self._reencoded(payload, current)
         revisions = payload_table(payload, digests, current, reencoded)
         con.register("_payload", revisions)
-        # A DuckDB file's log entries are made beside the inserts (warehouse.tlog.ahead).
-        ahead = None
-        if self._logged and not self.warehouse.is_lake:
-            restored = [doc_id for doc_id, _, outcome in classified if outcome == "restored"]
-            ahead = Ahead(con, revisions, restored, self.run_id)
         try:
+            # A DuckDB file's log entries are made beside the inserts (warehouse.tlog.ahead).
+            ahead = None
+            if self._logged and not self.warehouse.is_lake:
+                restored = [d for d, _, outcome in classified if outcome == "restored"]
+                ahead = Ahead(con, revisions, restored, self.run_id)
             with ahead or nullcontext():
                 if None in current:  # a new document: otherwise no row qualifies
                     con.execute(sql.INSERT_DOCUMENTS, {"run": self.run_id})

@@ -124,3 +124,25 @@ def test_entries_numbered_against_a_log_that_moved_are_refused(file_wh: Warehous
         )
         ahead.write(con)
     assert store.size(file_wh._con) == 1  # the transaction rolled back
+
+
+def test_a_batch_that_fails_beside_them_leaves_no_thread_and_writes_nothing(
+    file_wh: Warehouse, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import duckdb
+
+    from warehouse import ingest_sql
+
+    run_listing(file_wh, [rec(0, {"i": 0})])
+    before = row_counts(file_wh, ("documents", "snapshots", "revisions", "sightings"))
+    monkeypatch.setattr(
+        ingest_sql, "INSERT_REVISIONS", "INSERT INTO no_such_table VALUES ($run, $at, $scope)"
+    )
+    with pytest.raises(duckdb.CatalogException, match="no_such_table"):
+        run_listing(file_wh, [rec(1, {"i": 1})], complete=False)
+    monkeypatch.undo()
+    assert not [t for t in threading.enumerate() if t.name == "tlog-ahead"]
+    assert row_counts(file_wh, ("documents", "snapshots", "revisions", "sightings")) == before
+    assert store.size(file_wh._con) == 1
+    assert run_listing(file_wh, [rec(1, {"i": 1})], complete=False).new == 1  # and goes on
+    assert check_log(file_wh).problems == []
