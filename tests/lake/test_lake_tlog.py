@@ -47,22 +47,25 @@ def test_two_writers_at_once_leave_one_log_with_no_gap_or_repeat(
     assert made.returncode == 0, made.stderr  # creates the lake and its log
     # Both writers stay paused after their first batch until each has committed it, then
     # go on together, a batch of 100 at a time: their appends interleave.
-    hold = tmp_path / "hold"
-    hold.touch()
+    holds = [tmp_path / "hold-alpha", tmp_path / "hold-beta"]
+    for hold in holds:
+        hold.touch()
     manifests = [
-        corpus(tmp_path, "alpha", 700, pause_ms=20, hold=hold),
-        corpus(tmp_path, "beta", 500, pause_ms=20, seed=1, hold=hold),
+        corpus(tmp_path, "alpha", 700, pause_ms=20, hold=holds[0]),
+        corpus(tmp_path, "beta", 500, pause_ms=20, seed=1, hold=holds[1]),
     ]
     writers = [start("ingest", m, "--warehouse", url, "--batch-size", 100, "--json")
                for m in manifests]  # fmt: skip
     try:
         deadline = time.monotonic() + 120
-        while _entries(url) < 10 + 2 * 100:
+        while not all(Path(f"{hold}.held").exists() for hold in holds):
             assert all(w.poll() is None for w in writers), "a writer exited early"
             assert time.monotonic() < deadline, "the writers' first batches never committed"
-            time.sleep(0.2)
+            time.sleep(0.05)
+        assert _entries(url) == 10 + 2 * 100  # each writer's first batch, and no more
     finally:
-        hold.unlink()  # a writer still held (a failed wait) finishes instead of hanging
+        for hold in holds:  # a writer still held (a failed wait) finishes instead of hanging
+            hold.unlink()
         results = [finish(writer) for writer in writers]
     for code, _, err in results:
         assert code == 0, err
