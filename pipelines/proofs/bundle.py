@@ -56,11 +56,11 @@ def citation(row: ProofRow) -> dict[str, Any]:
     captured = row.captured_at
     return {
         "url": row.source_url,
-        "captured_at": fast_instant(captured),
+        "captured_at": captured,
         "robust_links": {
             "data-originalurl": row.source_url,
             "data-versionurl": version_url(row),
-            "data-versiondate": captured.date().isoformat(),
+            "data-versiondate": captured[:10],
         },
     }
 
@@ -70,24 +70,36 @@ class ClaimCheck(NamedTuple):
 
     check: int
     status: str
-    at: datetime
+    at: datetime | str  # an instant, or its text as :func:`fast_instant` writes it
     revision: int | None
     content_hash: str | None
 
 
-def claim_json(claim_id: str, status: str, history: Sequence[ClaimCheck]) -> dict[str, Any]:
+def _instant_text(at: datetime | str) -> str:
+    if isinstance(at, str):
+        return at
+    return fast_instant(at if at.tzinfo else at.replace(tzinfo=UTC))
+
+
+def claim_json(
+    claim_id: str,
+    status: str,
+    history: Sequence[tuple[int, str, datetime | str, int | None, str | None]],
+) -> dict[str, Any]:
+    """A bundle's ``claim``: its id, status and every check (each a :class:`ClaimCheck`, or
+    a tuple of the same fields), oldest first."""
     return {
         "id": claim_id,
         "status": status,
         "history": [
             {
-                "check": c.check,
-                "status": c.status,
-                "at": fast_instant(c.at if c.at.tzinfo else c.at.replace(tzinfo=UTC)),
-                "revision": c.revision,
-                "content_hash": c.content_hash,
+                "check": check,
+                "status": state,
+                "at": _instant_text(at),
+                "revision": revision,
+                "content_hash": content_hash,
             }
-            for c in history
+            for check, state, at, revision, content_hash in history
         ],
     }
 

@@ -7,27 +7,42 @@ starts in some milliseconds).
 Input: for each file, its name's length and its data's length (two unsigned 32-bit
 integers, little-endian), the name (UTF-8), the data; then the end of the input. MODE
 ``new`` writes each file under its name (the directory is one no reader knows yet);
-``replace`` writes it under ``.NAME.TAG.tmp`` and renames it over its name. A file that
-cannot be written is removed, the process prints ``NAME``, ``ERRNO`` and the error's text
-separated by NUL to its standard output, reads no further and exits 3.
+``replace`` writes it under ``.NAME.TAG.tmp`` and renames it over its name.
+
+A data length of :data:`RESERVE` (no data follows) reserves the name: its file (under the
+name, or the temporary name) is created empty at once, and the name's data, when it comes,
+is written into it. Creating a file (allocating it in the file system) is the slow part of
+writing a small one; files reserved before their bytes are ready are created while the
+sender is still reading what goes into them. A reserved name whose data never comes is
+removed at the end of the input.
+
+A file that cannot be written is removed (and every reserved file not yet written), the
+process prints ``NAME``, ``ERRNO`` and the error's text separated by NUL to its standard
+output, reads no further and exits 3. Should receipts stop without a word (killed), the
+input ends there: every reserved file not yet written is removed the same way.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import struct
 import sys
-from typing import BinaryIO
+from collections.abc import Iterator
 
 HEADER = struct.Struct("<II")
+RESERVE = 0xFFFFFFFF
 FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+_REOPEN = os.O_WRONLY | getattr(os, "O_CLOEXEC", 0)
 FAILED = 3
+CHUNK = 1 << 20  # read from the input at a time
 
 
-def write_file(directory: int | None, name: str, data: memoryview) -> None:
+def write_file(directory: int | None, name: str, data: memoryview, flags: int = FLAGS) -> None:
     """``data`` in a new file ``name`` of ``directory`` (a directory descriptor; None: a
-    path as it is); the file is removed again if a write fails."""
-    fd = os.open(name, FLAGS, 0o644, dir_fd=directory)
+    path as it is), or in the empty file there when ``flags`` opens one that exists; the
+    file is removed again if a write fails."""
+    fd = os.open(name, flags, 0o644, dir_fd=directory)
     try:
         while data:
             data = data[os.write(fd, data) :]
@@ -38,42 +53,106 @@ def write_file(directory: int | None, name: str, data: memoryview) -> None:
     os.close(fd)
 
 
-def _read_exactly(stream: BinaryIO, size: int) -> memoryview | None:
-    data = stream.read(size)
-    if len(data) != size:
-        return None
-    return memoryview(data)
+def temporary_name(name: str, tag: str) -> str:
+    """Where ``replace`` writes ``name`` before renaming it over the name."""
+    return f".{name}.{tag}.tmp"
+
+
+def _stop(data: bytes, at: int) -> int:
+    """Where the record starting at ``at`` of ``data`` ends (its header is there whole)."""
+    name_size, data_size = HEADER.unpack_from(data, at)
+    start: int = at + HEADER.size + name_size
+    return start if data_size == RESERVE else start + int(data_size)
+
+
+def _records(fd: int) -> Iterator[tuple[str, memoryview | None]]:
+    """Each whole (name, data) of the input (data None: a reservation), read a chunk at a
+    time: the per-file reads of a buffered stream were half the writer's own time on 10,000
+    bundles. The rest of a record longer than a chunk is read at once."""
+    pending = b""
+    while True:
+        chunk = os.read(fd, CHUNK)
+        data = pending + chunk if pending else chunk
+        view = memoryview(data)
+        at, end = 0, len(data)
+        while end - at >= HEADER.size:
+            name_size, data_size = HEADER.unpack_from(data, at)
+            start = at + HEADER.size + name_size
+            stop = start if data_size == RESERVE else start + data_size
+            if stop > end:
+                break
+            name = str(view[at + HEADER.size : start], "utf-8")
+            yield name, None if data_size == RESERVE else view[start:stop]
+            at = stop
+        pending = data[at:]
+        if not chunk:
+            return  # the end (a record cut short: the sender stopped part way, as it failed)
+        if len(pending) >= HEADER.size and (missing := _stop(pending, 0) - len(pending)) > CHUNK:
+            parts = [pending]
+            while missing:
+                part = os.read(fd, missing)
+                if not part:
+                    return
+                parts.append(part)
+                missing -= len(part)
+            pending = b"".join(parts)
+
+
+class _Directory:
+    """The directory written into, in ``mode``, and the names reserved in it not yet
+    written."""
+
+    def __init__(self, path: str, mode: str, tag: str) -> None:
+        self.fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        self.replace = mode == "replace"
+        self.tag = tag
+        self.reserved: set[str] = set()
+
+    def _target(self, name: str) -> str:
+        return temporary_name(name, self.tag) if self.replace else name
+
+    def reserve(self, name: str) -> None:
+        os.close(os.open(self._target(name), FLAGS, 0o644, dir_fd=self.fd))
+        self.reserved.add(name)
+
+    def write(self, name: str, data: memoryview) -> None:
+        target = self._target(name)
+        if name in self.reserved:
+            self.reserved.discard(name)
+            write_file(self.fd, target, data, _REOPEN)
+        else:
+            write_file(self.fd, target, data)
+        if self.replace:
+            try:
+                os.replace(target, name, src_dir_fd=self.fd, dst_dir_fd=self.fd)
+            except OSError:
+                os.unlink(target, dir_fd=self.fd)
+                raise
+
+    def unreserve(self) -> None:
+        """Every reserved file not written removed."""
+        for name in self.reserved:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self._target(name), dir_fd=self.fd)
+        self.reserved.clear()
 
 
 def main(argv: list[str]) -> int:
     path, mode, tag = argv
-    directory = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    stream: BinaryIO = sys.stdin.buffer
-    while True:
-        header = stream.read(HEADER.size)
-        if len(header) != HEADER.size:
-            return 0
-        name_size, data_size = HEADER.unpack(header)
-        raw_name = _read_exactly(stream, name_size)
-        data = _read_exactly(stream, data_size)
-        if raw_name is None or data is None:
-            return 0  # the sender stopped part way (it failed): nothing more to write
-        name = bytes(raw_name).decode("utf-8")
+    directory = _Directory(path, mode, tag)
+    for name, data in _records(sys.stdin.fileno()):
         try:
-            if mode == "replace":
-                temporary = f".{name}.{tag}.tmp"
-                write_file(directory, temporary, data)
-                try:
-                    os.replace(temporary, name, src_dir_fd=directory, dst_dir_fd=directory)
-                except OSError:
-                    os.unlink(temporary, dir_fd=directory)
-                    raise
+            if data is None:
+                directory.reserve(name)
             else:
-                write_file(directory, name, data)
+                directory.write(name, data)
         except OSError as exc:
+            directory.unreserve()
             sys.stdout.write(f"{name}\0{exc.errno or 0}\0{exc.strerror or exc}")
             sys.stdout.flush()
             return FAILED
+    directory.unreserve()
+    return 0
 
 
 if __name__ == "__main__":

@@ -18,6 +18,13 @@ of microseconds each on ext4, several times that on a busy machine), and done by
 it came on top of the building; a writer thread instead of a process was several times slower
 (each of its system calls waits for the interpreter lock the building thread holds). Where no
 writer process can be started, the calling thread writes every file.
+
+When the caller knows more than :data:`INLINE_FILES` of the names before it builds the first
+file (a bundle per holding claim), the writer starts at once and creates every file, empty,
+while the caller reads what goes into them; each file's bytes are written into it when they
+come. Creating a file is most of the kernel's work of writing a small one (10,000 files:
+0.12 s of 0.17 s, ext4); the rows of 10,000 bundles take longer to read. A name reserved and
+never produced (a claim refused) leaves no file.
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from itertools import chain, islice
 from pathlib import Path
 
@@ -47,7 +54,7 @@ def _write(path: str, data: bytes) -> None:
 
 def write_whole(directory: str, name: str, data: bytes) -> None:
     """``data`` under ``directory/name``, through a temporary name renamed over it."""
-    temporary = os.path.join(directory, f".{name}.{os.getpid()}.tmp")
+    temporary = os.path.join(directory, file_writer.temporary_name(name, str(os.getpid())))
     _write(temporary, data)
     try:
         os.replace(temporary, os.path.join(directory, name))
@@ -71,11 +78,18 @@ class _Writer:
     """A :mod:`~pipelines.proofs.file_writer` process writing into one directory."""
 
     def __init__(self, directory: str, mode: str) -> None:
+        self.directory = directory
+        self.mode = mode
+        self.reserved: Collection[str] = ()
         self.process = subprocess.Popen(
             [sys.executable, "-I", "-S", file_writer.__file__, directory, mode, str(os.getpid())],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             bufsize=_PIPE_BYTES,
+            # in a session of its own, out of reach of an interrupt at the terminal: receipts
+            # takes it, stops this process and removes what it left, and the writer prints
+            # no traceback of its own
+            start_new_session=True,
         )
         assert self.process.stdin is not None
         self.stdin = self.process.stdin
@@ -85,6 +99,22 @@ class _Writer:
             fcntl.fcntl(self.stdin.fileno(), fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
         except (ImportError, AttributeError, OSError):
             pass  # the pipe keeps its size: the sender waits more often
+
+    def reserve(self, names: Collection[str]) -> bool:
+        """Each of ``names`` created empty by the writer now, its bytes written later
+        (:mod:`~pipelines.proofs.file_writer`); False once the writer has stopped."""
+        self.reserved = names
+        records = []
+        for name in names:
+            raw = name.encode("utf-8")
+            records.append(file_writer.HEADER.pack(len(raw), file_writer.RESERVE))
+            records.append(raw)
+        try:
+            self.stdin.write(b"".join(records))
+            self.stdin.flush()  # the writer starts on them while the caller goes on
+        except BrokenPipeError:
+            return False
+        return True
 
     def send(self, name: str, data: bytes) -> bool:
         """False once the writer has stopped (a file it could not write)."""
@@ -112,9 +142,15 @@ class _Writer:
         raise _refused(name or "a bundle", out, exc)
 
     def abandon(self) -> None:
-        """The writer stopped at once, whatever it had left to write."""
+        """The writer stopped at once, whatever it had left to write, and (into a directory
+        that exists) the temporary files of the names it reserved removed."""
         self.process.kill()
         self.process.wait()
+        if self.mode == "replace":
+            tag = str(os.getpid())
+            for name in self.reserved:
+                with contextlib.suppress(OSError):
+                    os.unlink(os.path.join(self.directory, file_writer.temporary_name(name, tag)))
         for stream in (self.stdin, self.process.stdout):
             if stream is not None:
                 with contextlib.suppress(OSError):
@@ -147,20 +183,28 @@ def _write_each(
     files: Iterable[tuple[str, bytes]],
     write_one: Callable[[str, str, bytes], None],
     mode: str,
+    names: Collection[str],
 ) -> None:
     """Each file of ``files`` written by ``write_one``, the first few here and the rest, if
-    a writer process starts, by that process (in ``mode``: ``new`` or ``replace``)."""
+    a writer process starts, by that process (in ``mode``: ``new`` or ``replace``). With
+    more than :data:`INLINE_FILES` ``names`` the writer starts at once and creates them
+    before their bytes come."""
     produced: Iterator[tuple[str, bytes]] = iter(files)
-    _write_here(directory, out, islice(produced, INLINE_FILES), write_one)
-    first = next(produced, None)
-    if first is None:
-        return
-    writer = _start(directory, mode)
+    early = len(names) > INLINE_FILES
+    writer = _start(directory, mode) if early else None
     if writer is None:
-        _write_here(directory, out, chain([first], produced), write_one)
-        return
+        early = False
+        _write_here(directory, out, islice(produced, INLINE_FILES), write_one)
+        first = next(produced, None)
+        if first is None:
+            return
+        writer = _start(directory, mode)
+        if writer is None:
+            _write_here(directory, out, chain([first], produced), write_one)
+            return
+        produced = chain([first], produced)
     try:
-        if writer.send(*first):
+        if not early or writer.reserve(names):
             for name, data in produced:
                 if not writer.send(name, data):
                     break
@@ -170,16 +214,19 @@ def _write_each(
         raise
 
 
-def write_all(out: Path, files: Iterable[tuple[str, bytes]]) -> None:
+def write_all(out: Path, files: Iterable[tuple[str, bytes]], names: Collection[str] = ()) -> None:
     """Each ``(name, bytes)`` of ``files`` written whole into ``out`` (made if need be), as
-    ``files`` produces them; a failed write stops there, as a :class:`UsageError`."""
+    ``files`` produces them; a failed write stops there, as a :class:`UsageError`.
+    ``names``: the names ``files`` will produce, when they are known before it produces the
+    first (reserved up front: see :mod:`pipelines.proofs.file_writer`); a name it does not
+    produce leaves no file."""
     made = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
     if made:
         staging = str(out.parent / f".{out.name}.{os.getpid()}.tmp")
         os.mkdir(staging)
         try:
-            _write_each(staging, out, files, _write_new, "new")
+            _write_each(staging, out, files, _write_new, "new", names)
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
@@ -188,7 +235,7 @@ def write_all(out: Path, files: Iterable[tuple[str, bytes]]) -> None:
         except OSError:  # it is not empty any more
             _move_in(staging, out)
         return
-    _write_each(str(out), out, files, write_whole, "replace")
+    _write_each(str(out), out, files, write_whole, "replace", names)
 
 
 def _move_in(staging: str, out: Path) -> None:

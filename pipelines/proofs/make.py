@@ -14,11 +14,11 @@ from typing import Any
 
 from pipelines.checks.claims import ClaimVerdict
 from pipelines.checks.quote import find_quote, short_hash
-from pipelines.proofs.bundle import SUFFIX, BulkEncoder, ClaimCheck, build_bundle, claim_json
+from pipelines.proofs.bundle import SUFFIX, BulkEncoder, build_bundle, claim_json
 from pipelines.proofs.files import write_all
 from pipelines.proofs.locate import Location, locate
 from warehouse import history
-from warehouse.claims import claim_histories
+from warehouse.claims import status_histories
 from warehouse.errors import BundleRefused, NotFound
 from warehouse.proof_rows import ProofRow, proof_rows
 from warehouse.store import Warehouse
@@ -93,6 +93,10 @@ class ClaimBundles:
     refused: dict[str, str] = field(default_factory=dict)  # claim id -> reason
 
 
+def _holding(verdicts: Sequence[ClaimVerdict]) -> list[ClaimVerdict]:
+    return [v for v in verdicts if v.holds and v.cited_revision is not None]
+
+
 def _claim_files(
     wh: Warehouse, verdicts: Sequence[ClaimVerdict], result: ClaimBundles
 ) -> Iterator[tuple[str, bytes]]:
@@ -105,7 +109,7 @@ def _claim_files(
     checkpoint does not cover refuses them all (:class:`NotFound`) before the first."""
     head = tlog.signed_head(wh)
     size = head.checkpoint.size
-    holding = [v for v in verdicts if v.holds and v.cited_revision is not None]
+    holding = _holding(verdicts)
     rows = proof_rows(wh, [(v.claim.doc_id, int(v.cited_revision or 0)) for v in holding])
     places: dict[tuple[str, int, str], Location | None] = {}
 
@@ -123,7 +127,7 @@ def _claim_files(
         if row is not None and row.log_index not in covered and located(verdict) is not None:
             _provable(row, size)  # raises
     proofs = tlog.prove_indexes(wh, sorted(covered), size)
-    histories = claim_histories(wh, [v.claim.claim_id for v in holding])
+    histories = status_histories(wh, [v.claim.claim_id for v in holding])
     encoder = BulkEncoder(head.checkpoint.note, str(head.verifier))
     for verdict in holding:
         claim_id = verdict.claim.claim_id
@@ -132,10 +136,6 @@ def _claim_files(
             result.refused[claim_id] = NO_SPAN
             continue
         row, location = found
-        checks = [
-            ClaimCheck(h.check_id, h.status, h.recorded_at, h.cited_revision, h.cited_hash)
-            for h in histories.get(claim_id, [])
-        ]
         made = (
             bundle_name(claim_id),
             encoder.encode(
@@ -143,7 +143,7 @@ def _claim_files(
                 verdict.claim.quote,
                 location,
                 proofs[row.log_index or 0],
-                claim_json(claim_id, verdict.status, checks),
+                claim_json(claim_id, verdict.status, histories.get(claim_id, [])),
             ),
         )
         result.files.append(made)
@@ -179,5 +179,6 @@ def write_claim_bundles(wh: Warehouse, verdicts: Sequence[ClaimVerdict], out: Pa
     is built (:mod:`pipelines.proofs.files` says what survives a crash)."""
     result = ClaimBundles()
     with _collector_paused():
-        write_all(out, _claim_files(wh, verdicts, result))
+        names = {bundle_name(v.claim.claim_id) for v in _holding(verdicts)}
+        write_all(out, _claim_files(wh, verdicts, result), names)
     return result

@@ -183,6 +183,38 @@ def test_verify_claims_writes_a_bundle_per_holding_claim(signed: Signed, tmp_pat
     assert verify(out / "aeb%2F1.receipt.json", "--key", signed.verifier)[0] == 0
 
 
+def test_verify_claims_past_the_first_bundles_reserves_them_and_leaves_none_refused(
+    signed: Signed, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past INLINE_FILES holding claims the writer process creates every bundle's file
+    before it is built; a holding claim whose quote has no span is refused and its reserved
+    file removed, in a new directory and in one that exists."""
+    monkeypatch.setattr("pipelines.proofs.files.INLINE_FILES", 1)
+    claims = _claims(
+        tmp_path,
+        {"claim_id": "a", "doc_id": COMPLAINT, "quote": QUOTE, "revision": 1},
+        {
+            "claim_id": "b",
+            "doc_id": NOTES,
+            "quote": "The pedal went all the way down.",
+            "revision": 1,
+        },
+        {"claim_id": "c", "doc_id": COMPLAINT, "quote": QUOTE, "revision": 1},
+    )
+    for out in (tmp_path / "new", tmp_path / "existing"):
+        if out.name == "existing":
+            out.mkdir()
+            (out / "c.receipt.json").write_text('{"truncated')
+        result = cli("verify-claims", "--file", claims, "--bundles", out,
+                     "--warehouse", signed.warehouse, env=signed.env)  # fmt: skip
+        assert result.exit_code == 1, result.output
+        assert "no bundle for claim b" in result.stderr
+        assert sorted(p.name for p in out.iterdir()) == ["a.receipt.json", "c.receipt.json"]
+        for name in ("a", "c"):
+            assert verify(out / f"{name}.receipt.json", "--key", signed.verifier)[0] == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["claims.ndjson", "existing", "new"]
+
+
 def _claims(tmp_path: Path, *rows: dict[str, object]) -> Path:
     """A claims file (NDJSON) of ``rows``."""
     claims = tmp_path / "claims.ndjson"

@@ -363,3 +363,42 @@ def test_a_log_made_by_hand_keeps_its_entries_and_publishes(
     assert published.size == 300
     bundle = (tmp_path / "tiles" / "tile" / "entries" / "000").read_bytes()
     assert data[0] in bundle and data[255] in bundle
+
+
+def test_bundles_of_holding_claims_verify_on_every_backend(
+    manifest: Path,
+    warehouse_path: Path,
+    key: tuple[Path, str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``verify-claims --bundles`` (past the first bundle, through the writer process that
+    creates every file before its bytes come) and ``prove`` read their rows with the same
+    query shape on a DuckDB file and on a lake; every bundle verifies against the key."""
+    monkeypatch.setattr("pipelines.proofs.files.INLINE_FILES", 1)
+    env = {"RECEIPTS_LOG_KEY": str(key[0])}
+    assert cli("ingest", manifest, "--warehouse", warehouse_path, env=env).exit_code == 0
+    rows = _sql(warehouse_path, "SELECT r.doc_id, s.body FROM revisions r JOIN snapshots s "
+                "USING (content_hash) ORDER BY r.doc_id")  # fmt: skip
+    claims = tmp_path / "claims.ndjson"
+    claims.write_text(
+        "".join(
+            json.dumps({"claim_id": f"c{n}", "doc_id": doc, "revision": 1,
+                        "quote": json.loads(bytes(body))["title"]}) + "\n"  # type: ignore[arg-type]
+            for n, (doc, body) in enumerate(rows)
+        )
+    )  # fmt: skip
+    out = tmp_path / "bundles"
+    checked = cli("verify-claims", "--file", claims, "--bundles", out,
+                  "--warehouse", warehouse_path, env=env)  # fmt: skip
+    assert checked.exit_code == 0, checked.output
+    written = sorted(out.iterdir())
+    assert [p.name for p in written] == sorted(f"c{n}.receipt.json" for n in range(12))
+    proved = tmp_path / "one.receipt.json"
+    doc, body = rows[0]
+    title = json.loads(bytes(body))["title"]  # type: ignore[arg-type]
+    made = cli("prove", doc, title, "--out", proved, "--warehouse", warehouse_path, env=env)
+    assert made.exit_code == 0, made.output
+    for path in [proved, *written]:
+        verified = cli("verify-bundle", path, "--key", key[1])
+        assert verified.exit_code == 0, verified.output

@@ -30,7 +30,7 @@ def _escaped(value: str) -> str:
     return f"replace(replace(replace({value}, '\\', '\\\\'), chr(10), '\\n'), chr(13), '\\r')"
 
 
-def _instant(value: str) -> str:
+def instant_sql(value: str) -> str:
     """A TIMESTAMPTZ as UTC text: its microseconds since the epoch made a plain timestamp,
     formatted (a third of the time of ``timezone('UTC', ...)``, whatever the session's
     time zone)."""
@@ -78,7 +78,7 @@ def revision_entry(c: RevisionColumns) -> str:
         "reason": c.reason,
         "source_url": c.source_url,
         "source_commit": c.source_commit,
-        "seen_at": _instant(c.seen_at),
+        "seen_at": instant_sql(c.seen_at),
         "run": f"CAST({c.run} AS VARCHAR)",
     }
     for name in _TEXT_FIELDS:
