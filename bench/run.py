@@ -45,7 +45,9 @@ BENCHMARKS: dict[str, Callable[[bool], dict[str, Any]]] = {
     "refresh_requests": lambda quick: refresh_requests.run(),
     # full size: claims.run(revisions=1_000_000, claims=100_000)
     "claims": lambda quick: claims.run(20_000 if quick else 100_000, 2_000 if quick else 10_000),
-    "proofs": lambda quick: proofs.run(2_000 if quick else 10_000, repeats=1 if quick else 3),
+    "proofs": lambda quick: proofs.run(
+        2_000 if quick else 10_000, repeats=1 if quick else 3, scratch=DATA
+    ),
     # file vs ducklake:sqlite vs ducklake:postgres, (bench/lake.py); the backfill on a file
     # vs ducklake:postgres
     "lake": lambda quick: lake.run(
