@@ -64,17 +64,17 @@ _BY_HASH = "content_hash IN (SELECT content_hash FROM r)"
 # neither read nor rebuilt (rebuilding every revision of the wanted documents took a third
 # of this query's time on 10,000 revisions of 4 each).
 _WANTED_ENTRIES = "(e.doc_id, e.revision) IN (SELECT doc_id, revision FROM _proof_wanted)"
-# Every entry read with its bytes: those stored, and those a warehouse written between
-# migration 0012 and the writers' return to storing every entry left NULL, rebuilt from
-# their rows (warehouse.tlog.store.entries_sql).
+# Every entry read with its bytes: those stored, and those a DuckDB file leaves NULL (its
+# revisions', since migration 0012), rebuilt from their rows
+# (warehouse.tlog.store.entries_sql).
 _REBUILT = entries_sql(
     _WANTED_ENTRIES,
     "doc_id IN (SELECT doc_id FROM _proof_wanted)",
     "r.doc_id IN (SELECT doc_id FROM _proof_wanted)",
 )
-# When the log holds no NULL entry (any log its writers made since): the stored entries
-# alone, without the rebuilding branch (which took a third of this query's time on 10,000
-# revisions, rebuilding nothing).
+# When the log holds no NULL entry (a lake's, whose every entry is stored): the stored
+# entries alone, without the rebuilding branch (which took a third of this query's time on
+# 10,000 revisions, rebuilding nothing).
 _STORED = f"({stored_entries_sql(_WANTED_ENTRIES)})"
 # (any entry unstored, a lake) -> the query
 _QUERIES = {
