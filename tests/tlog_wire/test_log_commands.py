@@ -373,8 +373,9 @@ def test_bundles_of_holding_claims_verify_on_every_backend(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """``verify-claims --bundles`` (past the first bundle, through the writer process that
-    creates every file before its bytes come) and ``prove`` read their rows with the same
-    query shape on a DuckDB file and on a lake; every bundle verifies against the key."""
+    creates every file before its bytes come) and ``prove`` read their rows on a DuckDB file
+    (its snapshots picked by rowid) and on a lake (by hash); every bundle verifies against
+    the key."""
     monkeypatch.setattr("pipelines.proofs.files.INLINE_FILES", 1)
     env = {"RECEIPTS_LOG_KEY": str(key[0])}
     assert cli("ingest", manifest, "--warehouse", warehouse_path, env=env).exit_code == 0
