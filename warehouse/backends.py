@@ -45,6 +45,7 @@ LAKE_ALIAS = "lake"
 # so does a read-only connection to a DuckDB file (several may read one file at once).
 LAKE_SPILL_PREFIX = "receipts-lake-"
 READER_SPILL_PREFIX = "receipts-read-"
+WRITER_SPILL_PREFIX = "receipts-write-"
 FILE_ALIAS = "warehouse"
 # Rows per row group of a DuckDB file (DuckDB's default: 122,880). A transaction that
 # appends a whole row group to a table has DuckDB write it straight into the file,
@@ -396,7 +397,8 @@ def _in_memory(config: dict[str, Any], spill: SpillDirectory | str) -> duckdb.Du
 
 
 def spill_location(location: str) -> str:
-    """Where the writer of the DuckDB file at ``location`` spills: ``<file>.tmp``."""
+    """Where the writer of the DuckDB file at ``location`` spills: a directory of its own
+    under ``<file>.tmp`` (the backfill's build database too)."""
     return f"{location}.tmp"
 
 
@@ -406,16 +408,24 @@ def connect_file(
     """A connection whose default catalog is the DuckDB database at ``location``.
 
     A file is attached to an in-memory connection rather than opened by it: only ``ATTACH``
-    takes a row group size (:data:`ROW_GROUP_SIZE`). The writer spills to ``<file>.tmp``,
-    as DuckDB does for a file it opens itself; a reader to a directory of its own under the
-    system's temporary directory (``TMPDIR``), removed when it closes: several readers may
-    hold one file at once (``serve`` beside an ``export``), and two of them spilling into
-    one directory read each other's blocks (:mod:`warehouse.spill`). Anything but a local
-    file (``:memory:``, another scheme) is opened as it is."""
+    takes a row group size (:data:`ROW_GROUP_SIZE`). Each connection spills to a directory
+    of its own, removed when it closes: two DuckDB databases spilling into one directory
+    read each other's blocks (:mod:`warehouse.spill`). A reader's is under the system's
+    temporary directory (``TMPDIR``): several readers may hold one file at once (``serve``
+    beside an ``export``). The writer's is under ``<file>.tmp``, where DuckDB spills for a
+    file it opens itself: a file has one writer, but a run still writing to a file deleted
+    (with its lock) meanwhile and a run on a new file at the same path both spilled to
+    ``<file>.tmp`` itself, and one of them crashed (DuckDB, a query sorting beyond its
+    memory limit in each: SIGSEGV in 2 trials of 2). Anything but a local file
+    (``:memory:``, another scheme) is opened as it is."""
     if not local_file:
         return duckdb.connect(location, read_only=read_only, config=config)
-    spill = SpillDirectory(READER_SPILL_PREFIX) if read_only else None
-    con = _in_memory(config, spill if spill is not None else spill_location(location))
+    spill = (
+        SpillDirectory(READER_SPILL_PREFIX)
+        if read_only
+        else SpillDirectory(WRITER_SPILL_PREFIX, Path(spill_location(location)))
+    )
+    con = _in_memory(config, spill)
     options = f"ROW_GROUP_SIZE {ROW_GROUP_SIZE}" + (", READ_ONLY" if read_only else "")
     wrapped: duckdb.DuckDBPyConnection = AttachedConnection(con, FILE_ALIAS, spill)  # type: ignore[assignment]
     try:

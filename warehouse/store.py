@@ -425,8 +425,9 @@ class Warehouse:
     # -- settings ------------------------------------------------------------------------
     @property
     def spill_directory(self) -> Path | None:
-        """Where DuckDB spills this warehouse's buffers beyond its memory limit: ``<file>.tmp``
-        beside a DuckDB file (whether or not it exists yet); None for anything else."""
+        """Under which DuckDB spills this warehouse's buffers beyond its memory limit, each
+        connection in a directory of its own: ``<file>.tmp`` beside a DuckDB file (whether
+        or not it exists yet); None for anything else."""
         path = _local_path(self.location)
         return None if path is None else Path(backends.spill_location(str(path))).absolute()
 

@@ -1,5 +1,5 @@
-"""Each read-only connection to a DuckDB file spills to a directory of its own: several
-readers may hold one file at once (``serve`` beside an ``export``), and two DuckDB databases
+"""Each connection to a DuckDB file spills to a directory of its own: several readers may
+hold one file at once (``serve`` beside an ``export``), and two DuckDB databases
 spilling into one directory read each other's blocks, DuckDB naming its spill files the same
 in each (two readers sorting more than their memory limit in ``<file>.tmp`` at once both
 failed: "Could not read enough bytes from file .../duckdb_temp_storage_DEFAULT-0.tmp")."""
@@ -18,6 +18,7 @@ import pytest
 
 from tests.conftest import REPO
 from tests.spill_checks import assert_each_spills_apart
+from warehouse.lock import sidecar_path
 from warehouse.store import Warehouse
 
 # A reader that sorts the table ``spilled`` (too big for its memory limit) in an order of
@@ -42,11 +43,55 @@ def test_each_reader_of_a_file_spills_to_a_directory_of_its_own(
     monkeypatch.setattr(tempfile, "tempdir", str(temporary))
     path = tmp_path / "w.duckdb"
     with Warehouse.open(str(path)) as writer:
-        assert writer._scalar("SELECT current_setting('temp_directory')") == f"{path}.tmp"
+        spill = Path(writer._scalar("SELECT current_setting('temp_directory')"))
+        assert spill.parent == Path(f"{path}.tmp") and spill.name.startswith("receipts-write-")
     first = Warehouse.open(str(path), read_only=True)
     second = Warehouse.open(str(path), read_only=True)
     assert_each_spills_apart(first, second, temporary, "receipts-read-")
     assert list(temporary.iterdir()) == []
+
+
+# A writer that prints where it spills, then holds the warehouse until its input ends.
+_WRITER = """
+import sys
+from warehouse.store import Warehouse
+
+with Warehouse.open(sys.argv[1]) as wh:
+    print(wh._scalar("SELECT current_setting('temp_directory')"), flush=True)
+    sys.stdin.read()
+"""
+
+
+def test_two_writers_of_files_at_one_path_spill_apart(tmp_path: Path) -> None:
+    """A run still writing to a file deleted meanwhile (with its lock) and a run on a new
+    file at the same path: each spills to a directory of its own under ``<file>.tmp``
+    (sharing ``<file>.tmp`` itself, DuckDB crashed one of two such processes sorting beyond
+    their memory limit), each removed when its writer closes, then ``<file>.tmp``."""
+    path = tmp_path / "w.duckdb"
+    first = subprocess.Popen(
+        [sys.executable, "-c", _WRITER, str(path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    assert first.stdin is not None and first.stdout is not None
+    try:
+        first_spill = Path(first.stdout.readline().strip())
+        for gone in (path, sidecar_path(path), Path(f"{path}.wal")):
+            gone.unlink(missing_ok=True)
+        with Warehouse.open(str(path)) as second:
+            second_spill = Path(second._scalar("SELECT current_setting('temp_directory')"))
+            assert second_spill != first_spill
+            for spill in (first_spill, second_spill):
+                assert spill.parent == Path(f"{path}.tmp") and spill.is_dir()
+                assert spill.name.startswith("receipts-write-")
+        assert not second_spill.exists() and first_spill.is_dir()
+    finally:
+        first.stdin.close()
+        first.stdout.close()
+        assert first.wait(timeout=60) == 0
+    assert not Path(f"{path}.tmp").exists()
 
 
 def test_two_readers_spilling_at_once_read_every_row(tmp_path: Path) -> None:
