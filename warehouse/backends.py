@@ -42,7 +42,8 @@ LAKE_PREFIX = "ducklake:"
 CATALOGS = ("sqlite", "postgres")
 LAKE_ALIAS = "lake"
 # A lake's connection spills under the system's temporary directory, in a directory of its own;
-# so does a read-only connection to a DuckDB file (several may read one file at once).
+# so does a read-only connection to a DuckDB file (several may read one file at once). Its
+# writer spills in a directory of its own under ``<file>.tmp`` (connect_file says why).
 LAKE_SPILL_PREFIX = "receipts-lake-"
 READER_SPILL_PREFIX = "receipts-read-"
 WRITER_SPILL_PREFIX = "receipts-write-"
@@ -423,7 +424,7 @@ def connect_file(
     spill = (
         SpillDirectory(READER_SPILL_PREFIX)
         if read_only
-        else SpillDirectory(WRITER_SPILL_PREFIX, Path(spill_location(location)))
+        else SpillDirectory(WRITER_SPILL_PREFIX, Path(spill_location(location)).absolute())
     )
     con = _in_memory(config, spill)
     options = f"ROW_GROUP_SIZE {ROW_GROUP_SIZE}" + (", READ_ONLY" if read_only else "")
