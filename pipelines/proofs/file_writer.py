@@ -58,11 +58,13 @@ def temporary_name(name: str, tag: str) -> str:
     return f".{name}.{tag}.tmp"
 
 
-def _stop(data: bytes, at: int) -> int:
-    """Where the record starting at ``at`` of ``data`` ends (its header is there whole)."""
+def _bounds(data: bytes, at: int) -> tuple[int, int, bool]:
+    """Where the name of the record starting at ``at`` of ``data`` ends (its data starts),
+    where the record ends, and whether it is a reservation (its header is there whole)."""
     name_size, data_size = HEADER.unpack_from(data, at)
     start: int = at + HEADER.size + name_size
-    return start if data_size == RESERVE else start + int(data_size)
+    reserved = data_size == RESERVE
+    return start, start if reserved else start + int(data_size), reserved
 
 
 def _records(fd: int) -> Iterator[tuple[str, memoryview | None]]:
@@ -76,18 +78,19 @@ def _records(fd: int) -> Iterator[tuple[str, memoryview | None]]:
         view = memoryview(data)
         at, end = 0, len(data)
         while end - at >= HEADER.size:
-            name_size, data_size = HEADER.unpack_from(data, at)
-            start = at + HEADER.size + name_size
-            stop = start if data_size == RESERVE else start + data_size
+            start, stop, reserved = _bounds(data, at)
             if stop > end:
                 break
             name = str(view[at + HEADER.size : start], "utf-8")
-            yield name, None if data_size == RESERVE else view[start:stop]
+            yield name, None if reserved else view[start:stop]
             at = stop
         pending = data[at:]
         if not chunk:
             return  # the end (a record cut short: the sender stopped part way, as it failed)
-        if len(pending) >= HEADER.size and (missing := _stop(pending, 0) - len(pending)) > CHUNK:
+        if (
+            len(pending) >= HEADER.size
+            and (missing := _bounds(pending, 0)[1] - len(pending)) > CHUNK
+        ):
             parts = [pending]
             while missing:
                 part = os.read(fd, missing)

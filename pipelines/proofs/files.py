@@ -190,10 +190,9 @@ def _write_each(
     more than :data:`INLINE_FILES` ``names`` the writer starts at once and creates them
     before their bytes come."""
     produced: Iterator[tuple[str, bytes]] = iter(files)
-    early = len(names) > INLINE_FILES
-    writer = _start(directory, mode) if early else None
+    writer = _start(directory, mode) if len(names) > INLINE_FILES else None
+    reserving = writer is not None
     if writer is None:
-        early = False
         _write_here(directory, out, islice(produced, INLINE_FILES), write_one)
         first = next(produced, None)
         if first is None:
@@ -204,7 +203,7 @@ def _write_each(
             return
         produced = chain([first], produced)
     try:
-        if not early or writer.reserve(names):
+        if not reserving or writer.reserve(names):
             for name, data in produced:
                 if not writer.send(name, data):
                     break

@@ -93,14 +93,20 @@ class ClaimBundles:
     refused: dict[str, str] = field(default_factory=dict)  # claim id -> reason
 
 
-def _holding(verdicts: Sequence[ClaimVerdict]) -> list[ClaimVerdict]:
-    return [v for v in verdicts if v.holds and v.cited_revision is not None]
+def _holding(verdicts: Sequence[ClaimVerdict]) -> dict[str, ClaimVerdict]:
+    """The claims that hold, by their bundle's file name."""
+    return {
+        bundle_name(v.claim.claim_id): v
+        for v in verdicts
+        if v.holds and v.cited_revision is not None
+    }
 
 
 def _claim_files(
-    wh: Warehouse, verdicts: Sequence[ClaimVerdict], result: ClaimBundles
+    wh: Warehouse, named: dict[str, ClaimVerdict], result: ClaimBundles
 ) -> Iterator[tuple[str, bytes]]:
-    """Each holding claim's bundle (file name, bytes), as it is built; the claims refused go
+    """Each holding claim's bundle (file name, bytes), as it is built (``named``: the
+    holding claims by file name, :func:`_holding`); the claims refused go
     into ``result.refused``, the files into ``result.files``. Rows and bytes come from one
     query, every inclusion proof from one read of the hashes, every status history from
     another, all before the first bundle: from there each claim's quote is located (once in
@@ -109,7 +115,7 @@ def _claim_files(
     checkpoint does not cover refuses them all (:class:`NotFound`) before the first."""
     head = tlog.signed_head(wh)
     size = head.checkpoint.size
-    holding = _holding(verdicts)
+    holding = list(named.values())
     rows = proof_rows(wh, [(v.claim.doc_id, int(v.cited_revision or 0)) for v in holding])
     places: dict[tuple[str, int, str], Location | None] = {}
 
@@ -129,7 +135,7 @@ def _claim_files(
     proofs = tlog.prove_indexes(wh, sorted(covered), size)
     histories = status_histories(wh, [v.claim.claim_id for v in holding])
     encoder = BulkEncoder(head.checkpoint.note, str(head.verifier))
-    for verdict in holding:
+    for name, verdict in named.items():
         claim_id = verdict.claim.claim_id
         found = located(verdict)
         if found is None:
@@ -137,7 +143,7 @@ def _claim_files(
             continue
         row, location = found
         made = (
-            bundle_name(claim_id),
+            name,
             encoder.encode(
                 row,
                 verdict.claim.quote,
@@ -169,7 +175,7 @@ def claim_bundles(wh: Warehouse, verdicts: Sequence[ClaimVerdict]) -> ClaimBundl
     history; a claim whose quote has no span the bundle's normalisation finds is refused."""
     result = ClaimBundles()
     with _collector_paused():
-        for _ in _claim_files(wh, verdicts, result):
+        for _ in _claim_files(wh, _holding(verdicts), result):
             pass
     return result
 
@@ -179,6 +185,6 @@ def write_claim_bundles(wh: Warehouse, verdicts: Sequence[ClaimVerdict], out: Pa
     is built (:mod:`pipelines.proofs.files` says what survives a crash)."""
     result = ClaimBundles()
     with _collector_paused():
-        names = {bundle_name(v.claim.claim_id) for v in _holding(verdicts)}
-        write_all(out, _claim_files(wh, verdicts, result), names)
+        named = _holding(verdicts)
+        write_all(out, _claim_files(wh, named, result), named.keys())
     return result
